@@ -1,0 +1,11 @@
+"""ONNX Studio's Qt-free core.
+
+Everything a script or the command line can do without a screen lives below this package:
+loading and saving models (:mod:`editor.io`), the editable :class:`~editor.document.Document`
+with its command stack (:mod:`editor.commands`), validation, layout, passes and the runtime.
+
+NOTE: nothing below ``editor`` may import PySide6 (a test enforces it). The GUI lives in the
+top-level ``widgets`` package and only ever talks to this core through documents and commands.
+"""
+
+__version__ = "0.1.0"
