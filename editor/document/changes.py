@@ -1,0 +1,57 @@
+"""What one command changed: the unit of change notification.
+
+Views and the incremental validator subscribe to :attr:`Document.changed` and receive one
+:class:`ChangeSet` per do/undo/redo, naming exactly the nodes, scopes, values and model
+fields that were touched, so each can update only what it must.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from editor.document.index import NodeId, ScopeId
+
+
+@dataclass
+class ChangeSet:
+    nodes_added: set[NodeId] = field(default_factory=set)
+    nodes_removed: set[NodeId] = field(default_factory=set)
+    nodes_changed: set[NodeId] = field(default_factory=set)
+    scopes: set[ScopeId] = field(default_factory=set)  # graphs whose lists/fields changed
+    scope_fields: set[tuple[ScopeId, str]] = field(default_factory=set)  # (scope, "input"|"initializer"|...)
+    values_renamed: list[tuple[ScopeId, str, str]] = field(default_factory=list)
+    model_fields: set[str] = field(default_factory=set)  # producer_name, metadata_props, opset_import ...
+    structure: bool = False  # scopes appeared or disappeared (subgraphs, functions)
+    graph_replaced: bool = False
+
+    def merge(self, other: ChangeSet) -> None:
+        self.nodes_added |= other.nodes_added
+        self.nodes_removed |= other.nodes_removed
+        self.nodes_changed |= other.nodes_changed
+        self.scopes |= other.scopes
+        self.scope_fields |= other.scope_fields
+        self.values_renamed += other.values_renamed
+        self.model_fields |= other.model_fields
+        self.structure |= other.structure
+        self.graph_replaced |= other.graph_replaced
+
+    def finalize(self) -> ChangeSet:
+        """Drop contradictions a sequence of ops can leave (a node added then removed ...)."""
+        both = self.nodes_added & self.nodes_removed
+        self.nodes_added -= both
+        self.nodes_removed -= both
+        self.nodes_changed -= self.nodes_added | self.nodes_removed
+        return self
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.nodes_added
+            or self.nodes_removed
+            or self.nodes_changed
+            or self.scopes
+            or self.values_renamed
+            or self.model_fields
+            or self.structure
+            or self.graph_replaced
+        )

@@ -1,0 +1,178 @@
+"""Commands, transactions and the undo stack (Qt-free).
+
+A :class:`Command` describes an edit. ``Document.execute`` runs its :meth:`Command.run`
+inside a :class:`Transaction`: every primitive op applies at once and logs its inverse; if
+anything raises before the command finishes, the transaction rolls back, so a refused edit
+leaves the model exactly as it was. The finished command keeps the forward ops (for redo)
+and the inverses (for undo).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from editor.document.changes import ChangeSet
+from editor.document.ops import Op
+
+if TYPE_CHECKING:
+    from editor.document.document import Document
+
+
+class Transaction:
+    """Applies ops to a document and remembers how to take them back."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.forward: list[Op] = []
+        self.inverse: list[Op] = []
+        self.changes = ChangeSet()
+
+    def apply(self, op: Op) -> Op:
+        inv = op.apply(self.doc.index, self.changes)
+        self.forward.append(op)
+        self.inverse.append(inv)
+        return inv
+
+    def rollback(self) -> None:
+        scratch = ChangeSet()
+        for inv in reversed(self.inverse):
+            inv.apply(self.doc.index, scratch)
+        self.forward.clear()
+        self.inverse.clear()
+
+
+class Command:
+    """An edit with a label. Subclasses implement :meth:`run`.
+
+    ``run`` first checks every precondition (raising :class:`~editor.errors.CommandError`
+    with the reason), then applies ops through ``tx``. It may read the document between
+    ops; it must not touch the protobuf except through ``tx.apply``.
+    """
+
+    label: str = "Edit"
+    #: commands with equal, non-None keys pushed one after another merge into one undo step
+    #: (typing a name character by character is one "Rename node" in the history).
+    merge_key: tuple | None = None
+
+    def __init__(self) -> None:
+        self._forward: list[Op] = []
+        self._inverse: list[Op] = []
+        self.timestamp = 0.0
+
+    def run(self, doc: Document, tx: Transaction) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def script(self) -> str | None:
+        """Python source that re-does this command through the scripting API, if it has one."""
+        return None
+
+    # -- used by the stack -------------------------------------------------------------
+    def _replay(self, doc: Document, ops: list[Op]) -> ChangeSet:
+        changes = ChangeSet()
+        for op in ops:
+            op.apply(doc.index, changes)
+        return changes.finalize()
+
+    def redo(self, doc: Document) -> ChangeSet:
+        return self._replay(doc, self._forward)
+
+    def undo(self, doc: Document) -> ChangeSet:
+        return self._replay(doc, list(reversed(self._inverse)))
+
+    def absorb(self, later: Command) -> None:
+        """Fold ``later`` (already applied) into this command: one undo step for both."""
+        self._forward += later._forward
+        self._inverse += later._inverse
+        self.label = later.label
+        self.timestamp = later.timestamp
+
+
+class FunctionCommand(Command):
+    """A command from a plain function ``fn(doc, tx)``: for composites and scripts."""
+
+    def __init__(self, label: str, fn: Callable[[Document, Transaction], None]) -> None:
+        super().__init__()
+        self.label = label
+        self._fn = fn
+
+    def run(self, doc: Document, tx: Transaction) -> None:
+        self._fn(doc, tx)
+
+
+class CompositeCommand(Command):
+    """Several commands as one undo step ("Delete 3 nodes"). Each part sees the state the
+    previous parts left; if any part refuses, all of them are rolled back."""
+
+    def __init__(self, label: str, parts: list[Command]) -> None:
+        super().__init__()
+        self.label = label
+        self.parts = parts
+
+    def run(self, doc: Document, tx: Transaction) -> None:
+        for part in self.parts:
+            part.run(doc, tx)
+
+
+class UndoStack:
+    """Executed commands with a cursor and a clean mark."""
+
+    def __init__(self) -> None:
+        self.commands: list[Command] = []
+        self.index = 0  # commands[:index] are applied
+        self.clean_index: int | None = 0
+        self._merge_barrier = True
+
+    def push(self, cmd: Command) -> None:
+        del self.commands[self.index :]
+        if self.clean_index is not None and self.clean_index > self.index:
+            self.clean_index = None  # the saved state can no longer be reached
+        top = self.commands[-1] if self.commands else None
+        if (
+            top is not None
+            and not self._merge_barrier
+            and cmd.merge_key is not None
+            and cmd.merge_key == top.merge_key
+            and self.clean_index != self.index
+        ):
+            top.absorb(cmd)
+        else:
+            self.commands.append(cmd)
+            self.index += 1
+        self._merge_barrier = False
+
+    def break_merge(self) -> None:
+        """The next command starts a new undo step even if it could merge."""
+        self._merge_barrier = True
+
+    @property
+    def clean(self) -> bool:
+        return self.clean_index == self.index
+
+    def set_clean(self) -> None:
+        self.clean_index = self.index
+        self._merge_barrier = True
+
+    @property
+    def can_undo(self) -> bool:
+        return self.index > 0
+
+    @property
+    def can_redo(self) -> bool:
+        return self.index < len(self.commands)
+
+    @property
+    def undo_label(self) -> str:
+        return self.commands[self.index - 1].label if self.can_undo else ""
+
+    @property
+    def redo_label(self) -> str:
+        return self.commands[self.index].label if self.can_redo else ""
+
+    def labels(self) -> list[str]:
+        return [c.label for c in self.commands]
+
+
+def now() -> float:
+    return time.monotonic()

@@ -1,0 +1,325 @@
+"""The index kept beside the ModelProto: stable ids, scopes, producers and consumers.
+
+The ModelProto is the source of truth (it round-trips byte for byte); this index only makes
+it fast to ask questions about it and gives views stable handles:
+
+* every node of every graph (main graph, If/Loop/Scan bodies at any depth, model-local
+  functions) has a :data:`NodeId` (an ``int``) that stays the same across edits, undo and redo;
+* every graph is a :class:`Scope` with a :data:`ScopeId` (main graph = 0);
+* per scope, the producer of each value name and the set of ``(node_id, input_index)`` uses.
+
+NOTE: Only :mod:`editor.document.ops` mutates the protobuf, and every op tells the index what
+it touched, so the index never goes stale. ``rebuild`` exists for tests and assertions
+(``Document.check_invariants`` compares the kept index with a freshly built one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Union
+
+import onnx
+
+NodeId = int
+ScopeId = int
+GraphLike = Union[onnx.GraphProto, onnx.FunctionProto]
+
+#: ``IdTree`` records the ids of a node and of everything nested in its subgraphs, so that a
+#: removed node re-inserted by undo gets back exactly the ids it had.
+#: node tree: (node_id, ((attr_name, (scope_tree, ...)), ...))
+#: scope tree: (scope_id, (node_tree, ...))
+IdTree = tuple
+
+
+@dataclass(eq=False)
+class Scope:
+    """One graph: the main graph, a subgraph body, or a model-local function."""
+
+    id: ScopeId
+    kind: str  # "main" | "subgraph" | "function"
+    graph: GraphLike
+    parent: ScopeId | None = None
+    owner: NodeId | None = None  # subgraphs: the node whose attribute holds this body
+    attr: str = ""  # subgraphs: the attribute name ("then_branch", "body", ...)
+    attr_index: int = -1  # subgraphs in a GRAPHS attribute: position in the list; else -1
+    node_ids: list[NodeId] = field(default_factory=list)  # parallel to graph.node
+    producers: dict[str, NodeId] = field(default_factory=dict)  # value -> producing node
+    consumers: dict[str, set[tuple[NodeId, int]]] = field(default_factory=dict)
+    value_ids: dict[str, int] = field(default_factory=dict)  # allocated on demand
+    _positions: dict[NodeId, int] | None = None
+
+    @property
+    def is_function(self) -> bool:
+        return self.kind == "function"
+
+    @property
+    def title(self) -> str:
+        if self.kind == "function":
+            g = self.graph
+            overload = f":{g.overload}" if getattr(g, "overload", "") else ""
+            return f"{g.domain}.{g.name}{overload}" if g.domain else f"{g.name}{overload}"
+        if self.kind == "main":
+            return self.graph.name or "main"
+        return f"{self.attr}[{self.attr_index}]" if self.attr_index >= 0 else self.attr
+
+    def position(self, node_id: NodeId) -> int:
+        if self._positions is None:
+            self._positions = {nid: i for i, nid in enumerate(self.node_ids)}
+        return self._positions[node_id]
+
+    def invalidate_positions(self) -> None:
+        self._positions = None
+
+    # -- graph-level names -------------------------------------------------------------
+    def input_names(self) -> list[str]:
+        g = self.graph
+        if isinstance(g, onnx.FunctionProto):
+            return list(g.input)
+        return [v.name for v in g.input]
+
+    def output_names(self) -> list[str]:
+        g = self.graph
+        if isinstance(g, onnx.FunctionProto):
+            return list(g.output)
+        return [v.name for v in g.output]
+
+    def initializer_names(self) -> list[str]:
+        g = self.graph
+        if isinstance(g, onnx.FunctionProto):
+            return []
+        return [t.name for t in g.initializer] + [s.values.name for s in g.sparse_initializer]
+
+    def defined_names(self) -> set[str]:
+        """Names that are available to nodes of this scope without looking outside."""
+        names = set(self.input_names()) | set(self.initializer_names()) | set(self.producers)
+        names.discard("")
+        return names
+
+
+def iter_graph_attributes(node: onnx.NodeProto) -> Iterator[tuple[str, int, onnx.GraphProto]]:
+    """Yield ``(attr_name, index, graph)`` for every subgraph held by ``node``.
+
+    ``index`` is -1 for a GRAPH attribute and the list position for a GRAPHS attribute.
+    """
+    for attr in node.attribute:
+        if attr.type == onnx.AttributeProto.GRAPH or attr.HasField("g"):
+            yield attr.name, -1, attr.g
+        for i, g in enumerate(attr.graphs):
+            yield attr.name, i, g
+
+
+class ModelIndex:
+    """Scopes and ids of one model. Built once at load, then kept current by the ops."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.model = model
+        self.scopes: dict[ScopeId, Scope] = {}
+        self.node_scope: dict[NodeId, ScopeId] = {}
+        self.nodes: dict[NodeId, onnx.NodeProto] = {}
+        self.children: dict[NodeId, list[ScopeId]] = {}  # node -> its subgraph scopes
+        self.function_scopes: list[ScopeId] = []  # parallel to model.functions
+        self._next_node = 0
+        self._next_scope = 0
+        self._next_value = 0
+        self.main = self._add_scope("main", model.graph, None, None, "", -1, None)
+        for fn in model.functions:
+            self.function_scopes.append(self._add_scope("function", fn, None, None, "", -1, None))
+
+    # -- id allocation -----------------------------------------------------------------
+    def new_node_id(self) -> NodeId:
+        nid = self._next_node
+        self._next_node += 1
+        return nid
+
+    def new_scope_id(self) -> ScopeId:
+        sid = self._next_scope
+        self._next_scope += 1
+        return sid
+
+    def value_id(self, scope_id: ScopeId, name: str) -> int:
+        scope = self.scopes[scope_id]
+        vid = scope.value_ids.get(name)
+        if vid is None:
+            vid = scope.value_ids[name] = self._next_value
+            self._next_value += 1
+        return vid
+
+    # -- building ----------------------------------------------------------------------
+    def _add_scope(
+        self,
+        kind: str,
+        graph: GraphLike,
+        parent: ScopeId | None,
+        owner: NodeId | None,
+        attr: str,
+        attr_index: int,
+        tree: IdTree | None,
+    ) -> ScopeId:
+        sid = tree[0] if tree is not None else self.new_scope_id()
+        self._next_scope = max(self._next_scope, sid + 1)
+        scope = Scope(sid, kind, graph, parent, owner, attr, attr_index)
+        self.scopes[sid] = scope
+        node_trees = tree[1] if tree is not None else ()
+        for i, node in enumerate(graph.node):
+            self._register_node(scope, i, node, node_trees[i] if i < len(node_trees) else None, append=True)
+        return sid
+
+    def _register_node(
+        self, scope: Scope, position: int, node: onnx.NodeProto, tree: IdTree | None, *, append: bool = False
+    ) -> NodeId:
+        nid = tree[0] if tree is not None else self.new_node_id()
+        self._next_node = max(self._next_node, nid + 1)
+        if append:
+            scope.node_ids.append(nid)
+        else:
+            scope.node_ids.insert(position, nid)
+        scope.invalidate_positions()
+        self.nodes[nid] = node
+        self.node_scope[nid] = scope.id
+        self._link(scope, nid, node)
+        self.register_subgraphs(nid, tree[1] if tree is not None else ())
+        return nid
+
+    def register_subgraphs(self, nid: NodeId, attr_trees: tuple = ()) -> None:
+        """Index every subgraph body of node ``nid`` (after it was inserted or its attributes changed)."""
+        node = self.nodes[nid]
+        trees = dict(attr_trees)
+        made: list[ScopeId] = []
+        counters: dict[str, int] = {}
+        for name, idx, g in iter_graph_attributes(node):
+            k = counters.get(name, 0)
+            counters[name] = k + 1
+            subtrees = trees.get(name, ())
+            sub = subtrees[k] if k < len(subtrees) else None
+            made.append(self._add_scope("subgraph", g, self.node_scope[nid], nid, name, idx, sub))
+        self.children[nid] = made
+
+    def unregister_subgraphs(self, nid: NodeId) -> tuple:
+        """Drop the scopes under node ``nid``; return their id trees (for exact re-registration)."""
+        out: dict[str, list] = {}
+        for sid in self.children.pop(nid, []):
+            scope = self.scopes[sid]
+            out.setdefault(scope.attr, []).append(self._drop_scope(sid))
+        return tuple((k, tuple(v)) for k, v in out.items())
+
+    def _drop_scope(self, sid: ScopeId) -> IdTree:
+        scope = self.scopes.pop(sid)
+        node_trees = []
+        for nid in scope.node_ids:
+            attr_trees = self.unregister_subgraphs(nid)
+            node_trees.append((nid, attr_trees))
+            del self.nodes[nid]
+            del self.node_scope[nid]
+        return (sid, tuple(node_trees))
+
+    def unregister_node(self, nid: NodeId) -> IdTree:
+        scope = self.scopes[self.node_scope[nid]]
+        node = self.nodes[nid]
+        self._unlink(scope, nid, node)
+        attr_trees = self.unregister_subgraphs(nid)
+        scope.node_ids.remove(nid)
+        scope.invalidate_positions()
+        del self.nodes[nid]
+        del self.node_scope[nid]
+        return (nid, attr_trees)
+
+    def insert_function_scope(self, index: int, fn: onnx.FunctionProto, tree: IdTree | None) -> ScopeId:
+        sid = self._add_scope("function", fn, None, None, "", -1, tree)
+        self.function_scopes.insert(index, sid)
+        return sid
+
+    def remove_function_scope(self, index: int) -> IdTree:
+        sid = self.function_scopes.pop(index)
+        return self._drop_scope(sid)
+
+    def rebind_function_scopes(self) -> None:
+        """Point function scopes at the live FunctionProto wrappers (after list surgery)."""
+        for sid, fn in zip(self.function_scopes, self.model.functions):
+            self.scopes[sid].graph = fn
+
+    # -- producer / consumer links -----------------------------------------------------
+    def _link(self, scope: Scope, nid: NodeId, node: onnx.NodeProto) -> None:
+        for i, name in enumerate(node.input):
+            if name:
+                scope.consumers.setdefault(name, set()).add((nid, i))
+        for name in node.output:
+            if name:
+                # NOTE: SSA violations (two producers) keep the first producer here; the
+                # validator reports the duplicate by scanning outputs, not this map.
+                scope.producers.setdefault(name, nid)
+
+    def _unlink(self, scope: Scope, nid: NodeId, node: onnx.NodeProto) -> None:
+        for i, name in enumerate(node.input):
+            if name:
+                uses = scope.consumers.get(name)
+                if uses is not None:
+                    uses.discard((nid, i))
+                    if not uses:
+                        del scope.consumers[name]
+        for name in node.output:
+            if name and scope.producers.get(name) == nid:
+                del scope.producers[name]
+                # another node may also produce this name (an SSA violation): keep it findable
+                for other in scope.node_ids:
+                    if other != nid and name in self.nodes[other].output:
+                        scope.producers[name] = other
+                        break
+
+    def relink(self, nid: NodeId, update: callable) -> None:
+        """Run ``update()`` (which edits the node's inputs/outputs) with links kept current."""
+        scope = self.scopes[self.node_scope[nid]]
+        node = self.nodes[nid]
+        self._unlink(scope, nid, node)
+        try:
+            update()
+        finally:
+            self._link(scope, nid, node)
+
+    # -- queries -------------------------------------------------------------------------
+    def scope_of(self, nid: NodeId) -> Scope:
+        return self.scopes[self.node_scope[nid]]
+
+    def scope_chain(self, sid: ScopeId) -> list[Scope]:
+        """The scope and its enclosing scopes, innermost first."""
+        chain = []
+        cur: ScopeId | None = sid
+        while cur is not None:
+            scope = self.scopes[cur]
+            chain.append(scope)
+            cur = scope.parent
+        return chain
+
+    def path(self, sid: ScopeId) -> str:
+        """Human-readable graph path: ``main``, ``main/If_0.then_branch``, ``fn:custom.Foo``."""
+        parts = []
+        for scope in self.scope_chain(sid):
+            if scope.kind == "subgraph":
+                owner = self.nodes[scope.owner]
+                parts.append(f"{owner.name or owner.op_type}.{scope.title}")
+            elif scope.kind == "function":
+                parts.append(f"fn:{scope.title}")
+            else:
+                parts.append("main")
+        return "/".join(reversed(parts))
+
+    def iter_nodes(self) -> Iterator[tuple[Scope, NodeId, onnx.NodeProto]]:
+        for scope in list(self.scopes.values()):
+            for nid in scope.node_ids:
+                yield scope, nid, self.nodes[nid]
+
+    def snapshot(self) -> dict:
+        """A plain-data picture of the index, for invariant checks (ids included)."""
+        out = {}
+        for sid, s in sorted(self.scopes.items()):
+            out[sid] = (
+                s.kind,
+                s.parent,
+                s.owner,
+                s.attr,
+                s.attr_index,
+                tuple(s.node_ids),
+                {k: v for k, v in sorted(s.producers.items())},
+                {k: tuple(sorted(v)) for k, v in sorted(s.consumers.items())},
+            )
+        return out

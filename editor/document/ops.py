@@ -1,0 +1,292 @@
+"""Primitive edits of the ModelProto, each with an exact inverse.
+
+Every command is a sequence of these ops; nothing else writes to the protobuf. Each op
+
+* changes one field or one element of a repeated field of one message (the model, a graph
+  or function, or a node),
+* keeps the :class:`~editor.document.index.ModelIndex` current, and records what it touched
+  in a :class:`~editor.document.changes.ChangeSet`,
+* returns the op that undoes it. Undo is therefore exact by construction: positions in
+  lists, names, ids and even subgraph ids come back as they were.
+
+Targets are addressed by stable ids, never by Python object identity:
+``("model",)``, ``("scope", scope_id)``, ``("node", node_id)``, ``("attr", node_id, name)``.
+
+NOTE: removed messages are kept as the detached protobuf objects that ``del`` leaves behind
+(upb keeps their contents) and re-inserting copies them, so an op can be replayed by redo
+any number of times without aliasing the live model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import onnx
+
+from editor.document.index import IdTree, NodeId, ScopeId
+
+if TYPE_CHECKING:
+    from editor.document.changes import ChangeSet
+    from editor.document.index import ModelIndex
+
+Target = tuple
+
+
+def _copy(msg: Any) -> Any:
+    if isinstance(msg, (str, bytes, int, float)):
+        return msg
+    dup = type(msg)()
+    dup.CopyFrom(msg)
+    return dup
+
+
+def resolve(index: ModelIndex, target: Target) -> Any:
+    kind = target[0]
+    if kind == "model":
+        return index.model
+    if kind == "scope":
+        return index.scopes[target[1]].graph
+    if kind == "node":
+        return index.nodes[target[1]]
+    raise ValueError(f"unknown op target {target!r}")
+
+
+def _touch(index: ModelIndex, changes: ChangeSet, target: Target, field: str) -> None:
+    kind = target[0]
+    if kind == "model":
+        if field == "graph":
+            changes.graph_replaced = True
+        else:
+            changes.model_fields.add(field)
+    elif kind == "scope":
+        changes.scopes.add(target[1])
+        changes.scope_fields.add((target[1], field))
+    elif kind == "node":
+        changes.nodes_changed.add(target[1])
+        changes.scopes.add(index.node_scope[target[1]])
+
+
+class Op:
+    """A primitive edit. ``apply`` performs it and returns its inverse."""
+
+    def apply(self, index: ModelIndex, changes: ChangeSet) -> Op:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass
+class SetField(Op):
+    """Set a singular scalar field (``name``, ``op_type``, ``producer_name`` ...)."""
+
+    target: Target
+    field: str
+    value: Any
+    present: bool = True  # False: clear the field (restores "not set" exactly)
+
+    def apply(self, index: ModelIndex, changes: ChangeSet) -> Op:
+        msg = resolve(index, self.target)
+        had = _has(msg, self.field)
+        old = getattr(msg, self.field)
+        if self.present:
+            setattr(msg, self.field, self.value)
+        else:
+            msg.ClearField(self.field)
+        _touch(index, changes, self.target, self.field)
+        return SetField(self.target, self.field, old, had)
+
+
+def _has(msg: Any, field: str) -> bool:
+    try:
+        return msg.HasField(field)
+    except ValueError:  # proto3-style scalar without presence: treat "set" as "non-default"
+        return bool(getattr(msg, field))
+
+
+@dataclass
+class SetMessage(Op):
+    """Replace a singular message field (e.g. a value_info's ``type``) or clear it."""
+
+    target: Target
+    field: str
+    value: Any | None  # None: clear
+
+    def apply(self, index: ModelIndex, changes: ChangeSet) -> Op:
+        msg = resolve(index, self.target)
+        old = _copy(getattr(msg, self.field)) if msg.HasField(self.field) else None
+        if self.value is None:
+            msg.ClearField(self.field)
+        else:
+            getattr(msg, self.field).CopyFrom(self.value)
+        _touch(index, changes, self.target, self.field)
+        return SetMessage(self.target, self.field, old)
+
+
+@dataclass
+class InsertItem(Op):
+    """Insert ``value`` at ``position`` of a repeated field (scalar or message).
+
+    ``ids`` re-uses an id tree for nodes (``("scope", s).node``) and functions
+    (``("model",).functions``) so undo of a removal restores the exact ids.
+    """
+
+    target: Target
+    field: str
+    position: int
+    value: Any
+    ids: IdTree | None = None
+
+    def apply(self, index: ModelIndex, changes: ChangeSet) -> Op:
+        msg = resolve(index, self.target)
+        seq = getattr(msg, self.field)
+        pos = len(seq) if self.position < 0 else self.position
+        is_node_list = self.target[0] == "scope" and self.field == "node"
+        if self.target[0] == "node" and self.field in ("input", "output"):
+            index.relink(self.target[1], lambda: seq.insert(pos, self.value))
+        elif self.target[0] == "node" and self.field == "attribute":
+            _attr_edit(index, self.target[1], changes, lambda: seq.insert(pos, self.value), None, self.ids)
+        else:
+            seq.insert(pos, self.value)
+        _touch(index, changes, self.target, self.field)
+        if is_node_list:
+            scope = index.scopes[self.target[1]]
+            nid = index._register_node(scope, pos, seq[pos], self.ids)
+            changes.nodes_added.add(nid)
+            changes.nodes_removed.discard(nid)
+        elif self.target == ("model",) and self.field == "functions":
+            index.insert_function_scope(pos, seq[pos], self.ids)
+            index.rebind_function_scopes()
+            changes.structure = True
+        return RemoveItem(self.target, self.field, pos)
+
+
+@dataclass
+class RemoveItem(Op):
+    """Remove the element at ``position`` of a repeated field."""
+
+    target: Target
+    field: str
+    position: int
+
+    def apply(self, index: ModelIndex, changes: ChangeSet) -> Op:
+        msg = resolve(index, self.target)
+        seq = getattr(msg, self.field)
+        pos = self.position
+        ids: IdTree | None = None
+        if self.target[0] == "scope" and self.field == "node":
+            scope = index.scopes[self.target[1]]
+            nid = scope.node_ids[pos]
+            ids = index.unregister_node(nid)
+            changes.nodes_removed.add(nid)
+            changes.nodes_added.discard(nid)
+            changes.nodes_changed.discard(nid)
+            changes.structure = changes.structure or bool(ids[1])
+        elif self.target == ("model",) and self.field == "functions":
+            ids = index.remove_function_scope(pos)
+            changes.structure = True
+        old = seq[pos]
+        if self.target[0] == "node" and self.field in ("input", "output"):
+            index.relink(self.target[1], lambda: seq.__delitem__(pos))
+        elif self.target[0] == "node" and self.field == "attribute":
+            ids = _attr_edit(index, self.target[1], changes, lambda: seq.__delitem__(pos), old.name, None)
+        else:
+            del seq[pos]
+        if self.target == ("model",) and self.field == "functions":
+            index.rebind_function_scopes()
+        _touch(index, changes, self.target, self.field)
+        return InsertItem(self.target, self.field, pos, old, ids)
+
+
+@dataclass
+class ReplaceItem(Op):
+    """Replace the element at ``position`` of a repeated field with ``value``.
+
+    For node attributes holding subgraphs, ``ids`` (the id tree of the new attribute's
+    bodies) lets undo/redo give subgraph nodes back their ids.
+    """
+
+    target: Target
+    field: str
+    position: int
+    value: Any
+    ids: tuple | None = None
+
+    def apply(self, index: ModelIndex, changes: ChangeSet) -> Op:
+        if (self.target[0], self.field) in (("scope", "node"), ("model", "functions")):
+            raise ValueError(f"replace {self.field} by remove + insert, not ReplaceItem")
+        msg = resolve(index, self.target)
+        seq = getattr(msg, self.field)
+        pos = self.position
+        old = seq[pos]
+        old_ids = None
+        if isinstance(old, (str, bytes, int, float)):
+            if self.target[0] == "node" and self.field in ("input", "output"):
+                index.relink(self.target[1], lambda: seq.__setitem__(pos, self.value))
+            else:
+                seq[pos] = self.value
+            undo_value = old
+        else:
+            undo_value = _copy(old)
+            if self.target[0] == "node" and self.field == "attribute":
+                old_ids = _attr_edit(
+                    index, self.target[1], changes, lambda: old.CopyFrom(self.value), undo_value.name, self.ids
+                )
+            else:
+                old.CopyFrom(self.value)
+        _touch(index, changes, self.target, self.field)
+        return ReplaceItem(self.target, self.field, pos, undo_value, old_ids)
+
+
+def _attr_edit(
+    index: ModelIndex,
+    nid: NodeId,
+    changes: ChangeSet,
+    edit: Any,
+    name_out: str | None,
+    ids_in: tuple | None,
+) -> tuple | None:
+    """Run ``edit()`` on node ``nid``'s attribute list with its subgraph scopes kept current.
+
+    Bodies of attributes the edit does not touch keep their scope and node ids (matched by
+    attribute name); ``ids_in`` gives ids to the bodies of the attribute being (re)inserted;
+    the return value holds the ids of attribute ``name_out``'s old bodies, for the inverse op.
+    """
+    trees = dict(index.unregister_subgraphs(nid))
+    removed = trees.pop(name_out, None) if name_out else None
+    edit()
+    if ids_in:
+        trees.update(dict(ids_in))
+    index.register_subgraphs(nid, tuple(trees.items()))
+    if removed or index.children.get(nid):
+        changes.structure = True
+    return ((name_out, removed),) if removed else None
+
+
+@dataclass
+class MoveValueId(Op):
+    """Carry a value's stable id from one name to another (used by renames)."""
+
+    scope: ScopeId
+    old: str
+    new: str
+
+    def apply(self, index: ModelIndex, changes: ChangeSet) -> Op:
+        ids = index.scopes[self.scope].value_ids
+        if self.old in ids:
+            ids[self.new] = ids.pop(self.old)
+        changes.values_renamed.append((self.scope, self.old, self.new))
+        return MoveValueId(self.scope, self.new, self.old)
+
+
+def node_target(nid: NodeId) -> Target:
+    return ("node", nid)
+
+
+def scope_target(sid: ScopeId) -> Target:
+    return ("scope", sid)
+
+
+MODEL: Target = ("model",)
+
+
+def is_graph_proto(msg: Any) -> bool:
+    return isinstance(msg, onnx.GraphProto)
