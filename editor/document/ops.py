@@ -10,7 +10,9 @@ Every command is a sequence of these ops; nothing else writes to the protobuf. E
   lists, names, ids and even subgraph ids come back as they were.
 
 Targets are addressed by stable ids, never by Python object identity:
-``("model",)``, ``("scope", scope_id)``, ``("node", node_id)``, ``("attr", node_id, name)``.
+``("model",)``, ``("scope", scope_id)``, ``("node", node_id)``, and
+``("item", scope_id, field, position, *sub_fields)`` for one element of a graph's list
+(an initializer's name can change without copying its weights).
 
 NOTE: removed messages are kept as the detached protobuf objects that ``del`` leaves behind
 (upb keeps their contents) and re-inserting copies them, so an op can be replayed by redo
@@ -49,6 +51,11 @@ def resolve(index: ModelIndex, target: Target) -> Any:
         return index.scopes[target[1]].graph
     if kind == "node":
         return index.nodes[target[1]]
+    if kind == "item":  # ("item", scope_id, field, position, *singular sub-fields)
+        msg = getattr(index.scopes[target[1]].graph, target[2])[target[3]]
+        for sub in target[4:]:
+            msg = getattr(msg, sub)
+        return msg
     raise ValueError(f"unknown op target {target!r}")
 
 
@@ -65,6 +72,9 @@ def _touch(index: ModelIndex, changes: ChangeSet, target: Target, field: str) ->
     elif kind == "node":
         changes.nodes_changed.add(target[1])
         changes.scopes.add(index.node_scope[target[1]])
+    elif kind == "item":
+        changes.scopes.add(target[1])
+        changes.scope_fields.add((target[1], target[2]))
 
 
 class Op:

@@ -1,0 +1,188 @@
+"""Commands on values (tensor names): rename everywhere, set type and shape."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import onnx
+
+from editor.commands.common import check_scope, describe, require
+from editor.document import Command, Document, ScopeId, Transaction
+from editor.document.ops import InsertItem, MoveValueId, ReplaceItem, SetField, node_target, scope_target
+from editor.errors import CommandError
+
+Dim = int | str | None  # fixed size, symbolic name, or unknown
+T = onnx.TensorProto
+
+
+def names_in_scope(doc: Document, sid: ScopeId) -> set[str]:
+    s = doc.scope(sid)
+    names = s.defined_names() | set(s.consumers) | set(s.output_names())
+    g = s.graph
+    names |= {vi.name for vi in getattr(g, "value_info", ())}
+    return names
+
+
+def rename_value_ops(doc: Document, tx: Transaction, sid: ScopeId, old: str, new: str) -> None:
+    """Apply the ops that rename value ``old`` to ``new`` in scope ``sid`` and every body
+    that captures it: producer output, uses, graph inputs/outputs, value_info, initializer."""
+    scope = doc.scope(sid)
+    g = scope.graph
+    for nid in list(scope.node_ids):
+        node = doc.node(nid)
+        for k, o in enumerate(node.output):
+            if o == old:
+                tx.apply(ReplaceItem(node_target(nid), "output", k, new))
+    for use_nid, k in doc.consumers(sid, old, nested=True):
+        tx.apply(ReplaceItem(node_target(use_nid), "input", k, new))
+    if isinstance(g, onnx.FunctionProto):
+        for field in ("input", "output"):
+            for k, n in enumerate(getattr(g, field)):
+                if n == old:
+                    tx.apply(ReplaceItem(scope_target(sid), field, k, new))
+        for k, vi in enumerate(getattr(g, "value_info", ())):
+            if vi.name == old:
+                tx.apply(SetField(("item", sid, "value_info", k), "name", new))
+    else:
+        for field in ("input", "output", "value_info", "initializer"):
+            for k, item in enumerate(getattr(g, field)):
+                if item.name == old:
+                    tx.apply(SetField(("item", sid, field, k), "name", new))
+        for k, sp in enumerate(g.sparse_initializer):
+            if sp.values.name == old:
+                tx.apply(SetField(("item", sid, "sparse_initializer", k, "values"), "name", new))
+    tx.apply(MoveValueId(sid, old, new))
+
+
+class RenameValue(Command):
+    """Rename a value; its producer, every use (nested bodies too), graph inputs/outputs,
+    value_info and initializer follow."""
+
+    def __init__(self, scope: ScopeId, old: str, new: str) -> None:
+        super().__init__()
+        self.scope, self.old, self.new = scope, old, new
+        self.label = f"Rename value {old!r}"
+        self.merge_key = None
+
+    def run(self, doc: Document, tx: Transaction) -> None:
+        check_scope(doc, self.scope)
+        require(bool(self.new), "a value needs a name")
+        if self.new == self.old:
+            return
+        names = names_in_scope(doc, self.scope)
+        require(self.old in names, f"there is no value {describe(self.old)} in this graph")
+        require(self.new not in names, f"the name {describe(self.new)} is already used in this graph")
+        for outer in doc.index.scope_chain(self.scope)[1:]:
+            require(self.new not in outer.defined_names(),
+                    f"the name {describe(self.new)} is defined in an enclosing graph")
+        self.label = f"Rename value {self.old!r} to {self.new!r}"
+        rename_value_ops(doc, tx, self.scope, self.old, self.new)
+
+    def script(self) -> str:
+        return f"doc.rename_value({self.scope}, {self.old!r}, {self.new!r})"
+
+
+def make_type(elem_type: int, shape: Sequence[Dim] | None) -> onnx.TypeProto:
+    """A tensor TypeProto; ``shape`` None = unranked; a dim None = unknown."""
+    require(elem_type in T.DataType.values(), f"unknown element type {describe(elem_type)}")
+    tp = onnx.TypeProto()
+    tp.tensor_type.elem_type = elem_type
+    if shape is not None:
+        tp.tensor_type.shape.SetInParent()
+        for d in shape:
+            dim = tp.tensor_type.shape.dim.add()
+            if isinstance(d, bool):
+                raise CommandError(f"dimension {describe(d)} is neither a size nor a name")
+            if isinstance(d, int):
+                require(d >= 0, f"dimension {d} is negative: use a name or leave it unknown")
+                dim.dim_value = d
+            elif isinstance(d, str):
+                require(bool(d.strip()), "a symbolic dimension needs a name")
+                dim.dim_param = d
+            elif d is not None:
+                raise CommandError(f"dimension {describe(d)} is neither a size nor a name")
+    return tp
+
+
+def find_typed_entry(doc: Document, sid: ScopeId, name: str) -> tuple[str, int] | None:
+    """Where the value's declared type lives: ("input"|"output"|"value_info", position)."""
+    g = doc.scope(sid).graph
+    fields = ("value_info",) if isinstance(g, onnx.FunctionProto) else ("input", "output", "value_info")
+    for field in fields:
+        for k, vi in enumerate(getattr(g, field, ())):
+            if vi.name == name:
+                return field, k
+    return None
+
+
+class SetValueType(Command):
+    """Set a value's element type and shape (any dim fixed, symbolic or unknown).
+
+    Every graph input/output/value_info entry that names the value gets the new type, so
+    they stay consistent; with none, a value_info entry is added.
+    """
+
+    def __init__(self, scope: ScopeId, name: str, elem_type: int, shape: Sequence[Dim] | None) -> None:
+        super().__init__()
+        self.scope, self.name, self.elem_type = scope, name, elem_type
+        self.shape = None if shape is None else list(shape)
+        self.label = f"Set type of {name!r}"
+        self.merge_key = ("value-type", scope, name)
+
+    def run(self, doc: Document, tx: Transaction) -> None:
+        check_scope(doc, self.scope)
+        g = doc.scope(self.scope).graph
+        require(self.name in names_in_scope(doc, self.scope), f"there is no value {describe(self.name)} in this graph")
+        require(doc.initializer(self.scope, self.name) is None or self.name in doc.scope(self.scope).input_names(),
+                f"{describe(self.name)} is an initializer: its type is the tensor's (cast it instead)")
+        tp = make_type(self.elem_type, self.shape)
+        fields = ("value_info",) if isinstance(g, onnx.FunctionProto) else ("input", "output", "value_info")
+        found = False
+        for field in fields:
+            for k, vi in enumerate(getattr(g, field, ())):
+                if vi.name == self.name:
+                    found = True
+                    new = onnx.ValueInfoProto()
+                    new.CopyFrom(vi)
+                    new.type.CopyFrom(tp)
+                    if new.SerializeToString() != vi.SerializeToString():
+                        tx.apply(ReplaceItem(scope_target(self.scope), field, k, new))
+        if not found:
+            require(hasattr(g, "value_info"), "this graph cannot hold value types")
+            vi = onnx.helper.make_value_info(self.name, tp)
+            tx.apply(InsertItem(scope_target(self.scope), "value_info", len(g.value_info), vi))
+
+    def script(self) -> str:
+        return f"doc.set_value_type({self.scope}, {self.name!r}, {self.elem_type!r}, {self.shape!r})"
+
+
+def value_type(doc: Document, sid: ScopeId, name: str) -> onnx.TypeProto | None:
+    vi = doc.value_info(sid, name)
+    if vi is not None and vi.HasField("type"):
+        return vi.type
+    init = doc.initializer(sid, name)
+    if init is not None:
+        t = init[1]
+        return make_type(t.data_type, list(t.dims))
+    return None
+
+
+class SetDimension(Command):
+    """Make dimension ``axis`` of a value fixed (int), symbolic (str) or unknown (None)."""
+
+    def __init__(self, scope: ScopeId, name: str, axis: int, dim: Dim) -> None:
+        super().__init__()
+        self.scope, self.name, self.axis, self.dim = scope, name, axis, dim
+        self.label = f"Set dimension {axis} of {name!r}"
+
+    def run(self, doc: Document, tx: Transaction) -> None:
+        check_scope(doc, self.scope)
+        tp = value_type(doc, self.scope, self.name)
+        require(tp is not None and tp.HasField("tensor_type") and tp.tensor_type.HasField("shape"),
+                f"value {describe(self.name)} has no known shape to change")
+        dims: list[Dim] = []
+        for d in tp.tensor_type.shape.dim:
+            dims.append(d.dim_value if d.HasField("dim_value") else (d.dim_param if d.HasField("dim_param") else None))
+        require(-len(dims) <= self.axis < len(dims), f"axis {self.axis} is outside rank {len(dims)}")
+        dims[self.axis] = self.dim
+        SetValueType(self.scope, self.name, tp.tensor_type.elem_type, dims).run(doc, tx)
