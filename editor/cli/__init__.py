@@ -1,0 +1,95 @@
+"""``onnx-studio``: the command line over the same core the GUI uses.
+
+``onnx-studio [MODEL]`` opens the GUI (on the bundled sample model when none is given);
+``onnx-studio SUBCOMMAND ...`` runs a headless tool. Every tool prints one ``error: ...``
+line and exits non-zero on failure, never a traceback (set ``ONNX_STUDIO_DEBUG=1`` to see
+one).
+
+Each subcommand lives in its own module ``editor.cli.<name>`` exposing
+``add_parser(subparsers)`` and ``run(args) -> int``; modules are imported only when used,
+so ``onnx-studio info`` does not pay for onnxruntime or Qt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from editor import __version__
+from editor.errors import StudioError
+
+#: subcommand -> one-line help; the module editor.cli.<name> implements it
+SUBCOMMANDS: dict[str, str] = {}
+
+
+def register(name: str, help_text: str) -> None:
+    SUBCOMMANDS[name] = help_text
+
+
+register("info", "summarise a model (--json for machine-readable output)")
+register("check", "validate a model and list its problems (exit 1 when there are errors)")
+register("convert", "re-save a model: binary <-> text, inline <-> external data")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="onnx-studio",
+        description="Open, edit, validate, run and render ONNX models. "
+        "Without a subcommand, opens the GUI on MODEL (or on the bundled sample).",
+    )
+    parser.add_argument("--version", action="version", version=f"onnx-studio {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text in SUBCOMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=help_text, add_help=False)
+            continue
+        module = importlib.import_module(f"editor.cli.{name}")
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
+        return _gui(argv)
+    try:
+        args = build_parser(only=argv[0] if argv[0] in SUBCOMMANDS else None).parse_args(argv)
+        module = importlib.import_module(f"editor.cli.{args.command}")
+        return int(module.run(args) or 0)
+    except StudioError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        if os.environ.get("ONNX_STUDIO_DEBUG") and exc.details:
+            print(exc.details, file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a bug, but the user gets one line, not a traceback
+        if os.environ.get("ONNX_STUDIO_DEBUG"):
+            raise
+        print(f"error: unexpected {type(exc).__name__}: {exc} (set ONNX_STUDIO_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 1
+
+
+def _gui(argv: list[str]) -> int:
+    """Start the desktop app. Qt is imported here only, never by the core."""
+    try:
+        app = importlib.import_module("widgets.app")
+    except ImportError as exc:
+        print(f"error: the GUI needs PySide6 ({exc}); install onnx-studio[gui]", file=sys.stderr)
+        return 2
+    return int(app.main(argv) or 0)
+
+
+def emit_json(data: object) -> None:
+    """Print JSON the same way for every subcommand (sorted keys, UTF-8)."""
+    import json
+
+    json.dump(data, sys.stdout, indent=2, sort_keys=False, ensure_ascii=False, default=str)
+    sys.stdout.write("\n")
