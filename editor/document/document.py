@@ -81,10 +81,13 @@ class Document:
     def new(cls, *, opset: int | None = None, graph_name: str = "main") -> Document:
         """A new, empty model at the newest opset onnx knows (or ``opset``)."""
         version = opset or onnx.defs.onnx_opset_version()
+        opsets = [onnx.helper.make_opsetid("", version)]
         model = onnx.helper.make_model(
             onnx.helper.make_graph([], graph_name, [], []),
-            opset_imports=[onnx.helper.make_opsetid("", version)],
+            opset_imports=opsets,
             producer_name="onnx-studio",
+            # the oldest IR that can express this opset: runtimes accept it most widely
+            ir_version=onnx.helper.find_min_ir_version_for(opsets),
         )
         return cls(model)
 

@@ -1,0 +1,46 @@
+"""Graph passes: functions over the document that plan one undoable, previewable change.
+
+| pass | planner |
+| --- | --- |
+| remove unused nodes and initializers | :func:`plan_remove_unused` |
+| remove Identity nodes | :func:`plan_remove_identity` |
+| topological sort | :func:`plan_toposort` |
+| constant folding | :func:`plan_constant_folding` |
+| fuse BatchNormalization into Conv | :func:`plan_fuse_bn_into_conv` |
+| fuse MatMul + Add into Gemm | :func:`plan_fuse_matmul_add` |
+| opset conversion | :func:`plan_convert_opset` |
+| shape inference into value_info | :func:`plan_infer_shapes` |
+"""
+
+from editor.passes.apply import ApplyModel
+from editor.passes.base import PassPlan, run_to_fixed_point
+from editor.passes.cleanup import plan_remove_identity, plan_remove_unused, plan_toposort, topological_order
+from editor.passes.convert import plan_convert_opset, plan_infer_shapes
+from editor.passes.fold import plan_constant_folding
+from editor.passes.fuse import plan_fuse_bn_into_conv, plan_fuse_matmul_add
+
+#: the clean-up passes offered in the UI, in a sensible order
+CLEANUP_PASSES = {
+    "remove-unused": plan_remove_unused,
+    "remove-identity": plan_remove_identity,
+    "toposort": plan_toposort,
+    "fold-constants": plan_constant_folding,
+    "fuse-bn-conv": plan_fuse_bn_into_conv,
+    "fuse-matmul-add": plan_fuse_matmul_add,
+}
+
+__all__ = [
+    "ApplyModel",
+    "CLEANUP_PASSES",
+    "PassPlan",
+    "plan_constant_folding",
+    "plan_convert_opset",
+    "plan_fuse_bn_into_conv",
+    "plan_fuse_matmul_add",
+    "plan_infer_shapes",
+    "plan_remove_identity",
+    "plan_remove_unused",
+    "plan_toposort",
+    "run_to_fixed_point",
+    "topological_order",
+]
