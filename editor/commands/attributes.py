@@ -62,12 +62,6 @@ class SetAttribute(Command):
                 return
         tx.apply(InsertItem(node_target(self.node_id), "attribute", len(node.attribute), attr))
 
-    def script(self) -> str | None:
-        if isinstance(self.value, (int, float, str, list, tuple)):
-            return f"doc.set_attribute({self.node_id}, {self.name!r}, {self.value!r})"
-        return None
-
-
 class RemoveAttribute(Command):
     def __init__(self, node_id: NodeId, name: str) -> None:
         super().__init__()
@@ -81,6 +75,3 @@ class RemoveAttribute(Command):
                 tx.apply(RemoveItem(node_target(self.node_id), "attribute", i))
                 return
         raise CommandError(f"node {describe(node.name or node.op_type)} has no attribute {self.name!r}")
-
-    def script(self) -> str:
-        return f"doc.remove_attribute({self.node_id}, {self.name!r})"

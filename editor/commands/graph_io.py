@@ -60,11 +60,6 @@ class AddGraphValue(Command):
         require(0 <= pos <= len(existing), f"position {pos} is outside the graph's {self.kind}s")
         tx.apply(InsertItem(scope_target(self.scope), self.kind, pos, _entry(g, self.name, tp)))
 
-    def script(self) -> str:
-        return (f"doc.add_graph_value({self.scope}, {self.kind!r}, {self.name!r}, {self.elem_type!r}, "
-                f"{self.shape!r}, {self.position!r})")
-
-
 class RemoveGraphValue(Command):
     """Remove a graph input or output entry (the value itself stays in the graph)."""
 
@@ -79,10 +74,6 @@ class RemoveGraphValue(Command):
         names = s.input_names() if self.kind == "input" else s.output_names()
         require(self.name in names, f"{describe(self.name)} is not a graph {self.kind}")
         tx.apply(RemoveItem(scope_target(self.scope), self.kind, names.index(self.name)))
-
-    def script(self) -> str:
-        return f"doc.remove_graph_value({self.scope}, {self.kind!r}, {self.name!r})"
-
 
 class MoveGraphValue(Command):
     """Reorder: move graph input/output ``name`` to position ``index``."""
@@ -109,6 +100,3 @@ class MoveGraphValue(Command):
             item = dup
         tx.apply(RemoveItem(scope_target(self.scope), self.kind, old))
         tx.apply(InsertItem(scope_target(self.scope), self.kind, self.index, item))
-
-    def script(self) -> str:
-        return f"doc.move_graph_value({self.scope}, {self.kind!r}, {self.name!r}, {self.index})"

@@ -112,11 +112,6 @@ class AddNode(Command):
         tx.apply(InsertItem(scope_target(self.scope), "node", pos, node))
         self.node_id = doc.scope(self.scope).node_ids[pos]
 
-    def script(self) -> str:
-        return (f"doc.add_node({self.scope}, {self.op_type!r}, domain={self.domain!r}, name={self.name!r}, "
-                f"inputs={self.inputs!r}, outputs={self.outputs!r}, attributes={self.attributes!r})")
-
-
 def _function_opset(fn: onnx.FunctionProto, domain: str) -> int | None:
     for imp in fn.opset_import:
         if (imp.domain if imp.domain != "ai.onnx" else "") == domain:
@@ -188,10 +183,6 @@ class DeleteNodes(Command):
             pos = doc.scope(sid).position(nid)
             tx.apply(RemoveItem(scope_target(sid), "node", pos))
 
-    def script(self) -> str:
-        return f"doc.delete_nodes({self.node_ids!r}, reconnect={self.reconnect!r})"
-
-
 class SetNodeField(Command):
     """Rename a node, or change its op type, domain, doc string or function overload."""
 
@@ -223,10 +214,6 @@ class SetNodeField(Command):
             return
         tx.apply(SetField(node_target(self.node_id), self.field, self.value, bool(self.value) or self.field == "op_type"))
 
-    def script(self) -> str:
-        return f"doc.set_node_field({self.node_id}, {self.field!r}, {self.value!r})"
-
-
 class SetNodeInput(Command):
     """Rewire input ``index`` of a node to value ``name`` ("" leaves an optional input empty)."""
 
@@ -245,10 +232,6 @@ class SetNodeInput(Command):
             require(self.name not in node.output, f"input {describe(self.name)} is this node's own output")
             _refuse_cycle(doc, sid, self.node_id, self.name)
         tx.apply(ReplaceItem(node_target(self.node_id), "input", self.index, self.name))
-
-    def script(self) -> str:
-        return f"doc.set_node_input({self.node_id}, {self.index}, {self.name!r})"
-
 
 def _refuse_cycle(doc: Document, sid: ScopeId, nid: NodeId, name: str) -> None:
     """Refuse wiring ``name`` into node ``nid`` if ``name`` depends on ``nid``'s outputs."""

@@ -78,10 +78,6 @@ class RenameValue(Command):
         self.label = f"Rename value {self.old!r} to {self.new!r}"
         rename_value_ops(doc, tx, self.scope, self.old, self.new)
 
-    def script(self) -> str:
-        return f"doc.rename_value({self.scope}, {self.old!r}, {self.new!r})"
-
-
 def make_type(elem_type: int, shape: Sequence[Dim] | None) -> onnx.TypeProto:
     """A tensor TypeProto; ``shape`` None = unranked; a dim None = unknown."""
     require(elem_type in T.DataType.values(), f"unknown element type {describe(elem_type)}")
@@ -151,10 +147,6 @@ class SetValueType(Command):
             require(hasattr(g, "value_info"), "this graph cannot hold value types")
             vi = onnx.helper.make_value_info(self.name, tp)
             tx.apply(InsertItem(scope_target(self.scope), "value_info", len(g.value_info), vi))
-
-    def script(self) -> str:
-        return f"doc.set_value_type({self.scope}, {self.name!r}, {self.elem_type!r}, {self.shape!r})"
-
 
 def value_type(doc: Document, sid: ScopeId, name: str) -> onnx.TypeProto | None:
     vi = doc.value_info(sid, name)

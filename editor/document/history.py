@@ -61,12 +61,32 @@ class Command:
         self._inverse: list[Op] = []
         self.timestamp = 0.0
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        # Record the arguments each command was made with, so any command can be written
+        # back out as a line of a script (history export) without per-class code.
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        def recording_init(self: Command, *args: object, _init=init, **kw: object) -> None:
+            if not hasattr(self, "_ctor"):
+                self._ctor = (type(self).__name__, args, kw)
+            _init(self, *args, **kw)
+
+        recording_init.__doc__ = init.__doc__
+        recording_init.__wrapped__ = init  # type: ignore[attr-defined]
+        cls.__init__ = recording_init  # type: ignore[method-assign]
+
     def run(self, doc: Document, tx: Transaction) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def script(self) -> str | None:
-        """Python source that re-does this command through the scripting API, if it has one."""
-        return None
+        """One line of Python that re-does this command in a script (``doc`` bound to the
+        scripting API), or None when an argument has no faithful literal form."""
+        from editor.scripting import command_source
+
+        return command_source(self)
 
     # -- used by the stack -------------------------------------------------------------
     def _replay(self, doc: Document, ops: list[Op]) -> ChangeSet:
@@ -86,6 +106,9 @@ class Command:
         self._forward += later._forward
         self._inverse += later._inverse
         self.label = later.label
+        # merged commands set one field: the later command's arguments are the end state
+        if hasattr(later, "_ctor"):
+            self._ctor = later._ctor
         self.timestamp = later.timestamp
 
 
