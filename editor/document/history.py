@@ -89,17 +89,26 @@ class Command:
         return command_source(self)
 
     # -- used by the stack -------------------------------------------------------------
-    def _replay(self, doc: Document, ops: list[Op]) -> ChangeSet:
+    # NOTE: undo keeps the inverses of the ops it applies as the new forward list, and redo
+    # keeps the inverses of its ops as the new undo list. Replaying the *original* forward
+    # ops instead would re-allocate ids: an added node (or the bodies of a graph attribute)
+    # came back under a fresh id on redo, and every later command of the stack that targets
+    # ("node", id) then failed to redo. The inverse of an inverse carries the id tree that
+    # removal recorded, so ids survive any number of undo/redo cycles.
+    def _replay(self, doc: Document, ops: list[Op]) -> tuple[ChangeSet, list[Op]]:
         changes = ChangeSet()
-        for op in ops:
-            op.apply(doc.index, changes)
-        return changes.finalize()
+        inverses = [op.apply(doc.index, changes) for op in ops]
+        return changes.finalize(), inverses
 
     def redo(self, doc: Document) -> ChangeSet:
-        return self._replay(doc, self._forward)
+        changes, inverses = self._replay(doc, self._forward)
+        self._inverse = inverses
+        return changes
 
     def undo(self, doc: Document) -> ChangeSet:
-        return self._replay(doc, list(reversed(self._inverse)))
+        changes, inverses = self._replay(doc, list(reversed(self._inverse)))
+        self._forward = list(reversed(inverses))
+        return changes
 
     def absorb(self, later: Command) -> None:
         """Fold ``later`` (already applied) into this command: one undo step for both."""
