@@ -125,6 +125,8 @@ def sanity_problem(model: onnx.ModelProto) -> str:
         return f"ir_version {model.ir_version} is not a known ONNX IR version"
     if not model.HasField("graph") and not len(model.functions):
         return "it has neither a graph nor functions"
+    if not len(model.opset_import):
+        return "it declares no opset_import (truncated?)"
     return ""
 
 

@@ -174,12 +174,20 @@ def _from_raw(buffer: bytes | memoryview, tensor: TensorProto, where: str) -> np
     return array.reshape(dims)
 
 
+def _decode(value: bytes) -> str | bytes:
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value  # not text: keep the bytes rather than guess an encoding
+
+
 def tensor_to_numpy(tensor: TensorProto, store: ExternalDataStore | None = None) -> np.ndarray:
     """The values of ``tensor`` as a numpy array (ml_dtypes for the exotic element types).
 
     Inline raw data and external data come back as read-only views without a copy (external:
     a view over the store's memory map, valid while the store is open); packed 4/2-bit types
-    are unpacked to one element per byte. Strings come back as an object array of ``bytes``.
+    are unpacked to one element per byte. Strings come back as an object array of ``str``
+    (like onnx.numpy_helper), with ``bytes`` for any element that is not UTF-8.
     Raises :class:`LoadError` (or :class:`ExternalDataError`) on any inconsistency.
     """
     from editor.errors import ExternalDataError
@@ -192,7 +200,7 @@ def tensor_to_numpy(tensor: TensorProto, store: ExternalDataStore | None = None)
                 f"tensor {tensor.name!r}: {len(tensor.string_data)} strings for dims {list(tensor.dims)}"
             )
         out = np.empty(count, dtype=object)
-        out[:] = list(tensor.string_data)
+        out[:] = [_decode(s) for s in tensor.string_data]
         return out.reshape(list(tensor.dims))
     if elem_type not in NUMPY_DTYPES:
         raise LoadError(f"tensor {tensor.name!r} has unsupported element type {dtype_name(elem_type)}")
