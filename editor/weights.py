@@ -511,7 +511,9 @@ def weight_stats(
             lo = cmin if lo is None else min(lo, cmin)
             hi = cmax if hi is None else max(hi, cmax)
             mean = float(vals.mean())
-            moments.add(int(vals.size), mean, float(np.square(vals - mean).sum()))
+            dev = vals - mean
+            moments.add(int(vals.size), mean, float(np.dot(dev, dev)))
+            del dev
         done += raw.size
         if progress is not None:
             progress(done / total_work)
