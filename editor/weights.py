@@ -483,10 +483,58 @@ def weight_stats(
 
     stored = w.nnz if w.nnz is not None else w.elements
     total_work = max(1, 2 * stored)
-    done = 0
     moments = _Moments()
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo, hi = _first_pass(doc, w, kind, stats, moments, chunk_elements, progress, total_work)
+    done = stored
+    if implicit_zeros:
+        stats.zero_count += implicit_zeros
+        moments.add(implicit_zeros, 0.0, 0.0)
+        lo = 0 if lo is None else min(lo, 0)
+        hi = 0 if hi is None else max(hi, 0)
+    stats.finite_count = moments.n
+    if moments.n == 0:
+        return stats
+    if kind == "float" or kind == "complex":
+        lo, hi = float(lo), float(hi)
+    stats.min, stats.max = lo, hi
+    stats.mean = moments.mean
+    # Only finite values enter M2, so a non-finite M2 means float64 overflowed (|x| ~ 1e154+).
+    stats.std = math.sqrt(max(moments.m2, 0.0) / moments.n) if math.isfinite(moments.m2) else math.inf
+
+    edges = _edges(float(lo), float(hi), kind, bins)
+    counts = np.zeros(len(edges) - 1, dtype=np.int64)
+    for raw in _chunks(doc, w, chunk_elements):
+        if kind == "bool":
+            raw = raw.astype(np.uint8)
+        vals = _as_numbers(raw, kind)
+        if kind in ("float", "complex"):
+            vals = vals[np.isfinite(vals)]
+        counts += np.histogram(vals, bins=edges)[0]
+        done += raw.size
+        if progress is not None:
+            progress(min(1.0, done / total_work))
+    if implicit_zeros:
+        counts += np.histogram(np.zeros(1), bins=edges)[0] * implicit_zeros
+    stats.histogram_counts = [int(c) for c in counts]
+    stats.histogram_edges = [float(e) for e in edges]
+    return stats
+
+
+def _first_pass(
+    doc: Document,
+    w: WeightInfo,
+    kind: str,
+    stats: WeightStats,
+    moments: _Moments,
+    chunk_elements: int,
+    progress: Callable[[float], None] | None,
+    total_work: int,
+) -> tuple[Any, Any]:
+    """Counts, min/max and moments over every chunk; returns (min, max) of finite values."""
     lo: Any = None
     hi: Any = None
+    done = 0
     for raw in _chunks(doc, w, chunk_elements):
         if kind == "bool":
             raw = raw.astype(np.uint8)
@@ -517,37 +565,7 @@ def weight_stats(
         done += raw.size
         if progress is not None:
             progress(done / total_work)
-    if implicit_zeros:
-        stats.zero_count += implicit_zeros
-        moments.add(implicit_zeros, 0.0, 0.0)
-        lo = 0 if lo is None else min(lo, 0)
-        hi = 0 if hi is None else max(hi, 0)
-    stats.finite_count = moments.n
-    if moments.n == 0:
-        return stats
-    if kind == "float" or kind == "complex":
-        lo, hi = float(lo), float(hi)
-    stats.min, stats.max = lo, hi
-    stats.mean = moments.mean
-    stats.std = math.sqrt(max(moments.m2, 0.0) / moments.n)
-
-    edges = _edges(float(lo), float(hi), kind, bins)
-    counts = np.zeros(len(edges) - 1, dtype=np.int64)
-    for raw in _chunks(doc, w, chunk_elements):
-        if kind == "bool":
-            raw = raw.astype(np.uint8)
-        vals = _as_numbers(raw, kind)
-        if kind in ("float", "complex"):
-            vals = vals[np.isfinite(vals)]
-        counts += np.histogram(vals, bins=edges)[0]
-        done += raw.size
-        if progress is not None:
-            progress(min(1.0, done / total_work))
-    if implicit_zeros:
-        counts += np.histogram(np.zeros(1), bins=edges)[0] * implicit_zeros
-    stats.histogram_counts = [int(c) for c in counts]
-    stats.histogram_edges = [float(e) for e in edges]
-    return stats
+    return lo, hi
 
 
 def _edges(lo: float, hi: float, kind: str, bins: int) -> np.ndarray:
@@ -557,7 +575,10 @@ def _edges(lo: float, hi: float, kind: str, bins: int) -> np.ndarray:
     if lo == hi:  # one distinct value: a single bin around it
         pad = 0.5 if lo == 0 else abs(lo) * 1e-6
         return np.array([lo - pad, hi + pad])
-    edges = np.linspace(lo, hi, bins + 1)
+    if math.isfinite(hi - lo):
+        edges = np.linspace(lo, hi, bins + 1)
+    else:  # the span overflows float64 (values near +-1.8e308): halve, space, double back
+        edges = np.linspace(lo * 0.5, hi * 0.5, bins + 1) * 2.0
     if not np.all(np.diff(edges) > 0):  # range too narrow for float64 spacing
         return np.array([lo, hi])
     return edges
@@ -586,7 +607,8 @@ def _string_stats(doc: Document, w: WeightInfo, stats: WeightStats, chunk: int) 
 #: Exotic element types are exported as the smallest standard numpy type that holds every
 #: value exactly, so the .npy file opens with plain numpy (no ml_dtypes needed).
 def _portable_dtype(dtype: np.dtype) -> np.dtype:
-    if dtype.kind != "V":
+    # NOTE: test the module, not ``kind``: ml_dtypes reports float8_e5m2 as kind "f".
+    if dtype.type.__module__.split(".")[0] == "numpy":
         return dtype
     name = dtype.name
     if name in ("int4", "int2"):
