@@ -29,7 +29,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
@@ -276,7 +276,7 @@ def _literal_layout(attr: AttributeProto) -> tuple[int, tuple[int, ...], int]:
 
 # ----------------------------------------------------------------------------- resolving
 
-Payload = Union[TensorProto, onnx.SparseTensorProto, AttributeProto]
+Payload = TensorProto | onnx.SparseTensorProto | AttributeProto
 
 
 def _payload(doc: Document, w: WeightInfo) -> Payload:

@@ -122,8 +122,10 @@ def format_summary(s: ModelSummary, *, top: int = 15) -> str:
 
     for title, values in (("inputs", s.inputs), ("outputs", s.outputs)):
         lines.append(f"{title} ({len(values)})")
-        rows = [[v["name"] or "''", v["elem_type"], _shape(v["shape"]) + ("  (initializer)" if v.get("initializer") else "")]
-                for v in values]
+        rows = [
+            [v["name"] or "''", v["elem_type"], _shape(v["shape"]) + ("  (initializer)" * bool(v.get("initializer")))]
+            for v in values
+        ]
         lines += _table(rows)
 
     if s.op_types:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from tests.conftest import CORPUS
 from tests.editor.test_summary_support import external_model, model_with, run_cli, with_external_entry

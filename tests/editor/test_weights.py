@@ -17,7 +17,7 @@ from editor.errors import StudioError
 from editor.io import numpy_to_tensor
 from editor.weights import dtype_label, export_npy, list_weights, weight_array, weight_stats
 from tests.conftest import CORPUS
-from tests.editor.test_summary_support import external_model, model_with
+from tests.editor.test_summary_support import FUNCTION_MODEL, external_model, model_with
 
 
 @np.errstate(over="ignore")
@@ -81,7 +81,6 @@ def test_initializers_in_subgraphs_listed_with_scope() -> None:
 def test_function_constants_optional() -> None:
     import onnx.parser
 
-    from tests.editor.test_summary import FUNCTION_MODEL
 
     doc = Document(onnx.parser.parse_model(FUNCTION_MODEL))
     ws = list_weights(doc)
