@@ -125,7 +125,7 @@ def test_data_dir_option(tmp_path: Path, capsys) -> None:
     assert j["external_data_files"] == [{"path": "w.bin", "bytes": 40, "tensors": 1, "referenced_bytes": 40}]
     assert cli_main(["info", str(models / "m.onnx"), "--data-dir", str(data)]) == 0
     out = capsys.readouterr().out
-    assert "external data (1 files)" in out and "40 B" in out
+    assert "external data (1 file)" in out and "40 B" in out
 
 
 def _info_json_args(args: list[str], capsys) -> dict:

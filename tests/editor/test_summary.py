@@ -114,7 +114,7 @@ def test_external_data_files_sizes_without_reading(tmp_path: Path, capsys) -> No
     assert doc.store.mapped_files == []  # sizes come from dims and stat: nothing was mapped
     text = run_cli("info", str(path))
     assert text.returncode == 0, text.stderr
-    assert "external data (1 files)" in text.stdout and "w.bin" in text.stdout
+    assert "external data (1 file)" in text.stdout and "w.bin" in text.stdout
 
 
 def test_summary_follows_edits() -> None:
