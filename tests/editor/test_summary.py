@@ -27,6 +27,8 @@ def test_paddle_constants_are_weights() -> None:
     assert s.weights_by_dtype == {"float32": {"tensors": 342, "parameters": s.constant_parameters,
                                               "bytes": s.constant_bytes}}
     assert s.opset_imports == {"ai.onnx": 12}
+    assert s.to_json()["total_parameters"] == s.constant_parameters
+    assert s.to_json()["total_weight_bytes"] == s.constant_bytes
     assert s.inputs[0]["shape"] == ["p2o.DynamicDimension.0", 3, "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"]
 
 
