@@ -90,7 +90,8 @@ class Transaction:
         try:
             for f in self.files:
                 existed = os.path.lexists(f.target)
-                backup = _backup(f.target) if existed else None
+                # a lone file needs no backup: if its rename fails, nothing was replaced
+                backup = _backup(f.target) if existed and len(self.files) > 1 else None
                 if backup is not None:
                     backups.append(backup)
                 os.replace(f.tmp, f.target)

@@ -174,11 +174,17 @@ def _copy_data_files(
     tx: atomic.Transaction, folder: Path, sites: list[TensorSite], store: ExternalDataStore | None
 ) -> None:
     """Preserve mode: make every referenced data file exist beside the saved model."""
-    seen: set[tuple[str, ...]] = set()
+    # NOTE: one reference per distinct location is enough: every reference was validated when
+    # the model was opened, and the files are copied whole.
+    first: dict[str, TensorProto] = {}
     for s in sites:
         t = s.tensor
-        if not uses_external_data(t):
-            continue
+        if uses_external_data(t):
+            for e in t.external_data:
+                if e.key == "location":
+                    first.setdefault(e.value, t)
+    seen: set[tuple[str, ...]] = set()
+    for t in first.values():
         assert store is not None
         ref = store.ref(t)
         key = split_location(ref.location)

@@ -121,6 +121,14 @@ def test_binary_garbage_with_text_extension(tmp_path: Path) -> None:
         load_model(p)
 
 
+def test_binary_content_with_text_extension(tmp_path: Path) -> None:
+    p = tmp_path / "renamed.txt"
+    m = make_model()
+    p.write_bytes(m.SerializeToString())
+    loaded = load_model(p)
+    assert loaded.format == "binary" and loaded.model == m
+
+
 def test_text_save_inlines_external_data(tmp_path: Path) -> None:
     path = write_external(make_model(), tmp_path / "m.onnx")
     loaded = load_model(path)
