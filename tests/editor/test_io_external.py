@@ -73,6 +73,19 @@ def test_open_reads_no_external_data(one_file: Path, monkeypatch: pytest.MonkeyP
     loaded.close()
 
 
+def test_open_never_uses_onnx_load(one_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("onnx.load must not be used to open models")
+
+    for name in ("load", "load_model", "load_external_data_for_model"):
+        monkeypatch.setattr(onnx, name, refuse)
+    monkeypatch.setattr(onnx.external_data_helper, "load_external_data_for_model", refuse)
+    loaded = load_model(one_file)
+    assert loaded.path == one_file.resolve()
+    assert loaded.format == "binary"
+    assert loaded.file_size == one_file.stat().st_size
+
+
 def test_values_one_file(one_file: Path) -> None:
     loaded = load_model(one_file)
     assert_same_values(values(loaded), weights())
