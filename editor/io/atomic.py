@@ -82,6 +82,11 @@ class Transaction:
         self.files.append(f)
         return f
 
+    def drop(self, f: AtomicFile) -> None:
+        """Give up one file of the transaction (its target stays as it was)."""
+        f.discard()
+        self.files.remove(f)
+
     def commit(self) -> None:
         for f in self.files:
             f.finish()

@@ -308,6 +308,8 @@ def _save_single_file(
                 del payload
             elif external:  # below the threshold: bring it inline
                 subs[s.path] = _inline_tensor_bytes(t, _payload(t, store))
+        if out.size == 0:
+            tx.drop(out)  # nothing qualified: write no empty data file
         data = encode_with(model, build_trie(subs))
         if len(data) > PROTOBUF_LIMIT:
             raise SaveError(

@@ -207,6 +207,12 @@ def test_single_file_save(tmp_path: Path) -> None:
     onnx.checker.check_model(os.fspath(out))
 
 
+def test_single_file_with_nothing_big_writes_no_data_file(tmp_path: Path) -> None:
+    out = tmp_path / "tiny.onnx"
+    save_model(make_model({"w": np.ones(3, np.float32)}), out, options=SaveOptions(external="single-file"))
+    assert os.listdir(tmp_path) == ["tiny.onnx"]
+
+
 def test_single_file_moves_attribute_tensors_when_asked(tmp_path: Path) -> None:
     const = np.arange(1000, dtype=np.float32)
     out = tmp_path / "net.onnx"
