@@ -337,6 +337,18 @@ def test_failed_rename_rolls_back_data_file(one_file: Path, monkeypatch: pytest.
     assert_same_values(values(load_model(one_file)), weights())
 
 
+def test_file_modes_like_a_plain_write(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    path = tmp_path / "m.onnx"
+    save_model(make_model(), path, options=SaveOptions(external="single-file"))
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (tmp_path / "m.onnx.data").stat().st_mode & 0o777 == 0o666 & ~umask
+    path.chmod(0o640)
+    save_model(make_model(), path)
+    assert path.stat().st_mode & 0o777 == 0o640  # an existing file keeps its mode
+
+
 def test_save_errors_are_save_errors(tmp_path: Path) -> None:
     with pytest.raises(SaveError, match="does not exist"):
         save_model(make_model(), tmp_path / "missing" / "m.onnx")
