@@ -22,6 +22,7 @@ pointer; the OrtBackend does both, so those models run on onnxruntime. Packed su
 from __future__ import annotations
 
 import ctypes
+import re
 import functools
 import os
 import tempfile
@@ -136,6 +137,8 @@ def clean_message(exc: BaseException | str, limit: int = 300) -> str:
     """One readable line from a backend exception (onnxruntime's carry C++ source paths)."""
     text = str(exc) if not isinstance(exc, str) else exc
     text = text.replace("[ONNXRuntimeError] : ", "")
+    text = re.sub(r"^\d+ : [A-Z_]+ : ", "", text)
+    text = re.sub(r"Load model from .*? failed:\s*(Fatal error:\s*)?", "", text)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     line = lines[0] if lines else (type(exc).__name__ if not isinstance(exc, str) else "error")
     # "/onnxruntime_src/.../file.cc:52 virtual onnxruntime::X::Compute(...) const <message>"
@@ -606,6 +609,12 @@ class _RefPrepared:
     requested: tuple[str, ...]
 
 
+@functools.lru_cache(maxsize=1)
+def _onnx_domains() -> frozenset[str]:
+    """Operator domains the installed onnx defines (the reference evaluator covers these)."""
+    return frozenset({s.domain for s in onnx.defs.get_all_schemas_with_history()} | {"", "ai.onnx"})
+
+
 class ReferenceBackend(Backend):
     """``onnx.reference.ReferenceEvaluator``: slow, but covers every standard op and type,
     and can capture values inside subgraphs."""
@@ -630,7 +639,7 @@ class ReferenceBackend(Backend):
         if opset is not None and opset > supported:
             return f"model uses ai.onnx opset {opset}; onnx {onnx.__version__}'s reference evaluator supports up to {supported}"
         local_funcs = {(f.domain, f.name) for f in loaded.proto.functions}
-        known_domains = {"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training"}
+        known_domains = _onnx_domains()
         for node in loaded.proto.graph.node:
             if node.domain not in known_domains and (node.domain, node.op_type) not in local_funcs:
                 return f"no reference implementation for op {node.op_type!r} of domain {node.domain!r}"

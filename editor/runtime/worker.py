@@ -23,6 +23,7 @@ import signal
 import sys
 import time
 import traceback
+import warnings
 from collections import OrderedDict
 from multiprocessing.connection import Connection
 from typing import Any
@@ -57,6 +58,14 @@ class _Worker:
         from editor.runtime.backends import BACKENDS
 
         self.backends = {name: cls() for name, cls in BACKENDS.items()}
+        try:
+            import onnxruntime
+
+            # Session-creation errors come back as exceptions and reach the user as one
+            # line; onnxruntime's own console log of them is noise in the editor's terminal.
+            onnxruntime.set_default_logger_severity(4)
+        except ImportError:
+            pass
         self.models: OrderedDict[str, Any] = OrderedDict()
         self.sessions: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
@@ -165,6 +174,9 @@ def worker_main(conn: Connection) -> None:
 
     # The parent handles Ctrl+C; the worker must not die of the terminal's SIGINT first.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # numpy's overflow/invalid warnings from the reference evaluator would land in the
+    # editor's terminal once per run; values with NaN/Inf show up in the stats instead.
+    warnings.simplefilter("ignore", RuntimeWarning)
     worker = _Worker()
     while True:
         try:
