@@ -102,11 +102,6 @@ class _Worker:
         from editor.runtime.backends import clean_message, value_roles
 
         backend = self.backends[req["backend"]]
-        debug = req.get("debug")
-        if debug:
-            target, _, action = debug.rpartition(":")
-            if not target or target == backend.name:
-                _debug_action(action)
         options = req["options"]
         try:
             loaded = self._model(req["source"])
@@ -123,6 +118,11 @@ class _Worker:
         if options.memory_limit_mb:
             _set_memory_limit(options.memory_limit_mb)
         try:
+            debug = req.get("debug")
+            if debug:
+                target, _, action = debug.rpartition(":")
+                if not target or target == backend.name:
+                    _debug_action(action)
             key = (loaded.source.key, backend.name, options.session_key(), requested)
             prepared = self.sessions.get(key)
             if prepared is None:
