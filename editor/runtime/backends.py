@@ -424,7 +424,9 @@ class OrtBackend(Backend):
         import onnxruntime as ort
 
         so = ort.SessionOptions()
-        so.log_severity_level = 3  # warnings about unused initializers are noise here
+        # Errors come back as exceptions (one line to the user); onnxruntime logging them
+        # too, with C++ signatures, only clutters the terminal.
+        so.log_severity_level = 4
         level = _OPT_LEVELS.get(options.graph_optimization_level)
         if level is None:
             raise RuntimeBackendError(
