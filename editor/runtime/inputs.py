@@ -45,7 +45,6 @@ __all__ = [
     "resolve_shape",
 ]
 
-Dim = "int | str | None"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ Sessions are cached by (model key, backend, session options, requested values) i
 LRU, so repeated runs of the same model pay neither process start nor session creation.
 
 NOTE: test hooks. With ``ONNX_STUDIO_RUNTIME_TEST_HOOKS=1`` in the worker's environment a
-request may carry ``debug`` = '[backend:]sigfpe' | 'sigsegv' | 'exit' | 'hang' | 'oom' to simulate a
+request may carry ``debug`` = '[backend:]sigfpe' | 'sigsegv' | 'sigkill' | 'exit' | 'hang' | 'oom' to simulate a
 crashing kernel, a native exit, a hang or a runaway allocation deterministically. Without the
 variable the field is ignored, so a user's run can never trigger them.
 """
@@ -42,6 +42,8 @@ def _debug_action(action: str) -> None:
         os.kill(os.getpid(), signal.SIGFPE)
     elif action == "sigsegv":
         os.kill(os.getpid(), signal.SIGSEGV)
+    elif action == "sigkill":  # what the kernel's OOM killer does
+        os.kill(os.getpid(), signal.SIGKILL)
     elif action == "exit":
         os._exit(3)
     elif action == "hang":

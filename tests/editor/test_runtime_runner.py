@@ -166,3 +166,23 @@ def test_nontensor_output_through_the_worker(runner: Runner) -> None:
     assert result.ok
     probs = result.value("probabilities")
     assert isinstance(probs, list) and len(probs) == 3 and isinstance(probs[0], dict)
+
+
+def test_sigkill_is_reported_as_possible_oom(runner: Runner) -> None:
+    result = runner.run(chain_model(), {"x": X}, backend="ort", debug="sigkill")
+    assert result.status == "crashed" and result.signal == "SIGKILL"
+    assert "possibly out of memory" in (result.error or "")
+
+
+def test_external_data_model_with_intermediates(runner: Runner, tmp_path) -> None:  # noqa: ANN001
+    import onnx
+
+    model = chain_model()
+    onnx.save(model, str(tmp_path / "m.onnx"), save_as_external_data=True, all_tensors_to_one_file=True, location="w.bin", size_threshold=0)
+    loaded = onnx.load(str(tmp_path / "m.onnx"), load_external_data=False)
+    assert loaded.graph.initializer[0].data_location == onnx.TensorProto.EXTERNAL
+    for backend in ("ort", "reference"):
+        # the derived copy (extra outputs) is loaded from bytes: the weights must still be found
+        result = runner.run(tmp_path / "m.onnx", {"x": X}, outputs=["b", "y"], backend=backend)
+        assert result.ok, result.error
+        np.testing.assert_array_equal(result.value("b"), [[1.5, 0.0, 9.0]])
