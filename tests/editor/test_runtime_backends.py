@@ -13,7 +13,7 @@ from editor.runtime.intermediates import expose_outputs, value_scopes
 from editor.runtime.profiling import parse_ort_profile
 from editor.runtime.source import ModelSource
 from tests.conftest import CORPUS
-from tests.editor.runtime_models import bfloat16_model, chain_model, int4_model, new_opset_model
+from tests.editor.test_runtime_models import bfloat16_model, chain_model, int4_model, new_opset_model
 
 X = np.array([[1.0, -2.0, 3.0], [-0.5, 0.25, 4.0]], np.float32)
 

@@ -12,7 +12,7 @@ import pytest
 
 from editor.cli.run import add_parser, main, run, safe_file_name
 from tests.conftest import CORPUS
-from tests.editor.runtime_models import chain_model, hang_model, int4_model
+from tests.editor.test_runtime_models import chain_model, hang_model, int4_model
 
 
 @pytest.fixture()

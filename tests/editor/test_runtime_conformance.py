@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from tests.conftest import CORPUS
-from tests.editor.runtime_conformance import categorize, run_suite
+from editor.runtime.conformance import categorize, run_suite
 
 GOAL = 1900
 

@@ -14,7 +14,7 @@ import pytest
 from editor.runtime import Runner, RunOptions
 from editor.runtime.backends import _ort_max_opset
 from tests.conftest import CORPUS
-from tests.editor.runtime_models import chain_model, hang_model, int4_model, new_opset_model
+from tests.editor.test_runtime_models import chain_model, hang_model, int4_model, new_opset_model
 
 X = np.array([[1.0, -2.0, 3.0]], np.float32)
 
@@ -127,8 +127,6 @@ def test_pinned_backend_does_not_fall_back(runner: Runner) -> None:
 
 def test_ort_run_time_error_falls_back(runner: Runner) -> None:
     """ConvInteger with a per-channel zero point loads in onnxruntime but fails when it runs."""
-    from tests.editor.runtime_conformance import backend_cases
-
     folder = CORPUS / "onnx-backend" / "node" / "test_convinteger_with_padding"
     import onnx
 
@@ -142,7 +140,6 @@ def test_ort_run_time_error_falls_back(runner: Runner) -> None:
     assert result.ok and result.backend == "reference"
     assert result.attempts[0].status == "failed" and "ConvInteger" in (result.attempts[0].reason or "")
     assert values_close(result.value(model.graph.output[0].name), expected) is None
-    del backend_cases
 
 
 def test_bytes_model_sent_once_then_by_key(runner: Runner) -> None:

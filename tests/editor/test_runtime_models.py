@@ -1,4 +1,4 @@
-"""Small models built with onnx.helper for the runtime tests (not a test module)."""
+"""Small models built with onnx.helper for the runtime tests, and a check that they are valid."""
 
 from __future__ import annotations
 
@@ -81,3 +81,9 @@ def bfloat16_model() -> onnx.ModelProto:
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
         [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [4])],
     )
+
+
+def test_models_are_valid_onnx() -> None:
+    """The builders above make checker-clean models (so failures elsewhere are the runtime's)."""
+    for model in (chain_model(), int4_model(), new_opset_model(21), hang_model(), bfloat16_model()):
+        onnx.checker.check_model(model, full_check=True)
