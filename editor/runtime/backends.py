@@ -71,7 +71,8 @@ class RunOptions:
     intra-op threads otherwise busy-wait after every run, and in an editor that CPU belongs
     to the GUI (and, on small machines, to the worker's own reply). Measured on the 2-core
     CI box, turning it off cut the median time added around ``session.run`` from ~11.6 ms to
-    ~7.4 ms under load (tests/benchmarks/bench_runtime.py), with no loss in the run itself.
+    ~7.4 ms under load (tests/benchmarks/bench_runtime.py); the run itself was not
+    measurably slower in the same measurements.
     """
 
     providers: tuple[str, ...] | None = None
