@@ -19,7 +19,6 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QImage, QPainter
 
 from widgets.canvas.scene import GraphScene
-from widgets.canvas.style import BATCH_LOD
 
 MAX_SIDE = 16384  # QImage/PNG readers cope; beyond this viewers choke
 MAX_PIXELS = 120_000_000
@@ -54,15 +53,15 @@ def _clean_render(scene: GraphScene, scale: float):
     """Switch off hover/selection marks and pick the level of detail for ``scale``."""
     selected = scene.selected_keys()
     hovered = scene.hovered()
-    batch = scene.batch_mode
+    mode = scene.mode
     scene.blockSignals(True)
     try:
         scene.set_hovered(None)
         scene.select_keys([])
-        scene.set_batch_mode(scale < BATCH_LOD)
+        scene.set_detail(scale)
         yield
     finally:
-        scene.set_batch_mode(batch)
+        scene.set_mode(mode)
         scene.select_keys(selected)
         scene.set_hovered(hovered)
         scene.blockSignals(False)
