@@ -278,11 +278,13 @@ def build_display_graph(
             edges[key] = Edge(key=key, src=src, src_port=sp, dst=dst, dst_port=dp, value=value,
                               label=shape_text(vis.get(value)))
 
-    def src_of(value: str) -> tuple[str, int] | None:
+    def src_of(value: str, consumer: str = "") -> tuple[str, int] | None:
         p = producer.get(value)
         if p is not None:
             pi, k = p
             r = rep[pi]
+            if r == consumer:
+                return r, -1  # inside one closed group: no boundary port
             if r[0] == "g":
                 ports = group_out_ports[r[2:]]
                 k = ports.setdefault(value, len(ports))
@@ -299,7 +301,7 @@ def build_display_graph(
         for j, value in enumerate(node.input):
             if not value:
                 continue
-            s = src_of(value)
+            s = src_of(value, r)
             if s is None:
                 w = initializers.get(value) or weight_const.get(value)
                 if w is None:
