@@ -7,7 +7,7 @@ costs ``None`` one reference. CPython 3.12+ makes ``None`` immortal and never no
 the count reaches zero after a few thousand calls (one render of a 100-node graph) and the
 interpreter aborts with ``Fatal Python error: none_dealloc``.
 
-# NOTE: the fix gives ``None`` an extra 2**40 references once, at import, which is what
+# NOTE: the fix gives ``None`` (and ``True``/``False``) an extra 2**40 references once, at import, which is what
 # 3.12's immortality amounts to; at a million Qt calls per second that lasts 12 days of
 # painting. It touches only CPython < 3.12 (ob_refcnt is the first field of every object
 # in CPython's non-debug ABI). The application should import this before any Qt code runs:
@@ -29,7 +29,9 @@ def install() -> bool:
     global _installed
     if _installed or sys.version_info >= (3, 12) or platform.python_implementation() != "CPython":
         return False
-    ctypes.c_ssize_t.from_address(id(None)).value += _BUMP
+    # True/False are hit the same way (seen at interpreter exit after a test session)
+    for obj in (None, True, False):
+        ctypes.c_ssize_t.from_address(id(obj)).value += _BUMP
     _installed = True
     return True
 
