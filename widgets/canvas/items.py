@@ -45,7 +45,6 @@ ROLE_PATH = 2
 ROLE_SELECTED = 3  # only used for the low-zoom marks of HighlightItem
 
 _MARGIN = 8.0  # room around a box for its selection / highlight outline
-_MARGIN_PEN = QPen(Qt.GlobalColor.transparent, 2 * _MARGIN)
 _ARROW_LEN = 7.0
 _ARROW_HALF = 3.5
 STRAIGHT_LOD = 0.15
@@ -83,27 +82,17 @@ class NodeItem(QGraphicsRectItem):
         self._show_names = show_names
         self._role = ROLE_NONE
         self._rect = QRectF(0.0, 0.0, float(box.width), float(box.height))
-        self.setRect(self._rect)
-        self.setPen(_MARGIN_PEN)
+        # the (never drawn) rect is the box plus the outline margin: boundingRect in C++
+        self.setRect(QRectF(-_MARGIN, -_MARGIN, box.width + 2 * _MARGIN, box.height + 2 * _MARGIN))
         self._texts: list[tuple[int, QStaticText, QPointF]] | None = None
         self._body: QPainterPath | None = None
-        if box.kind == "node" and (box.details or box.weights):
-            # the white body under the coloured header: the box's rounded outline clipped
-            # below the header, built once
-            full = QPainterPath()
-            full.addRoundedRect(self._rect, RADIUS, RADIUS)
-            below = QPainterPath()
-            h = min(HEADER_H, self._rect.height())
-            below.addRect(QRectF(0.0, h, self._rect.width(), self._rect.height() - h))
-            self._body = full.intersected(below)
         self._colour = style.category_colour(box.category)
-        self._brush = QBrush(self._colour)
+        self._brush = style.category_brush(box.category)
         self.setPos(float(pos[0]), float(pos[1]))
         # NOTE: selection is the scene's (GraphScene.selected_keys), not Qt's item flag:
-        # Qt deselects hidden items, and boxes are hidden as a whole at low zoom.
-        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        self.setZValue(2.0)
-        self.setToolTip(self._tooltip())
+        # Qt deselects hidden items, and boxes are hidden as a whole at low zoom. Tool tips
+        # are the view's too (built on demand from tooltip()): 10k boxes are built faster
+        # without either, and nothing here needs Qt's per-item mouse handling.
 
     # -- state changed from outside paint() -------------------------------------------
     def set_role(self, role: int) -> None:
@@ -132,7 +121,7 @@ class NodeItem(QGraphicsRectItem):
     def set_style(self, style: CanvasStyle) -> None:
         self._style = style
         self._colour = style.category_colour(self.box.category)
-        self._brush = QBrush(self._colour)
+        self._brush = style.category_brush(self.box.category)
         self._texts = None
         self.update()
 
@@ -190,10 +179,22 @@ class NodeItem(QGraphicsRectItem):
         else:
             painter.drawRoundedRect(r, RADIUS + 2, RADIUS + 2)
 
+    def _body_path(self) -> QPainterPath | None:
+        """The white body under the coloured header (None for title-only boxes); built once."""
+        if self._body is None and (self.box.details or self.box.weights):
+            full = QPainterPath()
+            full.addRoundedRect(self._rect, RADIUS, RADIUS)
+            below = QPainterPath()
+            h = min(HEADER_H, self._rect.height())
+            below.addRect(QRectF(0.0, h, self._rect.width(), self._rect.height() - h))
+            self._body = full.intersected(below)
+        return self._body
+
     def _paint_node(self, painter: QPainter) -> None:
         style = self._style
         r = self._rect
-        if self._body is None:
+        body = self._body_path()
+        if body is None:
             painter.setPen(style.no_pen)
             painter.setBrush(self._brush)
             painter.drawRoundedRect(r, RADIUS, RADIUS)
@@ -202,7 +203,7 @@ class NodeItem(QGraphicsRectItem):
         painter.setBrush(self._brush)
         painter.drawRoundedRect(r, RADIUS, RADIUS)
         painter.setBrush(style.fill_brush)
-        painter.drawPath(self._body)
+        painter.drawPath(body)
         painter.setPen(style.border_pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(r, RADIUS, RADIUS)
@@ -312,7 +313,8 @@ class NodeItem(QGraphicsRectItem):
         out.sort(key=lambda t: t[0])
         return out
 
-    def _tooltip(self) -> str:
+    def tooltip(self) -> str:
+        """Rich-text tool tip (op, name, weights, attributes); the view shows it on hover."""
         box = self.box
         lines = [f"<b>{_esc(box.label)}</b>"]
         if box.name:
@@ -466,6 +468,8 @@ class EdgeTileItem(QGraphicsItem):
                 current = label.kind
             if label.static is None:
                 label.static = _static(label.text)
+            # a halo of background colour keeps the label legible over crossing edges
+            painter.fillRect(label.rect, style.label_halo)
             painter.drawStaticText(label.pos, label.static)
 
 

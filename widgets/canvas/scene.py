@@ -267,9 +267,6 @@ class GraphScene(QGraphicsScene):
                 continue
             x0, y0 = route[0]
             tiles[(int(x0 // EDGE_TILE), int(y0 // EDGE_TILE))].append(edge)
-            overview.moveTo(x0, y0)
-            for x, y in route[1:]:
-                overview.lineTo(x, y)
         rect = QRectF(self._graph_rect)
         for _, edges in sorted(tiles.items()):
             lines = QPainterPath()
@@ -296,6 +293,7 @@ class GraphScene(QGraphicsScene):
                     pos = QPointF(x + 4.0, y + 2.0)
                     w = lm.horizontalAdvance(edge.label)
                     labels.append(EdgeLabel(pos, edge.label, QRectF(pos.x(), pos.y(), w, lm.height())))
+            overview.addPath(straight)
             tile = EdgeTileItem(lines, straight, arrows, stubs, labels, style)
             self._tiles.append(tile)
             self.addItem(tile)

@@ -64,6 +64,9 @@ class CanvasStyle:
         self.header_text_pen = QPen(pal.header_text)
         self.muted_pen = QPen(pal.muted_text)
         self.label_pen = QPen(pal.edge_label)
+        halo = QColor(pal.background)
+        halo.setAlpha(210)
+        self.label_halo = QBrush(halo)
         self.reference_pen = QPen(pal.reference, 1.2)
         self.reference_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
 

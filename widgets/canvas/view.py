@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QTransform, QWheelEvent
-from PySide6.QtWidgets import QFrame, QGraphicsView, QMenu
+from PySide6.QtWidgets import QFrame, QGraphicsView, QMenu, QToolTip
 
 from widgets.canvas.items import NodeItem
 from widgets.canvas.scene import GraphScene
@@ -227,6 +227,14 @@ class GraphView(QGraphicsView):
         event.accept()
 
     def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.ToolTip:
+            item = self._node_at(event.pos())
+            if item is None:
+                QToolTip.hideText()
+                event.ignore()
+            else:
+                QToolTip.showText(event.globalPos(), item.tooltip(), self.viewport())
+            return True
         if event.type() == QEvent.Type.NativeGesture:
             gesture = event.gestureType()
             if gesture == Qt.NativeGestureType.ZoomNativeGesture:
