@@ -56,10 +56,21 @@ def _lod(option: QStyleOptionGraphicsItem, painter: QPainter) -> float:
     return QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
 
 
+# enum members looked up once: PySide's enum attribute access costs ~4 us a time
+_ELIDE_MIDDLE = Qt.TextElideMode.ElideMiddle
+_ELIDE_RIGHT = Qt.TextElideMode.ElideRight
+_PLAIN = Qt.TextFormat.PlainText
+_AGGRESSIVE = QStaticText.PerformanceHint.AggressiveCaching
+_AA = QPainter.RenderHint.Antialiasing
+_SMOOTH = QPainter.RenderHint.SmoothPixmapTransform
+_NO_BRUSH = Qt.BrushStyle.NoBrush
+_NO_PEN = Qt.PenStyle.NoPen
+
+
 def _static(text: str) -> QStaticText:
     st = QStaticText(text)
-    st.setTextFormat(Qt.TextFormat.PlainText)
-    st.setPerformanceHint(QStaticText.PerformanceHint.AggressiveCaching)
+    st.setTextFormat(_PLAIN)
+    st.setPerformanceHint(_AGGRESSIVE)
     return st
 
 
@@ -89,6 +100,8 @@ class NodeItem(QGraphicsRectItem):
         self._colour = style.category_colour(box.category)
         self._brush = style.category_brush(box.category)
         self.setPos(float(pos[0]), float(pos[1]))
+        # boxes never move after construction (a new layout makes new items)
+        self._scene_rect = QRectF(float(pos[0]), float(pos[1]), float(box.width), float(box.height))
         # NOTE: selection is the scene's (GraphScene.selected_keys), not Qt's item flag:
         # Qt deselects hidden items, and boxes are hidden as a whole at low zoom. Tool tips
         # are the view's too (built on demand from tooltip()): 10k boxes are built faster
@@ -126,7 +139,7 @@ class NodeItem(QGraphicsRectItem):
         self.update()
 
     def scene_rect(self) -> QRectF:
-        return self._rect.translated(self.pos())
+        return QRectF(self._scene_rect)
 
     # -- QGraphicsItem --------------------------------------------------------------
     def shape(self) -> QPainterPath:
@@ -147,7 +160,7 @@ class NodeItem(QGraphicsRectItem):
             if selected or self._role:
                 self._paint_outline(painter, selected, cosmetic=True)
             return
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setRenderHint(_AA, True)
         kind = self.box.kind
         if kind == "group":
             self._paint_group(painter)
@@ -172,7 +185,7 @@ class NodeItem(QGraphicsRectItem):
             pen = QPen(style.highlight_pen)
         pen.setCosmetic(cosmetic)
         painter.setPen(pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setBrush(_NO_BRUSH)
         r = self._rect.adjusted(-2.0, -2.0, 2.0, 2.0)
         if cosmetic:
             painter.drawRect(r)
@@ -205,7 +218,7 @@ class NodeItem(QGraphicsRectItem):
         painter.setBrush(style.fill_brush)
         painter.drawPath(body)
         painter.setPen(style.border_pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setBrush(_NO_BRUSH)
         painter.drawRoundedRect(r, RADIUS, RADIUS)
 
     def _paint_terminal(self, painter: QPainter) -> None:
@@ -259,7 +272,7 @@ class NodeItem(QGraphicsRectItem):
         out: list[tuple[int, QStaticText, QPointF]] = []
         hm = style.header_metrics
         bm = style.body_metrics
-        el = Qt.TextElideMode.ElideMiddle
+        el = _ELIDE_MIDDLE
         if box.kind == "group":
             inner = r.width() - 4.0 - 10.0 - 4.0
             title = hm.elidedText(box.label, el, inner)
@@ -302,9 +315,11 @@ class NodeItem(QGraphicsRectItem):
             for key, value in tuple((_short(k), v) for k, v in box.weights) + tuple(box.details):
                 if y + bm.height() > bottom + 1.0:
                     break
-                key_text = bm.elidedText(key, el, avail * 0.55)
-                kw = bm.horizontalAdvance(key_text)
-                val_text = bm.elidedText(str(value), Qt.TextElideMode.ElideRight, max(avail - kw - 6.0, 0.0))
+                # the value (shape, kernel ...) matters more than the key: it keeps up to
+                # 60 % of the line, the key gets the rest
+                val_text = bm.elidedText(str(value), _ELIDE_RIGHT, avail * 0.6)
+                key_room = max(avail - bm.horizontalAdvance(val_text) - 6.0, 0.0)
+                key_text = bm.elidedText(key, el, key_room)
                 out.append((1, _static(key_text), QPointF(r.left() + PAD_X, y)))
                 if val_text:
                     vw = bm.horizontalAdvance(val_text)
@@ -409,16 +424,21 @@ class EdgeLabel:
 class EdgeTileItem(QGraphicsItem):
     """All edges whose routes start in one spatial tile, painted as a few batched paths."""
 
-    def __init__(self, lines: QPainterPath, straight: QPainterPath, arrows: QPainterPath, stubs: QPainterPath,
-                 labels: list[EdgeLabel], style: CanvasStyle) -> None:
+    def __init__(self, polylines: list[list[tuple[float, float]]], straight: QPainterPath, arrows: QPainterPath,
+                 stubs: QPainterPath, labels: list[EdgeLabel], style: CanvasStyle) -> None:
         super().__init__()
-        self._lines = lines
+        # NOTE: the rounded-corner path is built from ``polylines`` the first time the tile
+        # is painted close enough for corners to show, then kept: a zoomed-out view or an
+        # export of a 15k-edge graph never pays for it. Rounded corners lie inside the
+        # straight polyline's hull, so the bounding rect does not change.
+        self._polylines = polylines
+        self._lines: QPainterPath | None = None
         self._straight = straight
         self._arrows = arrows
         self._stubs = stubs
         self._labels = labels
         self._style = style
-        rect = lines.boundingRect().united(arrows.boundingRect()).united(stubs.boundingRect())
+        rect = straight.boundingRect().united(arrows.boundingRect()).united(stubs.boundingRect())
         for label in labels:
             rect = rect.united(label.rect)
         self._bounds = rect.adjusted(-3.0, -3.0, 3.0, 3.0)
@@ -441,17 +461,24 @@ class EdgeTileItem(QGraphicsItem):
         lod = _lod(option, painter)
         style = self._style
         aa = lod >= ANTIALIAS_LOD
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, aa)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setRenderHint(_AA, aa)
+        painter.setBrush(_NO_BRUSH)
         painter.setPen(style.edge_pen if lod >= 0.8 else style.edge_pen_cosmetic)
         # rounded corners are invisible when zoomed far out; straight polylines stroke faster
-        painter.drawPath(self._lines if lod >= STRAIGHT_LOD else self._straight)
+        if lod >= STRAIGHT_LOD:
+            if self._lines is None:
+                self._lines = QPainterPath()
+                for pts in self._polylines:
+                    rounded_polyline(self._lines, pts)
+            painter.drawPath(self._lines)
+        else:
+            painter.drawPath(self._straight)
         if lod >= ANTIALIAS_LOD:
             painter.setPen(style.no_pen)
             painter.setBrush(style.edge_brush)
             painter.drawPath(self._arrows)
         if not self._stubs.isEmpty():
-            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setBrush(_NO_BRUSH)
             painter.setPen(style.reference_pen)
             painter.drawPath(self._stubs)
         if lod < LABEL_LOD or not self._labels:
@@ -497,8 +524,8 @@ class BoxBatchItem(QGraphicsItem):
         return QPainterPath()
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setRenderHint(_AA, False)
+        painter.setPen(_NO_PEN)
         for brush, path in self._fills:
             painter.setBrush(brush)
             painter.drawPath(path)
@@ -551,20 +578,20 @@ class HighlightItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         lod = _lod(option, painter)
         style = self._style
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod >= ANTIALIAS_LOD)
+        painter.setRenderHint(_AA, lod >= ANTIALIAS_LOD)
         cosmetic = lod < 0.8
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setBrush(_NO_BRUSH)
         if not self._near.isEmpty():
             painter.setPen(style.hl_edge_pen_cosmetic if cosmetic else style.hl_edge_pen)
             painter.drawPath(self._near)
-            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setPen(_NO_PEN)
             painter.setBrush(QBrush(style.palette.highlight))
             painter.drawPath(self._near_arrows)
         if not self._path.isEmpty():
-            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setBrush(_NO_BRUSH)
             painter.setPen(style.path_edge_pen_cosmetic if cosmetic else style.path_edge_pen)
             painter.drawPath(self._path)
-            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setPen(_NO_PEN)
             painter.setBrush(QBrush(style.palette.path))
             painter.drawPath(self._path_arrows)
         if lod < BATCH_LOD and self._marks:
@@ -574,7 +601,7 @@ class HighlightItem(QGraphicsItem):
                 pen = QPen(colours[role], 3.0 if role == ROLE_SELECTED else 2.0)
                 pen.setCosmetic(True)
                 painter.setPen(pen)
-                painter.setBrush(QBrush(colours[role]) if role == ROLE_SELECTED else Qt.BrushStyle.NoBrush)
+                painter.setBrush(QBrush(colours[role]) if role == ROLE_SELECTED else _NO_BRUSH)
                 for r in rects:
                     painter.drawRect(r)
 
@@ -602,5 +629,5 @@ class OverviewItem(QGraphicsItem):
         return QPainterPath()
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
+        painter.setRenderHint(_SMOOTH, True)
         painter.drawImage(self._target, self._image)

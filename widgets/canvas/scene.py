@@ -156,10 +156,12 @@ class GraphScene(QGraphicsScene):
 
     def _build_grid(self) -> None:
         grid: dict[tuple[int, int], list[str]] = defaultdict(list)
+        positions = self._layout.positions
         for key, item in self._items.items():
-            r = item.scene_rect()
-            for cx in range(int(r.left() // GRID), int(r.right() // GRID) + 1):
-                for cy in range(int(r.top() // GRID), int(r.bottom() // GRID) + 1):
+            x, y = positions[key]
+            box = item.box
+            for cx in range(int(x // GRID), int((x + box.width) // GRID) + 1):
+                for cy in range(int(y // GRID), int((y + box.height) // GRID) + 1):
                     grid[(cx, cy)].append(key)
         self._grid = dict(grid)
 
@@ -167,7 +169,7 @@ class GraphScene(QGraphicsScene):
         """Key of the box under a scene point (works whatever the level of detail)."""
         best = None
         for key in self._grid.get((int(point.x() // GRID), int(point.y() // GRID)), ()):
-            if self._items[key].scene_rect().contains(point):
+            if self._items[key]._scene_rect.contains(point):
                 best = key
         return best
 
@@ -182,7 +184,7 @@ class GraphScene(QGraphicsScene):
             for cx in range(int(r.left() // GRID), int(r.right() // GRID) + 1):
                 for cy in range(int(r.top() // GRID), int(r.bottom() // GRID) + 1):
                     candidates.update(self._grid.get((cx, cy), ()))
-        return sorted(k for k in candidates if self._items[k].scene_rect().intersects(r))
+        return sorted(k for k in candidates if self._items[k]._scene_rect.intersects(r))
 
     def _clear_graph(self) -> None:
         for item in self._tiles + self._batches:
@@ -269,7 +271,7 @@ class GraphScene(QGraphicsScene):
             tiles[(int(x0 // EDGE_TILE), int(y0 // EDGE_TILE))].append(edge)
         rect = QRectF(self._graph_rect)
         for _, edges in sorted(tiles.items()):
-            lines = QPainterPath()
+            polylines: list[list[tuple[float, float]]] = []
             straight = QPainterPath()
             arrows = QPainterPath()
             stubs = QPainterPath()
@@ -282,7 +284,7 @@ class GraphScene(QGraphicsScene):
                     continue
                 route = routes[edge.key]
                 pts = trimmed_route(route)
-                rounded_polyline(lines, pts)
+                polylines.append(pts)
                 straight.moveTo(route[0][0], route[0][1])
                 for x, y in route[1:]:
                     straight.lineTo(x, y)
@@ -294,7 +296,7 @@ class GraphScene(QGraphicsScene):
                     w = lm.horizontalAdvance(edge.label)
                     labels.append(EdgeLabel(pos, edge.label, QRectF(pos.x(), pos.y(), w, lm.height())))
             overview.addPath(straight)
-            tile = EdgeTileItem(lines, straight, arrows, stubs, labels, style)
+            tile = EdgeTileItem(polylines, straight, arrows, stubs, labels, style)
             self._tiles.append(tile)
             self.addItem(tile)
             rect = rect.united(tile.boundingRect())
