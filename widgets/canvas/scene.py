@@ -294,7 +294,11 @@ class GraphScene(QGraphicsScene):
                     x, y = route[0]
                     pos = QPointF(x + 4.0, y + 2.0)
                     w = lm.horizontalAdvance(edge.label)
-                    labels.append(EdgeLabel(pos, edge.label, QRectF(pos.x(), pos.y(), w, lm.height())))
+                    lrect = QRectF(pos.x(), pos.y(), w, lm.height())
+                    # neighbouring ports of one box: keep the first label, drop ones that
+                    # would overprint it (the tooltip and the highlight still tell)
+                    if not any(lrect.intersects(other.rect) for other in labels[-8:]):
+                        labels.append(EdgeLabel(pos, edge.label, lrect))
             overview.addPath(straight)
             tile = EdgeTileItem(polylines, straight, arrows, stubs, labels, style)
             self._tiles.append(tile)
