@@ -126,6 +126,9 @@ def bench(model: onnx.ModelProto, repeats: int = 7) -> dict[str, float]:
     _median_frame(view, image, 2)  # warm caches
     batched = _median_frame(view, image, repeats)
     mode_at_fit = scene.mode
+    scene.set_mode("batch")  # the intermediate mode, forced at the same zoom
+    _median_frame(view, image, 1)
+    batch_mode = _median_frame(view, image, repeats)
     scene.set_mode("full")  # reference: every box paints itself
     per_item = _median_frame(view, image, max(3, repeats // 2))
     scene.set_detail(view.zoom())
@@ -144,6 +147,7 @@ def bench(model: onnx.ModelProto, repeats: int = 7) -> dict[str, float]:
         "scene_build_s": t_scene,
         "frame_fit_batched_ms": batched * 1000,
         "mode_at_fit": mode_at_fit,
+        "frame_fit_forced_batch_ms": batch_mode * 1000,
         "frame_fit_per_item_ms": per_item * 1000,
         "batching_speedup": per_item / batched if batched else float("nan"),
         "frame_zoomed_100pct_ms": zoomed * 1000,

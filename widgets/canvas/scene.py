@@ -31,6 +31,7 @@ from widgets.canvas.items import (
     OverviewItem,
     arrow_head,
     rounded_polyline,
+    route_pieces,
     trimmed_route,
 )
 from widgets.canvas.palette import Palette, dark_palette, light_palette
@@ -253,6 +254,9 @@ class GraphScene(QGraphicsScene):
         style = self._style
         lm = style.label_metrics
         tiles: dict[tuple[int, int], list] = defaultdict(list)
+        pieces: dict[tuple[int, int], list] = defaultdict(list)
+        heads: dict[tuple[int, int], list] = defaultdict(list)
+        ref_dst: dict[tuple[int, int], list] = defaultdict(list)
         overview = QPainterPath()
         for edge in graph.edges:
             if edge.src not in self._items or edge.dst not in self._items:
@@ -263,14 +267,22 @@ class GraphScene(QGraphicsScene):
             if edge.key in refs:
                 sp = port_position(boxes[edge.src], positions[edge.src], "out", edge.src_port)
                 tiles[(int(sp[0] // EDGE_TILE), int(sp[1] // EDGE_TILE))].append(edge)
+                dp = port_position(boxes[edge.dst], positions[edge.dst], "in", edge.dst_port)
+                ref_dst[(int(dp[0] // EDGE_TILE), int(dp[1] // EDGE_TILE))].append(edge)
                 continue
             route = routes.get(edge.key)
             if not route or len(route) < 2:
                 continue
             x0, y0 = route[0]
             tiles[(int(x0 // EDGE_TILE), int(y0 // EDGE_TILE))].append(edge)
+            pts = trimmed_route(route)
+            for piece in route_pieces(pts, EDGE_TILE):
+                pieces[(int(piece[1] // EDGE_TILE), int(piece[2] // EDGE_TILE))].append(piece)
+            tx, ty = route[-1]
+            heads[(int(tx // EDGE_TILE), int(ty // EDGE_TILE))].append((route[-1], pts[-2]))
         rect = QRectF(self._graph_rect)
-        for _, edges in sorted(tiles.items()):
+        for cell in sorted(set(tiles) | set(pieces) | set(heads) | set(ref_dst)):
+            edges = tiles.get(cell, ())
             polylines: list[list[tuple[float, float]]] = []
             straight = QPainterPath()
             arrows = QPainterPath()
@@ -278,17 +290,19 @@ class GraphScene(QGraphicsScene):
             labels: list[EdgeLabel] = []
             labelled: set[tuple[str, int]] = set()
             stubbed: set[tuple[str, int]] = set()
+            for tip, before in heads.get(cell, ()):
+                arrow_head(arrows, tip, before)
+            for edge in ref_dst.get(cell, ()):
+                self._add_reference(edge, boxes, positions, stubs, arrows, labels, stubbed, lm, "dst")
             for edge in edges:
                 if edge.key in refs:
-                    self._add_reference(edge, boxes, positions, stubs, arrows, labels, stubbed, lm)
+                    self._add_reference(edge, boxes, positions, stubs, arrows, labels, stubbed, lm, "src")
                     continue
                 route = routes[edge.key]
-                pts = trimmed_route(route)
-                polylines.append(pts)
+                polylines.append(trimmed_route(route))
                 straight.moveTo(route[0][0], route[0][1])
                 for x, y in route[1:]:
                     straight.lineTo(x, y)
-                arrow_head(arrows, route[-1], pts[-2] if len(pts) >= 2 else route[0])
                 if edge.label and (edge.src, edge.src_port) not in labelled:
                     labelled.add((edge.src, edge.src_port))
                     x, y = route[0]
@@ -300,26 +314,29 @@ class GraphScene(QGraphicsScene):
                     if not any(lrect.intersects(other.rect) for other in labels[-8:]):
                         labels.append(EdgeLabel(pos, edge.label, lrect))
             overview.addPath(straight)
-            tile = EdgeTileItem(polylines, straight, arrows, stubs, labels, style)
+            tile = EdgeTileItem(polylines, pieces.get(cell, []), straight, arrows, stubs, labels, style)
             self._tiles.append(tile)
             self.addItem(tile)
             rect = rect.united(tile.boundingRect())
         self._graph_rect = rect
         self._overview_edges = overview
 
-    def _add_reference(self, edge, boxes, positions, stubs, arrows, labels, stubbed, lm) -> None:
-        """A broadcast edge: a short stub under the producer and one above the consumer."""
+    def _add_reference(self, edge, boxes, positions, stubs, arrows, labels, stubbed, lm, part: str) -> None:
+        """A broadcast edge: a short stub under the producer (``part="src"``) and one above
+        the consumer (``"dst"``); each is added to the tile it lies in."""
         from editor.layout import port_position
 
         text = edge.value
         sx, sy = port_position(boxes[edge.src], positions[edge.src], "out", edge.src_port)
-        if (edge.src, edge.src_port) not in stubbed:
+        if part == "src" and (edge.src, edge.src_port) not in stubbed:
             stubbed.add((edge.src, edge.src_port))
             stubs.moveTo(sx, sy)
             stubs.lineTo(sx, sy + _STUB)
             stubs.addEllipse(QPointF(sx, sy + _STUB + 2.0), 2.0, 2.0)
             pos = QPointF(sx + 5.0, sy + _STUB - lm.height() / 2.0)
             labels.append(EdgeLabel(pos, f"{text} ⇢", QRectF(pos.x(), pos.y(), lm.horizontalAdvance(f"{text} ⇢"), lm.height()), 1))
+        if part != "dst":
+            return
         dx, dy = port_position(boxes[edge.dst], positions[edge.dst], "in", edge.dst_port)
         stubs.moveTo(dx, dy - _STUB)
         stubs.lineTo(dx, dy - 6.0)

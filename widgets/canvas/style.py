@@ -72,7 +72,8 @@ class CanvasStyle:
 
         self.edge_pen = QPen(pal.edge, 1.2)
         self.edge_pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-        self.edge_pen.setCapStyle(Qt.PenCapStyle.FlatCap)
+        # round caps hide the joints between the pieces of an edge drawn by two tiles
+        self.edge_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
         self.edge_pen_cosmetic = QPen(pal.edge, 1.0)
         self.edge_pen_cosmetic.setCosmetic(True)
         self.edge_brush = QBrush(pal.edge)
