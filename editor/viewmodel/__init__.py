@@ -239,7 +239,8 @@ def build_display_graph(
                 producer[o] = (i, k)
 
     drawn = [i for i in range(n) if not hidden[i]]
-    tree = build_group_tree([nodes[i].name for i in drawn], drawn)
+    # the flat view needs no groups: skip building the tree (it is the big-graph case)
+    tree = build_group_tree([nodes[i].name for i in drawn], drawn) if expanded is not None else GroupTree()
     # rep[i]: key of the box node i is drawn in (itself, or its outermost closed group)
     rep: dict[int, str] = {}
     closed_groups: dict[str, list[int]] = {}
@@ -272,11 +273,15 @@ def build_display_graph(
 
     edges: dict[str, Edge] = {}
 
+    labels: dict[str, str] = {}
+
     def add_edge(src: str, sp: int, dst: str, dp: int, value: str) -> None:
         key = f"{src}:{sp}->{dst}:{dp}"
         if key not in edges:
-            edges[key] = Edge(key=key, src=src, src_port=sp, dst=dst, dst_port=dp, value=value,
-                              label=shape_text(vis.get(value)))
+            lab = labels.get(value)
+            if lab is None:
+                lab = labels[value] = shape_text(vis.get(value))
+            edges[key] = Edge(key, src, sp, dst, dp, value, lab)
 
     def src_of(value: str, consumer: str = "") -> tuple[str, int] | None:
         p = producer.get(value)
