@@ -36,13 +36,14 @@ V_GAP = 40.0          # vertical gap between layers
 MARGIN = 20.0
 PORT_PULL = 0.3       # how much the x pulls honour port offsets (0: centres, 1: ports)
 
-# NOTE: broadcast thresholds. A value with at least REF_MIN_FANOUT consumers has each edge
-# longer than REF_SPAN ranks drawn as a reference stub (its nearest consumer stays routed so
-# the producer visibly connects to something). Any edge longer than REF_MAX_SPAN ranks is a
+# NOTE: broadcast thresholds. A value with at least REF_MIN_FANOUT consumers, one of them more
+# than REF_SPAN ranks away, is a broadcast: its edges longer than REF_NEAR ranks are drawn as
+# reference stubs (its nearest consumer stays routed so the producer visibly connects). Any edge longer than REF_MAX_SPAN ranks is a
 # reference too: a line across hundreds of layers is unreadable and costs one dummy per rank.
 REF_MIN_FANOUT = 3
 REF_SPAN = 12
 REF_MAX_SPAN = 400
+REF_NEAR = 2
 
 Check = Callable[[float], None]
 
@@ -152,7 +153,14 @@ def choose_references(es: np.ndarray, esp: np.ndarray, span: np.ndarray) -> np.n
     gid = np.cumsum(new) - 1
     fan = np.bincount(gid)
     first = new  # shortest edge of each value (sorted by span within group)
-    big = (fan[gid] >= REF_MIN_FANOUT) & (np.abs(span[o]) > REF_SPAN) & ~first
+    sp = np.abs(span[o])
+    maxspan = np.zeros(len(fan), dtype=sp.dtype)
+    np.maximum.at(maxspan, gid, sp)
+    # a broadcast value: many consumers, some far away. Then every consumer but the nearest
+    # gets a stub unless it sits right below the producer (a fan of lines that all run
+    # along the same column says nothing a stub would not).
+    broadcast = (fan[gid] >= REF_MIN_FANOUT) & (maxspan[gid] > REF_SPAN)
+    big = broadcast & (sp > REF_NEAR) & ~first
     ref[o[big]] = True
     return ref
 

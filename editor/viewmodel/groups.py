@@ -38,6 +38,54 @@ def scopes_of(name: str) -> list[str]:
     return out
 
 
+TORCH_SCOPES_KEY = "pkg.torch.onnx.name_scopes"
+
+
+def scoped_name(node: onnx.NodeProto) -> str:
+    """The node's name with its scope path, from the name itself or exporter metadata.
+
+    Names like ``/model/layers.3/attn/MatMul`` (the TorchScript exporter, tf2onnx) carry the
+    scopes. The dynamo exporter names nodes ``node_add_12`` and records the module scopes in
+    ``metadata_props["pkg.torch.onnx.name_scopes"]`` as a Python list of cumulative dotted
+    names (``['', 'model', 'model.layers.3', 'model.layers.3.self_attn', 'add_12']``; the
+    last entry is the node itself): that becomes ``/model/layers.3/self_attn/node_add_12``.
+    """
+    name = node.name
+    if "/" in name or not len(node.metadata_props):
+        return name
+    for prop in node.metadata_props:
+        if prop.key == TORCH_SCOPES_KEY:
+            v = prop.value
+            # the last entry is the node itself; nodes of one module share the rest
+            cut = v.rfind(",")
+            prefix = v[:cut] if cut > 0 else ""
+            path = _SCOPE_CACHE.get(prefix)
+            if path is None:
+                path = _parse_scopes(prefix)
+                if len(_SCOPE_CACHE) > 200_000:
+                    _SCOPE_CACHE.clear()
+                _SCOPE_CACHE[prefix] = path
+            return f"{path}/{name or 'node'}" if path else name
+    return name
+
+
+_SCOPE_CACHE: dict[str, str] = {}
+
+
+def _parse_scopes(prefix: str) -> str:
+    """``"['', 'model', 'model.layers.3'"`` -> ``"/model/layers.3"``."""
+    items = [t.strip().strip("'\"") for t in prefix.lstrip("[").split(",")]
+    parts: list[str] = []
+    prev = ""
+    for it in items:
+        if not it:
+            continue
+        seg = it[len(prev) + 1:] if prev and it.startswith(prev + ".") else it
+        parts.append(seg.replace("/", "_"))
+        prev = it
+    return "/" + "/".join(parts) if parts else ""
+
+
 @dataclass
 class GroupTree:
     """The kept groups of one graph scope. Paths are strings; ``""`` is the graph itself."""
