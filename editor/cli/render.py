@@ -58,7 +58,8 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="path of the .onnx model")
     p.add_argument("-o", "--output", required=True, help="output file, .png or .svg")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--collapsed", dest="expanded", action="store_false", help="name scopes as group boxes (default)")
+    mode.add_argument("--collapsed", dest="expanded", action="store_false",
+                      help="name scopes as group boxes, the editor's first view (default)")
     mode.add_argument("--expanded", dest="expanded", action="store_true", help="every node drawn (flat)")
     p.set_defaults(expanded=False)
     p.add_argument("--scope", default="", metavar="PATH", help="draw only the inside of this name scope, e.g. /model/layers.0")
@@ -75,13 +76,17 @@ def _opsets(model: Any) -> dict[str, int]:
 
 
 def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
-    """Set of open group paths for the requested mode and scope (None = flat)."""
+    """Set of open group paths for the requested mode and scope (None = flat).
+
+    ``--collapsed`` is the editor's first view (``editor.viewmodel.default_expanded``: the
+    top groups opened while the picture stays small), not a single box.
+    """
+    from editor.viewmodel import build_group_tree, default_expanded, scoped_name
+
     scope = args.scope.rstrip("/")
     if not scope:
-        return None if args.expanded else set()
-    from editor.viewmodel import build_group_tree
-
-    names = [n.name for n in model.graph.node]
+        return None if args.expanded else default_expanded(model.graph)
+    names = [scoped_name(n) for n in model.graph.node]
     tree = build_group_tree(names, list(range(len(names))))
     if scope not in tree:
         known = sorted(tree.parent)[:8]
@@ -95,6 +100,21 @@ def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
         prefix = scope + "/"
         opened |= {g for g in tree.parent if g.startswith(prefix)}
     return opened
+
+
+def _inside(model: Any, display: Any, scope: str) -> list[str]:
+    """Keys of the boxes that lie inside group ``scope`` (node ids are node indices here)."""
+    from editor.viewmodel import scoped_name
+
+    prefix = scope.rstrip("/") + "/"
+    scoped = [scoped_name(n) for n in model.graph.node]
+    out = []
+    for b in display.boxes:
+        if b.kind == "group" and b.name.startswith(prefix):
+            out.append(b.key)
+        elif b.kind == "node" and b.node_id is not None and scoped[b.node_id].startswith(prefix):
+            out.append(b.key)
+    return out
 
 
 def _ensure_qt_app() -> Any:
@@ -138,9 +158,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     t = time.perf_counter()
     selection_only = False
     if args.scope:
-        prefix = args.scope.rstrip("/") + "/"
-        inside = [b.key for b in display.boxes
-                  if (b.kind == "node" and b.name.startswith(prefix)) or (b.kind == "group" and b.name.startswith(prefix))]
+        inside = _inside(model, display, args.scope)
         if inside:
             scene.select_keys(inside)
             selection_only = True
