@@ -70,12 +70,10 @@ class CanvasStyle:
         self.reference_pen = QPen(pal.reference, 1.2)
         self.reference_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
 
-        self.edge_pen = QPen(pal.edge, 1.2)
+        self.edge_pen = QPen(pal.edge, 1.3)
+        self.edge_pen.setCosmetic(True)
         self.edge_pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-        # round caps hide the joints between the pieces of an edge drawn by two tiles
-        self.edge_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        self.edge_pen_cosmetic = QPen(pal.edge, 1.0)
-        self.edge_pen_cosmetic.setCosmetic(True)
+        self.edge_pen_cosmetic = self.edge_pen
         self.edge_brush = QBrush(pal.edge)
 
         self.selection_pen = QPen(pal.selection, 2.5)
