@@ -136,8 +136,15 @@ def bench(model: onnx.ModelProto, repeats: int = 7) -> dict[str, float]:
     view.center_on(display.boxes[len(display.boxes) // 2].key)
     _median_frame(view, image, 2)
     zoomed = _median_frame(view, image, repeats)
+    sweep = {}
+    for z in (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0):
+        view.set_zoom(z)
+        view.center_on(display.boxes[len(display.boxes) // 2].key)
+        _median_frame(view, image, 1)
+        sweep[f"frame_at_zoom_{z:g}_ms ({scene.mode})"] = _median_frame(view, image, max(3, repeats // 2)) * 1000
     view.close()
     return {
+        **sweep,
         "nodes": len(display.boxes),
         "edges": len(display.edges),
         "visible_at_fit": n_visible,
