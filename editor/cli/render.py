@@ -149,9 +149,16 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     timings["layout"] = time.perf_counter() - t
     t = time.perf_counter()
     _ensure_qt_app()
-    from widgets.canvas.export import export_png, export_svg
+    from widgets.canvas.export import export_png, export_svg, overview_png
     from widgets.canvas.scene import GraphScene
 
+    if suffix == ".png" and not args.scope and len(display.boxes) >= 1500:
+        # too big for text at the capped scale: draw the zoomed-out picture directly
+        size = overview_png(display, result, out, scale=args.scale, dark=args.dark, max_side=args.max_size)
+        if size is not None:
+            timings["draw"] = time.perf_counter() - t
+            return {"boxes": len(display.boxes), "edges": len(display.edges),
+                    "width": size.width(), "height": size.height(), "timings": timings}
     scene = GraphScene(dark=args.dark, show_names=args.names)
     scene.set_graph(display, result)
     timings["scene"] = time.perf_counter() - t
