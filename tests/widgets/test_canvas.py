@@ -19,7 +19,7 @@ from onnx import TensorProto, helper  # noqa: E402
 pytest.importorskip("PySide6")
 
 import widgets.canvas  # noqa: E402,F401 - installs the None guard before Qt is used
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt  # noqa: E402
+from PySide6.QtCore import QPointF, QRectF, Qt  # noqa: E402
 from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 
 from editor.layout import layout_graph  # noqa: E402

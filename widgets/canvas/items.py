@@ -22,9 +22,8 @@ from PySide6.QtGui import (
     QPainterPath,
     QPen,
     QStaticText,
-    QTransform,
 )
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyle, QStyleOptionGraphicsItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem
 
 from widgets.canvas.style import (
     ANTIALIAS_LOD,
@@ -612,7 +611,6 @@ class HighlightItem(QGraphicsItem):
                     painter.drawRect(r)
 
 
-_ = QTransform  # re-exported type used by callers' annotations
 
 
 class OverviewItem(QGraphicsItem):
