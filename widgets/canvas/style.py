@@ -78,7 +78,11 @@ class CanvasStyle:
 
         self.selection_pen = QPen(pal.selection, 2.5)
         self.selection_pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-        self.highlight_pen = QPen(pal.highlight, 2.0)
+        # neighbours (producers/consumers) get a lighter, thinner, dashed outline than the
+        # selection so that the two never read as the same thing
+        neighbour = QColor(pal.highlight)
+        neighbour.setAlpha(170)
+        self.highlight_pen = QPen(neighbour, 1.6, Qt.PenStyle.DashLine)
         self.highlight_pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
         self.path_pen = QPen(pal.path, 2.5)
         self.path_pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
