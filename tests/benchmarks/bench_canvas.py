@@ -12,8 +12,12 @@ It reports, for a 1600x1000 view:
 - the median time of a frame with every node visible (zoom to fit, batched level of detail),
   and the same frame with batching switched off (every box painting itself) as the reference
   measured in the same process: the ratio is what batching buys;
-- the median frame time zoomed in to 100 % (text, labels);
+- the median frame time zoomed in to 100 % (text, labels), and a sweep of zoom levels
+  from 0.5 % to 200 % with the drawing mode each one uses (overview / batch / full);
 - the time to build the scene.
+Frames are painted through the viewport's own paint path (``viewport().render``), the
+one the screen gets. ``QGraphicsView.render`` takes another route in Qt that walks every
+child of a visible parent and is not what users see.
 """
 
 from __future__ import annotations

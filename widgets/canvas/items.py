@@ -170,6 +170,8 @@ class NodeItem(QGraphicsRectItem):
             self._paint_terminal(painter)
         else:
             self._paint_node(painter)
+            if self.box.subgraphs:
+                self._paint_subgraph_badge(painter)
         if self._texts is None:
             self._texts = self._layout_text()
         self._paint_texts(painter)
@@ -222,6 +224,16 @@ class NodeItem(QGraphicsRectItem):
         painter.setPen(style.border_pen)
         painter.setBrush(_NO_BRUSH)
         painter.drawRoundedRect(r, RADIUS, RADIUS)
+
+    def _paint_subgraph_badge(self, painter: QPainter) -> None:
+        """Control-flow nodes (If/Loop/Scan) carry their bodies: a stacked-squares badge."""
+        style = self._style
+        cx, cy = self._rect.right() - 4.0, self._rect.top()
+        painter.setPen(style.border_pen)
+        painter.setBrush(style.fill_brush)
+        painter.drawRoundedRect(QRectF(cx - 5.0, cy - 3.0, 9.0, 9.0), 1.5, 1.5)
+        painter.setBrush(self._brush)
+        painter.drawRoundedRect(QRectF(cx - 7.0, cy - 5.0, 9.0, 9.0), 1.5, 1.5)
 
     def _paint_terminal(self, painter: QPainter) -> None:
         r = self._rect
@@ -338,6 +350,8 @@ class NodeItem(QGraphicsRectItem):
             lines.append(_esc(box.name))
         if box.kind == "group":
             lines.append(f"{box.child_count} nodes — double-click to expand")
+        if box.subgraphs:
+            lines.append("bodies: " + ", ".join(_esc(g) for g in box.subgraphs))
         for k, v in box.weights:
             lines.append(f"{_esc(k)}: {_esc(v)}")
         for k, v in box.details:
