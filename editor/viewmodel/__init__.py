@@ -244,20 +244,30 @@ def build_display_graph(
     tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn) if expanded is not None else GroupTree()
     # rep[i]: key of the box node i is drawn in (itself, or its outermost closed group)
     rep: dict[int, str] = {}
-    closed_groups: dict[str, list[int]] = {}
+    closed_groups: dict[str, int] = {}
     if expanded is None:
         for i in drawn:
             rep[i] = f"n:{node_ids[i]}"
     else:
         open_set = set(expanded)
+        # the box of a node depends only on its innermost group: resolve once per group
+        closed_of: dict[str, str | None] = {}
+        ng = tree.node_group
         for i in drawn:
-            key = f"n:{node_ids[i]}"
-            for path in tree.chain(i):
-                if path not in open_set:
-                    key = "g:" + path
-                    closed_groups.setdefault(path, []).append(i)
-                    break
-            rep[i] = key
+            g = ng.get(i, "")
+            c = closed_of.get(g, "?")
+            if c == "?":
+                c = None
+                for path in tree.chain(i):
+                    if path not in open_set:
+                        c = path
+                        break
+                closed_of[g] = c
+            if c is None:
+                rep[i] = f"n:{node_ids[i]}"
+            else:
+                rep[i] = "g:" + c
+                closed_groups[c] = closed_groups.get(c, 0) + 1
 
     default_domain_opset = opsets.get("", opsets.get("ai.onnx"))
     boxes: list[Box] = []
