@@ -252,6 +252,7 @@ def build_display_graph(
         open_set = set(expanded)
         # the box of a node depends only on its innermost group: resolve once per group
         closed_of: dict[str, str | None] = {}
+        group_key: dict[str, str] = {}
         ng = tree.node_group
         for i in drawn:
             g = ng.get(i, "")
@@ -266,7 +267,10 @@ def build_display_graph(
             if c is None:
                 rep[i] = f"n:{node_ids[i]}"
             else:
-                rep[i] = "g:" + c
+                gk = group_key.get(c)
+                if gk is None:
+                    gk = group_key[c] = "g:" + c  # one string object per group
+                rep[i] = gk
                 closed_groups[c] = closed_groups.get(c, 0) + 1
 
     default_domain_opset = opsets.get("", opsets.get("ai.onnx"))
@@ -310,9 +314,25 @@ def build_display_graph(
         return None
 
     node_boxes: dict[int, Box] = {}
+    producer_get = producer.get
     for i in drawn:
         node = nodes[i]
         r = rep[i]
+        if r[0] == "g":
+            # Fast path for nodes inside a closed group: most inputs come from the same
+            # group and produce nothing; only boundary crossings become (merged) edges.
+            for value in node.input:
+                p = producer_get(value)
+                if p is not None and rep[p[0]] is r:
+                    continue
+                if not value:
+                    continue
+                s = src_of(value, r)
+                if s is None or s[0] == r:
+                    continue
+                ports = group_in_ports[r[2:]]
+                add_edge(s[0], s[1], r, ports.setdefault(value, len(ports)), value)
+            continue
         weights: list[tuple[str, str]] = []
         for j, value in enumerate(node.input):
             if not value:
