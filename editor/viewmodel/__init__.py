@@ -32,7 +32,7 @@ from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signatur
 
 __all__ = [
     "Box", "Edge", "DisplayGraph", "build_display_graph", "category_of", "CATEGORIES",
-    "GroupTree", "build_group_tree", "repeat_signature", "shape_text", "function_graph", "default_expanded",
+    "GroupTree", "build_group_tree", "repeat_signature", "shape_text", "function_graph", "default_expanded", "group_tree",
     "CHAR_W", "SMALL_CHAR_W", "LINE_H", "TITLE_H", "PAD_X", "MIN_W", "MAX_W",
 ]
 
@@ -194,8 +194,12 @@ def build_display_graph(
     opsets: Mapping[str, int],
     value_info: Mapping[str, onnx.ValueInfoProto] | None = None,
     expanded: Collection[str] | None = None,
+    groups: GroupTree | None = None,
 ) -> DisplayGraph:
     """The display model of ``graph``; ``node_ids[i]`` is the stable id of ``graph.node[i]``.
+
+    ``groups`` (additive) is the graph's :func:`group_tree`, when the caller already has it
+    (e.g. from :func:`default_expanded`): it saves rebuilding it for every view.
 
     ``expanded`` is the set of open group paths; ``None`` draws every node (flat view).
     """
@@ -230,8 +234,7 @@ def build_display_graph(
     hidden = bytearray(n)  # 1 = node not drawn (a Constant used only as a weight)
     for i, node in enumerate(nodes):
         outs = node.output
-        if (node.op_type == "Constant" and node.domain in ("", "ai.onnx") and not node.input
-                and len(outs) == 1 and outs[0] not in output_set):
+        if _weight_constant(node, output_set):
             weight_const[outs[0]] = _constant_text(node)
             hidden[i] = 1
             continue
@@ -241,7 +244,12 @@ def build_display_graph(
 
     drawn = [i for i in range(n) if not hidden[i]]
     # the flat view needs no groups: skip building the tree (it is the big-graph case)
-    tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn) if expanded is not None else GroupTree()
+    if expanded is None:
+        tree = GroupTree()
+    elif groups is not None:
+        tree = groups
+    else:
+        tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
     # rep[i]: key of the box node i is drawn in (itself, or its outermost closed group)
     rep: dict[int, str] = {}
     closed_groups: dict[str, int] = {}
@@ -423,7 +431,22 @@ def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:
     return g
 
 
-def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = MAX_FIRST_VIEW) -> set[str]:
+def _weight_constant(node: onnx.NodeProto, output_set: Collection[str]) -> bool:
+    """A ``Constant`` node drawn as a weight of its consumers rather than as a box."""
+    return (node.op_type == "Constant" and node.domain in ("", "ai.onnx") and not node.input
+            and len(node.output) == 1 and node.output[0] not in output_set)
+
+
+def group_tree(graph: onnx.GraphProto) -> GroupTree:
+    """The group hierarchy of ``graph`` (what :func:`build_display_graph` would build)."""
+    outs = {vi.name for vi in graph.output}
+    nodes = graph.node
+    drawn = [i for i, nd in enumerate(nodes) if not _weight_constant(nd, outs)]
+    return build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+
+
+def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = MAX_FIRST_VIEW,
+                     groups: GroupTree | None = None) -> set[str]:
     """Groups to open for a useful first view: open the biggest closed group while the view
     stays under ``limit`` boxes and has fewer than ``target`` boxes.
 
@@ -431,16 +454,16 @@ def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = M
     show three boxes; this opens ``/model`` (showing the 200 decoder layers as closed
     boxes) and stops there.
     """
-    nodes = graph.node
-    drawn = list(range(len(nodes)))
-    tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+    tree = groups if groups is not None else group_tree(graph)
     children: dict[str, list[str]] = {}
     direct: dict[str, int] = {}
     for g, p in tree.parent.items():
         children.setdefault(p, []).append(g)
-    for i in drawn:
-        g = tree.node_group.get(i, "")
-        direct[g] = direct.get(g, 0) + 1
+    n_grouped = 0
+    for g, lst in tree._direct.items():
+        direct[g] = len(lst)
+        n_grouped += len(lst)
+    direct[""] = tree.n_nodes - n_grouped
     opened: set[str] = set()
     visible = list(children.get("", []))
     count = direct.get("", 0) + len(visible)

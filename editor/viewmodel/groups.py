@@ -97,6 +97,7 @@ class GroupTree:
     _direct: dict[str, list[int]] = field(default_factory=dict)   # group -> its direct nodes
     _chains: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _kids: dict[str, list[str]] | None = None
+    n_nodes: int = 0
 
     def members(self, path: str) -> list[int]:
         """Node indices inside ``path`` at any depth, in graph order."""
@@ -157,6 +158,7 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
             count[p] = count.get(p, 0) + c
     total = len(indices)
     tree = GroupTree()
+    tree.n_nodes = len(indices)
     # Keep a scope when it holds more than one node and less than its nearest kept ancestor.
     kept_parent: dict[str, str] = {}
     dir_inner: dict[str, str] = {"": ""}

@@ -178,7 +178,7 @@ def test_default_expanded_opens_the_single_big_group():
     m = _model(6)
     from editor.viewmodel import default_expanded
 
-    opened = default_expanded(m.graph, target=8)
+    opened = default_expanded(m.graph, target=6)
     assert opened == {"/model"}
     # a small model simply opens completely
     assert default_expanded(m.graph) >= {"/model", "/model/layers.0"}
