@@ -88,6 +88,10 @@ class DisplayGraph:
     #: Additive: group path -> repeat class id for collapsed groups that are structurally
     #: identical to at least one other visible group (see ``repeat_signature``).
     repeats: Mapping[str, int] = field(default_factory=dict)
+    #: Additive: for boxes inside open groups, box key -> innermost open group path (the
+    #: canvas uses it to outline an open group and to offer "collapse"). Boxes at the top
+    #: level are absent.
+    box_groups: Mapping[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -415,7 +419,20 @@ def build_display_graph(
     repeats: dict[str, int] = {}
     if closed_groups:
         repeats = repeat_signature(graph, tree, [g for g in closed_groups], producer)
-    return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats)
+    box_groups: dict[str, str] = {}
+    if expanded is not None:
+        for i in drawn:
+            r = rep[i]
+            chain = tree.chain(i)
+            if r[0] == "g":
+                # a closed group box lies in the open group just outside it
+                k = chain.index(r[2:])
+                if k > 0:
+                    box_groups[r] = chain[k - 1]
+            elif chain:
+                box_groups[r] = chain[-1]
+    return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats,
+                        box_groups=box_groups)
 
 
 def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:

@@ -84,6 +84,12 @@ def test_collapsed_view_groups_with_deduplicated_boundary_edges():
     # opening one layer shows its nodes, but its single-node sub-scope "mlp" (2 nodes) is a group
     dg3 = build_display_graph(m.graph, ids, opsets={"": 18}, expanded={"/model", "/model/layers.1"})
     assert "g:/model/layers.1/mlp" in {b.key for b in dg3.boxes}
+    # open groups are reported per box, for outlines and "collapse"
+    assert dg3.box_groups["g:/model/layers.1/mlp"] == "/model/layers.1"
+    assert dg3.box_groups["g:/model/layers.0"] == "/model"
+    add1 = next(b for b in dg3.boxes if b.name == "/model/layers.1/Add")
+    assert dg3.box_groups[add1.key] == "/model/layers.1"
+    assert "in:x" not in dg3.box_groups
 
 
 def test_scopes_and_group_tree_rules():
