@@ -29,14 +29,25 @@ FORMATS = (".png", ".svg")
 def load_model(path: str | Path) -> Any:
     """The model at ``path`` (weights stay external). The one place render reads files.
 
-    # NOTE: to be replaced by editor.io.load_model / the Document when they land; node ids
-    # are then the document's ids instead of ``range(len(graph.node))``.
+    # NOTE: uses ``editor.io.load_model`` (binary and text syntax, typed errors) when that
+    # module is present, plain ``onnx.load`` otherwise; node ids are node indices
+    # (``range(len(graph.node))``) until render works from a Document.
     """
-    import onnx
-
     p = Path(path)
     if not p.is_file():
         raise LoadError(f"no such model file: {str(p)!r}")
+    try:
+        from editor.io import load_model as io_load_model  # type: ignore[attr-defined]
+    except ImportError:
+        io_load_model = None
+    if io_load_model is not None:
+        loaded = io_load_model(p)
+        try:
+            return loaded.model
+        finally:
+            loaded.close()
+    import onnx
+
     try:
         return onnx.load(str(p), load_external_data=False)
     except Exception as exc:  # noqa: BLE001 - protobuf raises several unrelated types
