@@ -332,6 +332,9 @@ def test_expand_collapse_keeps_untouched_boxes_in_place(qtbot):
     assert untouched
     moved = [k for k in untouched if (before[k] - after[k]).manhattanLength() > 1.0]
     assert len(moved) <= len(untouched) // 2, moved
+    relu = _key(scene, "Relu")
+    assert controller.scope_of(relu) == "/blk"  # breadcrumb / "Collapse /blk" use this
+    assert controller.scope_of("g:/side") == "/side"
     controller.toggle_group("g:/blk", sync=True)
     assert "g:/blk" in scene.node_items()
 

@@ -364,7 +364,13 @@ class GraphView(QGraphicsView):
                     menu.addAction(f"Collapse {path}", lambda p=path: self.groupToggled.emit(f"g:{p}"))
             else:
                 scope = self.scope_of(item.key)
-                for path in reversed(scope_paths(scope + "/x") if scope else []):
+                graph = self._scene.graph
+                known = set(getattr(graph, "box_groups", {}).values()) if graph is not None else set()
+                paths = scope_paths(scope + "/x") if scope else []
+                if known:
+                    # only real open groups (a scope equal to its parent is not a group)
+                    paths = [p for p in paths if p in known]
+                for path in reversed(paths):
                     menu.addAction(f"Collapse {path}", lambda p=path: self.groupToggled.emit(f"g:{p}"))
             if not self._scene.is_selected(item.key):
                 self._scene.select_keys([item.key])
