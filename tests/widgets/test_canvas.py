@@ -449,3 +449,28 @@ def test_huge_scale_is_capped(qtbot):
     scene, _ = _scene(qtbot)
     image = render_image(scene, scale=50.0, max_side=1000)
     assert max(image.width(), image.height()) <= 1000
+
+
+def test_wheel_event_zooms_and_trackpad_scroll_pans(qtbot):
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    scene, view = _scene(qtbot)
+    view.show()
+    qtbot.waitExposed(view)
+    view.set_zoom(2.0)
+    pos = QPointF(200, 150)
+
+    def wheel(angle: QPoint, pixel: QPoint, phase) -> None:
+        ev = QWheelEvent(pos, QPointF(view.viewport().mapToGlobal(pos.toPoint())), pixel, angle,
+                         Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, phase, False)
+        QApplication.sendEvent(view.viewport(), ev)
+
+    wheel(QPoint(0, 120), QPoint(0, 0), Qt.ScrollPhase.NoScrollPhase)  # a mouse wheel notch
+    assert view.zoom() == pytest.approx(2.0 * 1.0015**120, rel=1e-3)
+    z = view.zoom()
+    before = view.verticalScrollBar().value()
+    wheel(QPoint(0, -30), QPoint(0, -40), Qt.ScrollPhase.ScrollUpdate)  # two-finger trackpad scroll
+    assert view.zoom() == pytest.approx(z)
+    assert view.verticalScrollBar().value() != before
