@@ -474,3 +474,18 @@ def test_wheel_event_zooms_and_trackpad_scroll_pans(qtbot):
     wheel(QPoint(0, -30), QPoint(0, -40), Qt.ScrollPhase.ScrollUpdate)  # two-finger trackpad scroll
     assert view.zoom() == pytest.approx(z)
     assert view.verticalScrollBar().value() != before
+
+
+def test_context_menu_offers_expand_and_collapse(qtbot):
+    model = _chain_model()
+    w = CanvasWidget()
+    qtbot.addWidget(w)
+    w.set_source(model.graph, list(range(len(model.graph.node))), opsets={"": 17}, expanded=set(), sync=True)
+    menu = w.view.context_menu(w.scene.item_for("g:/blk"))
+    texts = [a.text() for a in menu.actions()]
+    assert "Expand group" in texts
+    with qtbot.waitSignal(w.controller.laidOut, timeout=10000):
+        next(a for a in menu.actions() if a.text() == "Expand group").trigger()
+    relu = _key(w.scene, "Relu")
+    menu = w.view.context_menu(w.scene.item_for(relu))
+    assert "Collapse /blk" in [a.text() for a in menu.actions()]

@@ -355,7 +355,10 @@ class GraphView(QGraphicsView):
         super().leaveEvent(event)
 
     def contextMenuEvent(self, event) -> None:  # noqa: N802
-        item = self._node_at(event.pos())
+        self.context_menu(self._node_at(event.pos())).exec(event.globalPos())
+
+    def context_menu(self, item: NodeItem | None) -> QMenu:
+        """The context menu for a box (or the background when ``item`` is None)."""
         menu = QMenu(self)
         if item is not None:
             if item.box.kind == "group":
@@ -381,7 +384,7 @@ class GraphView(QGraphicsView):
         act.setCheckable(True)
         act.setChecked(self._scene.show_names())
         act.toggled.connect(self._scene.set_show_names)
-        menu.exec(event.globalPos())
+        return menu
 
     def scope_of(self, key: str) -> str:
         """Group path of a box: from ``scope_resolver`` (the controller knows exporter
