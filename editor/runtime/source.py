@@ -3,8 +3,8 @@
 The key names the model for the worker's session cache: for a path, the resolved path with
 its size and modification time (a stat, not a 50 MB hash, so warm runs stay cheap); for
 bytes, a BLAKE2 digest unless the caller supplies a key (the editor can pass its document
-revision). ``load_model`` is the one place a model file is parsed here; it is meant to be
-replaced by ``editor.io.load_model`` once that exists.
+revision). ``load_model`` is the one place a model file is parsed here; it goes through
+``editor.io`` so runs get the same checks and error messages as opening a file.
 """
 
 from __future__ import annotations
@@ -22,14 +22,15 @@ __all__ = ["ModelSource", "load_model"]
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
-    """Parse ``path`` without reading external data (onnxruntime reads it from beside the file)."""
-    p = Path(path)
-    if not p.is_file():
-        raise LoadError(f"model file not found: {str(p)!r}")
-    try:
-        return onnx.load(str(p), load_external_data=False)
-    except Exception as exc:  # protobuf DecodeError and friends
-        raise LoadError(f"cannot parse {str(p)!r} as an ONNX model: {exc}") from exc
+    """Parse ``path`` without reading external data (onnxruntime reads it from beside the file).
+
+    External references are still checked (present, long enough, inside the model's folder).
+    """
+    from editor.io import load_model as io_load
+
+    loaded = io_load(path)
+    loaded.close()  # nothing is mapped yet; the runtime hands the path to onnxruntime
+    return loaded.model
 
 
 @dataclass(frozen=True)

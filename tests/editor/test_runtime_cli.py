@@ -92,7 +92,7 @@ def test_missing_input_is_one_error_line(chain_path: Path, capsys: pytest.Captur
 
 def test_missing_model_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main([str(tmp_path / "nope.onnx"), "--random"])
-    assert code == 2 and "model file not found" in _single_error_line(capsys.readouterr().err)
+    assert code == 2 and "no such file" in _single_error_line(capsys.readouterr().err)
 
 
 def test_corrupt_model_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
