@@ -20,6 +20,8 @@ evaluator has no cancel at all, while killing always works and a warm-up is chea
 
 from __future__ import annotations
 
+import dataclasses
+
 import itertools
 import multiprocessing as mp
 import threading
@@ -208,7 +210,10 @@ class Runner:
                 self._busy = True
             try:
                 for name in names:
-                    outcome = self._attempt(name, source, inputs, outputs, options, deadline, debug)
+                    # providers are onnxruntime's option: when falling back, the other
+                    # backends run without them instead of refusing the run
+                    opts = options if pinned or name == "ort" else dataclasses.replace(options, providers=None)
+                    outcome = self._attempt(name, source, inputs, outputs, opts, deadline, debug)
                     if isinstance(outcome, RunResult):  # timeout / cancel: stop here
                         outcome.attempts[:0] = attempts
                         outcome.wall_seconds = time.monotonic() - start

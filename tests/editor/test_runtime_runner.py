@@ -183,3 +183,28 @@ def test_external_data_model_with_intermediates(runner: Runner, tmp_path) -> Non
         result = runner.run(tmp_path / "m.onnx", {"x": X}, outputs=["b", "y"], backend=backend)
         assert result.ok, result.error
         np.testing.assert_array_equal(result.value("b"), [[1.5, 0.0, 9.0]])
+
+
+def test_fallback_runs_reference_even_when_providers_were_chosen(tmp_path) -> None:
+    """Providers are an onnxruntime option: a model onnxruntime cannot take (int4) still
+    falls back to the reference evaluator when the user picked providers."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    from editor.runtime.backends import RunOptions
+    from editor.runtime.runner import Runner
+
+    g = helper.make_graph([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT4)], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT4, [4])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    runner = Runner()
+    try:
+        result = runner.run(m.SerializeToString(), {"x": np.array([1, 2, 3, -4], np.float32)},
+                            options=RunOptions(providers=("CPUExecutionProvider",)), timeout=60)
+    finally:
+        runner.close()
+    assert result.status == "ok", result.error
+    assert result.backend == "reference"
+    assert [a.backend for a in result.attempts] == ["ort", "reference"]
