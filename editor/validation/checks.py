@@ -20,7 +20,6 @@ from onnx import defs
 
 from editor.schema import ATTR_PROTO_TYPE, get_schema
 from editor.validation.problems import ERROR, INFO, WARNING, Problem
-from editor.validation.state import has_graph_attribute
 from editor.validation.typecheck import infer_and_compare
 
 if TYPE_CHECKING:
@@ -57,7 +56,7 @@ def resolve(v: Validator, sid: int, name: str, pos: int) -> int | None:
     """
     ss = v.scopes[sid]
     local = None
-    if name in ss.input_set or name in ss.init_set:
+    if name in ss.input_set or ss.is_initializer(name):
         return OK
     prods = ss.producers.get(name)
     if prods:
@@ -135,7 +134,7 @@ def check_node(v: Validator, nid: int) -> list[Problem]:
         seen.add(name)
         if name in ss.input_set:
             add(ERROR, "ssa", f"{label}: output {name!r} is also a graph input", name)
-        elif name in ss.init_set:
+        elif ss.is_initializer(name):
             add(ERROR, "ssa", f"{label}: output {name!r} is also an initializer", name)
         elif len(ss.producers.get(name, ())) > 1:
             add(ERROR, "ssa", f"{label}: output {name!r} is also produced by another node", name)
@@ -154,7 +153,7 @@ def check_node(v: Validator, nid: int) -> list[Problem]:
         and ss.kind != "function"
         and v.scopes[ss.root].kind != "function"
         and schema.has_type_and_shape_inference_function
-        and not has_graph_attribute(node)
+        and not sh.kids
     ):
         for severity, code, message, value in infer_and_compare(v, sid, node, schema, label):
             add(severity, code, message, value)
@@ -249,12 +248,12 @@ def check_graph(v: Validator, sid: int) -> list[Problem]:
             if n > 1:
                 add("ssa", f"function output {name!r} is listed {n} times", name)
     if v.info.ir_version <= 3 and ss.kind != "function":
-        for name in ss.inits:
+        for name in dict.fromkeys(ss.inits):
             if name not in ss.input_set:
                 add("initializer-input", f"initializer {name!r} is not a graph input (required for IR version "
                     f"{v.info.ir_version})", name)
     for name in dict.fromkeys(ss.outputs):
-        if name and name not in ss.input_set and name not in ss.init_set and name not in ss.producers:
+        if name and name not in ss.input_set and not ss.is_initializer(name) and name not in ss.producers:
             add("undefined-output", f"{where} output {name!r} is not produced by any node of this {where}", name)
     if ss.kind == "main":
         for kind, entries in (("input", g.input), ("output", g.output)):

@@ -48,7 +48,7 @@ def declared_type(v: Validator, sid: int, name: str) -> bytes | None:
         found = ss.declared(name)
         if found:
             return found
-        it = ss.init_types.get(name)
+        it = ss.init_type(name)
         if it is not None:
             return initializer_type(*it)
         if name in ss.producers or name in ss.input_set:

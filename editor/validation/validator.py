@@ -27,13 +27,14 @@ from editor.document import ChangeSet, Document, NodeId, ScopeId
 from editor.validation.checks import check_graph, check_model, check_node
 from editor.validation.problems import ERROR, Problem, sort_key
 from editor.validation.state import (
-    IO_FIELDS,
+    LIST_FIELDS,
     NodeShadow,
     ScopeShadow,
     build_node,
     build_scope,
     descendants_in_index,
-    read_io,
+    read_entry,
+    read_list,
 )
 
 Subject = tuple
@@ -298,7 +299,13 @@ class Validator:
             if new.kids or (old is not None and old.kids):
                 self._paths.clear()  # nested graphs' paths name their owner
 
-        # 5. graph-level lists: diff what each name resolves to before and after
+        # 5. graph-level lists: what each name resolves to before and after. Elements
+        # edited in place are re-read one by one; a list that grew or shrank is re-read.
+        items = getattr(cs, "items", None)
+        reshaped = getattr(cs, "lists_reshaped", None)
+        in_place: dict[tuple[ScopeId, str], list[int]] = {}
+        for sid, f, k in items or ():
+            in_place.setdefault((sid, f), []).append(k)
         for sid, f in cs.scope_fields:
             ss = self.scopes.get(sid)
             if ss is None or sid in new_scopes:
@@ -308,13 +315,23 @@ class Validator:
             if f == "name":
                 self._paths.clear()  # nothing else reads a graph's name
                 continue
-            io_field = "initializer" if f == "sparse_initializer" else f
-            if io_field not in IO_FIELDS:
+            if f not in LIST_FIELDS:
                 continue
-            before = _io_snapshot(ss, io_field)
-            read_io(index.scopes[sid].graph, ss, io_field)
-            after = _io_snapshot(ss, io_field)
-            touched.update((sid, n) for n in _diff_names(before, after))
+            lst = ss.lists[f]
+            g = index.scopes[sid].graph
+            if items is None or reshaped is None or (sid, f) in reshaped or (sid, f) not in in_place:
+                before = lst.by_name()
+                lst.load(read_list(g, f))
+                after = lst.by_name()
+                touched.update((sid, n) for n in _diff_names(before, after))
+                continue
+            for k in in_place[(sid, f)]:
+                old_entry = lst.entries[k]
+                new_entry = read_entry(g, f, k)
+                if new_entry != old_entry:
+                    lst.set(k, new_entry)
+                    touched.add((sid, old_entry[0]))
+                    touched.add((sid, new_entry[0]))
         for sid, old_name, new_name in cs.values_renamed:
             if sid in self.scopes:
                 touched.add((sid, old_name))
@@ -399,17 +416,6 @@ class Validator:
     def full_problems(self) -> list[Problem]:
         with self._lock:
             return list(self._store.get(FULL, ()))
-
-
-def _io_snapshot(ss: ScopeShadow, f: str) -> dict[str, object]:
-    """What each name of one graph list resolves to (for diffing before/after an edit)."""
-    if f == "input":
-        return {**{n: None for n in ss.inputs}, **ss.decl_in}
-    if f == "output":
-        return {**{n: None for n in ss.outputs}, **ss.decl_out}
-    if f == "value_info":
-        return dict(ss.decl_vi)
-    return {**{n: None for n in ss.inits}, **ss.init_types}
 
 
 def _diff_names(before: dict[str, object], after: dict[str, object]) -> set[str]:
