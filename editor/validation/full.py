@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from editor.document import Document
     from editor.validation.validator import Validator
 
-#: (code, message, node name, op type, value) - plain data, so it crosses process borders
-RawProblem = tuple[str, str, str | None, str | None, str | None]
+#: (code, message, candidate nodes as ((name, op_type or None), ...) innermost first, value):
+#: plain data, so it crosses process borders
+RawProblem = tuple[str, str, tuple[tuple[str, str | None], ...], str | None]
 
 _CODE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(p), code)
@@ -63,7 +64,7 @@ _CODE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     ]
 ]
 _NODE_SPEC = re.compile(r"[Nn]ame: ?(\S*) OpType: (\S+)")
-_INFER_NODE = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\)")
+_INFER_NODE = re.compile(r"\(op_type:([^,)]*)(?:, node name: ([^)]*))?\)")
 _NODE_PAREN = re.compile(r"Node ?\(([^)]*)\)")
 _QUOTED = re.compile(r"'([^']*)'")
 
@@ -89,25 +90,20 @@ def _raw_from_message(message: str, kind: str) -> list[RawProblem]:
         line = line.strip()
         if not line:
             continue
-        node_name = op_type = None
-        hits = _INFER_NODE.findall(line)
-        if hits:
-            op_type, node_name = hits[-1]  # the innermost node of a nested report
-        else:
-            spec = _NODE_SPEC.search(line)
-            if spec:
-                node_name, op_type = spec.group(1), spec.group(2)
-            else:
-                paren = _NODE_PAREN.search(line)
-                if paren:
-                    node_name = paren.group(1)
+        candidates: list[tuple[str, str | None]] = []
+        for op_type, node_name in reversed(_INFER_NODE.findall(line)):  # innermost first
+            candidates.append((node_name, op_type))
+        for node_name, op_type in _NODE_SPEC.findall(line):  # "of node: name: X OpType: Y" first
+            candidates.append((node_name, op_type))
+        for node_name in _NODE_PAREN.findall(line):
+            candidates.append((node_name, None))
         quoted = _QUOTED.findall(line)
         code = classify(line)
         value = None
-        if code in ("ssa", "graph-order", "undefined-output", "missing-type", "attr-missing", "unknown-domain"):
+        if code in ("ssa", "graph-order", "undefined-output", "attr-missing"):
             value = quoted[0] if quoted else None
         text = " ".join(line.replace("==> Context:", "|").split())
-        out.append((code, text, node_name, op_type, value))
+        out.append((code, text, tuple(candidates), value))
     return out
 
 
@@ -130,7 +126,7 @@ def raw_full_check(model: onnx.ModelProto | bytes | str | os.PathLike) -> list[R
     except ValidationError as exc:
         out += _raw_from_message(str(exc), "checker")
     except Exception as exc:  # noqa: BLE001 - a parse failure or a checker crash is a problem too
-        out.append(("checker", f"onnx.checker failed: {exc}".splitlines()[0], None, None, None))
+        out.append(("checker", f"onnx.checker failed: {exc}".splitlines()[0], (), None))
     if checker_failed_in_inference:
         return out
     if isinstance(model, (str, os.PathLike)):
@@ -146,7 +142,7 @@ def raw_full_check(model: onnx.ModelProto | bytes | str | os.PathLike) -> list[R
             if raw not in out:
                 out.append(raw)
     except Exception as exc:  # noqa: BLE001
-        out.append(("shape-inference", f"shape inference failed: {exc}".splitlines()[0], None, None, None))
+        out.append(("shape-inference", f"shape inference failed: {exc}".splitlines()[0], (), None))
     return out
 
 
@@ -162,13 +158,17 @@ def to_problems(raw: list[RawProblem], doc: Document | None = None) -> list[Prob
             defined.update(scope.input_names())
             defined.update(scope.initializer_names())
     out: list[Problem] = []
-    for code, message, node_name, op_type, value in raw:
+    for code, message, candidates, value in raw:
         nid = sid = None
         graph = ""
-        if doc is not None and node_name is not None:
-            nid = by_name.get((node_name, op_type or "")) if op_type else None
-            if nid is None:
-                nid = next((n for (nm, _), n in by_name.items() if nm == node_name and node_name), None)
+        if doc is not None:
+            for node_name, op_type in candidates:
+                if op_type:
+                    nid = by_name.get((node_name, op_type))
+                elif node_name:
+                    nid = next((n for (nm, _), n in by_name.items() if nm == node_name), None)
+                if nid is not None:
+                    break
             if nid is not None:
                 sid = doc.index.node_scope[nid]
                 graph = doc.index.path(sid)
@@ -248,7 +248,7 @@ class BackgroundChecker:
         try:
             raw = fut.result()
         except Exception as exc:  # noqa: BLE001 - a dead worker is reported, not raised
-            raw = [("checker", f"the background check failed: {exc}".splitlines()[0], None, None, None)]
+            raw = [("checker", f"the background check failed: {exc}".splitlines()[0], (), None)]
 
         def merge() -> None:
             try:
