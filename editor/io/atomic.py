@@ -86,10 +86,14 @@ class Transaction:
         for f in self.files:
             f.finish()
         done: list[tuple[AtomicFile, Path | None, bool]] = []
+        backups: list[Path] = []
         try:
             for f in self.files:
                 existed = os.path.lexists(f.target)
-                backup = _backup(f.target) if existed else None
+                # a lone file needs no backup: if its rename fails, nothing was replaced
+                backup = _backup(f.target) if existed and len(self.files) > 1 else None
+                if backup is not None:
+                    backups.append(backup)
                 os.replace(f.tmp, f.target)
                 done.append((f, backup, existed))
         except BaseException:
@@ -103,12 +107,11 @@ class Transaction:
                     pass
             raise
         finally:
-            for _, backup, _ in done:
-                if backup is not None and os.path.lexists(backup):
-                    try:
-                        os.unlink(backup)
-                    except OSError:
-                        pass
+            for backup in backups:
+                try:
+                    os.unlink(backup)
+                except OSError:
+                    pass
         self.committed = True
         for folder in {f.target.parent for f in self.files}:
             _fsync_dir(folder)

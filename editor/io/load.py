@@ -85,6 +85,11 @@ def _load(data: bytes, path: Path | None, base: Path | None, *, force_text: bool
         if not data:
             raise LoadError(f"'{display}' is empty, not an ONNX model")
         fmt: Literal["binary", "text"]
+        if force_text and not looks_like_text(data):
+            # a text extension on binary content (a renamed file): judge by content instead
+            model, _ = _parse_binary(data)
+            if model is not None:
+                force_text = False
         if force_text:
             model, fmt = _parse_text(data, display), "text"
         else:
@@ -125,6 +130,8 @@ def sanity_problem(model: onnx.ModelProto) -> str:
         return f"ir_version {model.ir_version} is not a known ONNX IR version"
     if not model.HasField("graph") and not len(model.functions):
         return "it has neither a graph nor functions"
+    if not len(model.opset_import):
+        return "it declares no opset_import (truncated?)"
     return ""
 
 

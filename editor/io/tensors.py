@@ -174,12 +174,20 @@ def _from_raw(buffer: bytes | memoryview, tensor: TensorProto, where: str) -> np
     return array.reshape(dims)
 
 
+def _decode(value: bytes) -> str | bytes:
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value  # not text: keep the bytes rather than guess an encoding
+
+
 def tensor_to_numpy(tensor: TensorProto, store: ExternalDataStore | None = None) -> np.ndarray:
     """The values of ``tensor`` as a numpy array (ml_dtypes for the exotic element types).
 
     Inline raw data and external data come back as read-only views without a copy (external:
     a view over the store's memory map, valid while the store is open); packed 4/2-bit types
-    are unpacked to one element per byte. Strings come back as an object array of ``bytes``.
+    are unpacked to one element per byte. Strings come back as an object array of ``str``
+    (like onnx.numpy_helper), with ``bytes`` for any element that is not UTF-8.
     Raises :class:`LoadError` (or :class:`ExternalDataError`) on any inconsistency.
     """
     from editor.errors import ExternalDataError
@@ -192,7 +200,7 @@ def tensor_to_numpy(tensor: TensorProto, store: ExternalDataStore | None = None)
                 f"tensor {tensor.name!r}: {len(tensor.string_data)} strings for dims {list(tensor.dims)}"
             )
         out = np.empty(count, dtype=object)
-        out[:] = list(tensor.string_data)
+        out[:] = [_decode(s) for s in tensor.string_data]
         return out.reshape(list(tensor.dims))
     if elem_type not in NUMPY_DTYPES:
         raise LoadError(f"tensor {tensor.name!r} has unsupported element type {dtype_name(elem_type)}")
@@ -248,8 +256,9 @@ class TensorSite:
     role: str
 
 
-_TENSOR_ATTR_TYPES = frozenset(
+_SEARCHED_ATTR_TYPES = frozenset(
     {
+        AttributeProto.UNDEFINED,
         AttributeProto.TENSOR,
         AttributeProto.TENSORS,
         AttributeProto.SPARSE_TENSOR,
@@ -268,29 +277,36 @@ def _sparse(sp: onnx.SparseTensorProto, path: Path_, role: str) -> Iterator[Tens
 
 
 def _attribute(attr: AttributeProto, path: Path_) -> Iterator[TensorSite]:
-    # NOTE: look at the fields actually set, not only at ``type``: a malformed attribute
-    # could carry a tensor under another type, and we must still see it (to validate it).
-    if attr.HasField("t"):
+    kind = attr.type
+    # NOTE: dispatch on ``type`` (one field access per attribute keeps the walk cheap on
+    # graphs of 10k+ nodes); an attribute without a type (hand-built protos) is searched in
+    # every field that can hold a tensor or a graph, so nothing it carries goes unseen.
+    every = kind == AttributeProto.UNDEFINED
+    if (every or kind == AttributeProto.TENSOR) and attr.HasField("t"):
         yield TensorSite(attr.t, (*path, ("t", None)), "attribute")
-    for k, t in enumerate(attr.tensors):
-        yield TensorSite(t, (*path, ("tensors", k)), "attribute")
-    if attr.HasField("sparse_tensor"):
+    if every or kind == AttributeProto.TENSORS:
+        for k, t in enumerate(attr.tensors):
+            yield TensorSite(t, (*path, ("tensors", k)), "attribute")
+    if (every or kind == AttributeProto.SPARSE_TENSOR) and attr.HasField("sparse_tensor"):
         yield from _sparse(attr.sparse_tensor, (*path, ("sparse_tensor", None)), "attribute")
-    for k, sp in enumerate(attr.sparse_tensors):
-        yield from _sparse(sp, (*path, ("sparse_tensors", k)), "attribute")
-    if attr.HasField("g"):
+    if every or kind == AttributeProto.SPARSE_TENSORS:
+        for k, sp in enumerate(attr.sparse_tensors):
+            yield from _sparse(sp, (*path, ("sparse_tensors", k)), "attribute")
+    if (every or kind == AttributeProto.GRAPH) and attr.HasField("g"):
         yield from _graph(attr.g, (*path, ("g", None)))
-    for k, g in enumerate(attr.graphs):
-        yield from _graph(g, (*path, ("graphs", k)))
+    if every or kind == AttributeProto.GRAPHS:
+        for k, g in enumerate(attr.graphs):
+            yield from _graph(g, (*path, ("graphs", k)))
 
 
 def _nodes(nodes, path: Path_, field: str = "node") -> Iterator[TensorSite]:
+    wanted = _SEARCHED_ATTR_TYPES
     for i, node in enumerate(nodes):
         attrs = node.attribute
         if not attrs:
             continue
         for j, attr in enumerate(attrs):
-            if attr.type in _TENSOR_ATTR_TYPES or attr.type == AttributeProto.UNDEFINED:
+            if attr.type in wanted:
                 yield from _attribute(attr, (*path, (field, i), ("attribute", j)))
 
 
