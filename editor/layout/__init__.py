@@ -53,6 +53,9 @@ class LayoutResult:
     #: Additive: rank (layer index) of every box, and the (top, bottom) of each layer band.
     ranks: Mapping[str, int] = field(default_factory=dict)
     layers: tuple[tuple[float, float], ...] = ()
+    #: Additive: (width, height) of every box as laid out (lets an incremental re-layout
+    #: tell a resized box from an unchanged one).
+    sizes: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def port_position(box: Box, pos: tuple[float, float], side: str, index: int) -> tuple[float, float]:
@@ -120,6 +123,12 @@ def layout_graph(
     from editor.layout.sugiyama import layout_arrays
 
     check = _checker(progress, cancel)
+    if previous is not None:
+        from editor.layout.incremental import incremental_layout
+
+        res = incremental_layout(graph, previous, check)
+        if res is not None:
+            return res
     arr = graph_arrays(graph)
     lay = layout_arrays(arr["w"], arr["h"], arr["es"], arr["ed"], arr["esp"], arr["edp"],
                         arr["n_in"], arr["n_out"], check=check)
@@ -142,5 +151,6 @@ def to_result(graph: DisplayGraph, arr: Mapping[str, np.ndarray], lay) -> Layout
             routes[edges[k].key] = tuple(r)
     ranks = dict(zip(keys, lay.rank.tolist()))
     layers = tuple(zip(lay.layer_top.tolist(), lay.layer_bottom.tolist()))
+    sizes = {b.key: (b.width, b.height) for b in boxes}
     return LayoutResult(positions=positions, routes=routes, references=frozenset(refs),
-                        width=lay.width, height=lay.height, ranks=ranks, layers=layers)
+                        width=lay.width, height=lay.height, ranks=ranks, layers=layers, sizes=sizes)

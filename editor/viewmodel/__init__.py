@@ -32,7 +32,7 @@ from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signatur
 
 __all__ = [
     "Box", "Edge", "DisplayGraph", "build_display_graph", "category_of", "CATEGORIES",
-    "GroupTree", "build_group_tree", "repeat_signature", "shape_text",
+    "GroupTree", "build_group_tree", "repeat_signature", "shape_text", "function_graph",
     "CHAR_W", "SMALL_CHAR_W", "LINE_H", "TITLE_H", "PAD_X", "MIN_W", "MAX_W",
 ]
 
@@ -278,11 +278,13 @@ def build_display_graph(
             edges[key] = Edge(key=key, src=src, src_port=sp, dst=dst, dst_port=dp, value=value,
                               label=shape_text(vis.get(value)))
 
-    def src_of(value: str) -> tuple[str, int] | None:
+    def src_of(value: str, consumer: str = "") -> tuple[str, int] | None:
         p = producer.get(value)
         if p is not None:
             pi, k = p
             r = rep[pi]
+            if r == consumer:
+                return r, -1  # inside one closed group: no boundary port
             if r[0] == "g":
                 ports = group_out_ports[r[2:]]
                 k = ports.setdefault(value, len(ports))
@@ -299,11 +301,13 @@ def build_display_graph(
         for j, value in enumerate(node.input):
             if not value:
                 continue
-            s = src_of(value)
+            s = src_of(value, r)
             if s is None:
                 w = initializers.get(value) or weight_const.get(value)
                 if w is None:
-                    w = "outer scope" if value not in producer else "?"
+                    # Not produced here: a value of an enclosing graph (subgraph bodies) or
+                    # a dangling name (validation reports it); neither is a weight.
+                    continue
                 if r[0] == "n":
                     weights.append((value, w))
                 continue
@@ -368,3 +372,16 @@ def build_display_graph(
     if closed_groups:
         repeats = repeat_signature(graph, tree, [g for g in closed_groups], producer)
     return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats)
+
+
+def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:
+    """A ``GraphProto`` view of a model-local function, for :func:`build_display_graph`.
+
+    Function inputs/outputs carry no types, so they become untyped value infos.
+    """
+    g = onnx.GraphProto(name=f"{fn.domain}::{fn.name}" if fn.domain else fn.name)
+    g.node.extend(fn.node)
+    g.input.extend(onnx.ValueInfoProto(name=n) for n in fn.input)
+    g.output.extend(onnx.ValueInfoProto(name=n) for n in fn.output)
+    g.value_info.extend(fn.value_info)
+    return g
