@@ -1,0 +1,90 @@
+"""``onnx-studio convert``: re-save a model through the document.
+
+    onnx-studio convert IN OUT [--text] [--inline | --external-data FILE]
+                               [--size-threshold BYTES] [--data-dir DIR]
+
+Opens IN exactly as the editor does (:meth:`editor.document.Document.open`) and saves it to
+OUT with :meth:`~editor.document.Document.save`, so what the CLI writes is what the GUI's
+Save As writes:
+
+* text syntax when ``--text`` is given or OUT ends in ``.onnxtxt`` / ``.txt`` (external
+  weights are inlined into the text);
+* ``--inline``: every weight inside the model file (refused past protobuf's 2 GB);
+* ``--external-data FILE``: weights of at least ``--size-threshold`` bytes (default 1024)
+  go to FILE, relative to OUT's folder; ``--size-threshold`` alone means the same with FILE
+  named ``OUT.data``;
+* neither: external data stays as it is (files copied beside OUT when it is elsewhere).
+
+Exit codes: 0 written; 2 IN could not be opened or OUT could not be written (one
+``error:`` line on stderr; OUT and its data files are left as they were).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from editor.errors import SaveError
+
+__all__ = ["add_parser", "run", "save_options"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("convert", help="re-save a model: binary <-> text, inline <-> external data",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("input", metavar="IN", help="the model to read (.onnx or text syntax)")
+    p.add_argument("output", metavar="OUT", help="where to write it")
+    p.add_argument("--text", action="store_true", help="write the ONNX text syntax (also implied by .onnxtxt/.txt)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--inline", action="store_true", help="store every weight inside the model file")
+    group.add_argument("--external-data", metavar="FILE",
+                       help="store weights of at least --size-threshold bytes in FILE (relative to OUT's folder)")
+    p.add_argument("--size-threshold", type=int, metavar="BYTES",
+                   help="smallest tensor (bytes) written to the external data file (default 1024)")
+    p.add_argument("--data-dir", metavar="DIR", help="folder holding IN's external data (default: IN's folder)")
+    return p
+
+
+def save_options(args: argparse.Namespace):
+    """The :class:`editor.io.SaveOptions` the command line asks for (validated)."""
+    from editor.io import SaveOptions
+    from editor.io.text import TEXT_SUFFIXES
+
+    out = Path(args.output)
+    text = args.text or out.suffix.lower() in TEXT_SUFFIXES
+    threshold = args.size_threshold
+    if threshold is not None and threshold < 0:
+        raise SaveError(f"--size-threshold {threshold} is negative")
+    wants_external = args.external_data is not None or threshold is not None
+    if text and wants_external:
+        raise SaveError(f"cannot write '{out}' as text with external data: the text syntax holds weights inline")
+    if args.inline and threshold is not None:
+        raise SaveError("--size-threshold applies to --external-data, not to --inline")
+    fmt = "text" if text else "binary"
+    if args.inline:
+        return SaveOptions(format=fmt, external="inline")
+    if wants_external:
+        location = args.external_data if args.external_data is not None else out.name + ".data"
+        if not location or location.endswith(("/", "\\")):
+            raise SaveError(f"--external-data {location!r} names no file")
+        return SaveOptions(
+            format=fmt,
+            external="single-file",
+            location=location,
+            size_threshold=1024 if threshold is None else threshold,
+        )
+    return SaveOptions(format=fmt, external="preserve")
+
+
+def run(args: argparse.Namespace) -> int:
+    from editor.document import Document
+
+    options = save_options(args)  # refuse bad flags before reading anything
+    doc = Document.open(args.input, data_dir=args.data_dir)
+    try:
+        doc.save(args.output, options=options)
+    finally:
+        if doc.store is not None:
+            doc.store.close()
+    return 0
