@@ -24,6 +24,43 @@ from widgets.canvas import CanvasWidget
 from widgets.selection import SelectionModel, Target
 
 SOURCE = "canvas"
+#: the first view of a graph opens name-scope groups while at most this many boxes show
+FIRST_VIEW_BOXES = 60
+#: a first view fitted below this zoom is unreadable: show the top at READABLE_ZOOM instead
+READABLE_ZOOM = 0.55
+
+
+def initial_expanded(tree, n_nodes: int, limit: int = FIRST_VIEW_BOXES) -> set[str]:
+    """Groups to open on first view: biggest first, while the box count stays <= ``limit``.
+
+    A model whose top level is one or two huge groups (``/model``) would otherwise open as a
+    single box; a flat 60-node graph opens fully; a 10k-node model shows its top blocks.
+    """
+    import heapq
+
+    direct: dict[str, int] = {}
+    for index in range(n_nodes):
+        g = tree.node_group.get(index, "")
+        direct[g] = direct.get(g, 0) + 1
+    for g, parent in tree.parent.items():
+        direct[parent] = direct.get(parent, 0) + 1
+    children: dict[str, list[str]] = {}
+    for g, parent in tree.parent.items():
+        children.setdefault(parent, []).append(g)
+    visible = direct.get("", 0)
+    expanded: set[str] = set()
+    heap = [(-tree.size.get(g, 0), g) for g in children.get("", ())]
+    heapq.heapify(heap)
+    while heap:
+        _, g = heapq.heappop(heap)
+        grown = visible - 1 + direct.get(g, 0)
+        if grown > limit:
+            continue
+        visible = grown
+        expanded.add(g)
+        for c in children.get(g, ()):
+            heapq.heappush(heap, (-tree.size.get(c, 0), c))
+    return expanded
 
 
 def display_graph_of(scope) -> onnx.GraphProto:
@@ -68,6 +105,7 @@ class DocumentTab(QWidget):
         self._graph: onnx.GraphProto | None = None
         self._trees: dict[int, object] = {}
         self._pending: list[str] | None = None
+        self._first_view = True
         self._ready = False
         self._syncing = False
         controller = self.canvas.controller
@@ -106,8 +144,11 @@ class DocumentTab(QWidget):
         self._graph = display_graph_of(scope)
         value_info = {vi.name: vi for vi in list(self._graph.value_info) + list(self._graph.input)
                       + list(self._graph.output) if vi.HasField("type")}
+        self._trees.pop(sid, None)
+        self._first_view = True
+        expanded = initial_expanded(self._tree(), len(self._graph.node))
         self.canvas.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(), value_info=value_info,
-                               expanded=())
+                               expanded=expanded)
         self.scopeChanged.emit(sid)
 
     def _tree(self):
@@ -119,12 +160,27 @@ class DocumentTab(QWidget):
         return tree
 
     def _on_laid_out(self) -> None:
+        if self._first_view:
+            self._first_view = False
+            self._readable_first_view()
         if self._pending is not None:
             keys, self._pending = self._pending, None
             self._select_keys(keys)
         if not self._ready:
             self._ready = True
             self.ready.emit()
+
+    def _readable_first_view(self) -> None:
+        """Netron-like first view: a long graph opens at a readable zoom, top first."""
+        view = self.canvas.view
+        rect = self.canvas.scene.graph_rect()
+        if rect.isEmpty() or view.zoom() >= READABLE_ZOOM:
+            return
+        vp = view.viewport().rect()
+        zoom = min(1.0, max(READABLE_ZOOM, (vp.width() - 40) / max(1.0, rect.width())))
+        view.set_zoom(zoom)
+        half_h = vp.height() / (2 * zoom)
+        view.centerOn(rect.center().x(), rect.top() + half_h - 20 / zoom)
 
     def _on_doc_changed(self, _changes) -> None:
         self._trees.clear()
