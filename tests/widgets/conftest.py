@@ -68,13 +68,15 @@ def window(qtbot, qapp, settings_dir, dialogs):
 
     theme = ThemeManager(qapp, "light")
     win = MainWindow(settings=Settings(), theme=theme, sample=sample_model_path())
-    qtbot.addWidget(win)
+
+    def forget_edits(w) -> None:
+        for tab in w.tab_list():
+            tab.doc.stack.set_clean()  # no "discard changes?" question when closing
+
+    qtbot.addWidget(win, before_close_func=forget_edits)
     win.resize(1280, 800)
     win.show()
     yield win
-    for tab in win.tab_list():
-        tab.doc.stack.set_clean()  # no "discard changes?" question at teardown
-    win.close()
     theme.setParent(None)
 
 
