@@ -229,7 +229,14 @@ class DocumentTab(QWidget):
         producer or graph input box, an initializer as the boxes that use it)."""
         doc = self.doc
         if target.kind == "node" and target.node is not None:
-            return [f"n:{target.node}"]
+            keys = [f"n:{target.node}"]
+            node = doc.node(target.node) if doc.has_node(target.node) else None
+            if node is not None and node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+                # a Constant used as a weight is drawn inside the boxes that use it
+                sid = doc.index.node_scope[target.node]
+                for out in node.output:
+                    keys += [f"n:{nid}" for nid, _ in doc.consumers(sid, out)]
+            return keys
         if target.kind == "group":
             return [f"g:{target.name}"]
         if target.kind == "tensor" and target.node is not None:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
 
@@ -57,6 +58,7 @@ def test_sample_model_is_shipped_with_provenance():
     assert hashlib.sha256(path.read_bytes()).hexdigest() in readme
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the QPoint overload is the one PySide exposes
 def test_drop_a_file_opens_it(qtbot, window):
     path = CORPUS / "real" / "asr_prep_resample_44_16.onnx"
     mime = QMimeData()

@@ -29,7 +29,7 @@ def _attr_type_name(t) -> str:
 def schema_markdown(schema: OpSchema, opset: int | None) -> str:
     """The documentation of one schema as Markdown."""
     domain = schema.domain or "ai.onnx"
-    lines = [f"# {schema.name}", ""]
+    lines = [f"## {schema.name}", ""]
     at = f" (the model imports {domain} {opset})" if opset is not None else ""
     lines.append(f"*{domain}* · version **{schema.since_version}**{at}"
                  + (" · **deprecated**" if schema.deprecated else ""))
@@ -41,7 +41,7 @@ def schema_markdown(schema: OpSchema, opset: int | None) -> str:
     def params(title: str, items) -> None:
         if not items:
             return
-        lines.append(f"## {title}")
+        lines.append(f"#### {title}")
         lines.append("")
         for p in items:
             opt = _OPTION.get(p.option)
@@ -53,7 +53,7 @@ def schema_markdown(schema: OpSchema, opset: int | None) -> str:
     params("Inputs", schema.inputs)
     params("Outputs", schema.outputs)
     if schema.attributes:
-        lines.append("## Attributes")
+        lines.append("#### Attributes")
         lines.append("")
         for name, a in sorted(schema.attributes.items()):
             if a.required:
@@ -66,7 +66,7 @@ def schema_markdown(schema: OpSchema, opset: int | None) -> str:
             lines.append(f"- **{name}** (*{_attr_type_name(a.type)}*, {extra}){': ' + desc if desc else ''}")
         lines.append("")
     if schema.type_constraints:
-        lines.append("## Type constraints")
+        lines.append("#### Type constraints")
         lines.append("")
         for c in schema.type_constraints:
             types = ", ".join(c.allowed_type_strs)
@@ -120,7 +120,7 @@ class OpDocsPanel(QWidget):
         schema = get_schema(op_type, domain, opset)
         if schema is None:
             where = domain or "ai.onnx"
-            self.browser.setMarkdown(f"# {op_type}\n\nNo schema for *{where}.{op_type}*"
+            self.browser.setMarkdown(f"## {op_type}\n\nNo schema for *{where}.{op_type}*"
                                      f"{f' at opset {opset}' if opset else ''} in onnx {onnx.__version__} "
                                      "(a custom or contrib operator).")
             return

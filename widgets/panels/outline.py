@@ -126,7 +126,9 @@ class OutlineModel(QAbstractItemModel):
         for nid in scope.node_ids:
             node = doc.node(nid)
             op = f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
-            nitem = _Item(nodes, node.name or f"({op})", op, Target.of_node(sid, nid))
+            # unnamed nodes (common in Paddle and tf2onnx exports) go by their first output
+            label = node.name or (f"→ {node.output[0]}" if len(node.output) and node.output[0] else f"({op})")
+            nitem = _Item(nodes, label, op, Target.of_node(sid, nid), tip=f"{op} {node.name}".strip())
             self._remember(nitem)
             for sub in doc.index.children.get(nid, ()):
                 self._add_scope(nitem, sub, doc.scope(sub).title)

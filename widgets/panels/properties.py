@@ -160,7 +160,11 @@ class PropertiesPanel(QWidget):
                 self._model(doc)
         self.tree.expandAll()
         if self._weights is not None:
+            was = self._weights.isVisible()
             self._weights.setVisible(tensor_target is not None)
+            if tensor_target is not None and not was:
+                total = max(2, self.splitter.height())
+                self.splitter.setSizes([total * 2 // 5, total - total * 2 // 5])
         self.tensorShown.emit(tensor_target)
 
     def _model(self, doc) -> None:
