@@ -63,7 +63,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.set_defaults(expanded=False)
     p.add_argument("--scope", default="", metavar="PATH", help="draw only the inside of this name scope, e.g. /model/layers.0")
     p.add_argument("--scale", type=float, default=2.0, help="PNG pixels per layout unit (default 2; reduced for huge graphs)")
-    p.add_argument("--max-size", type=int, default=16384, metavar="PX", help="longest PNG side in pixels (default 16384)")
+    p.add_argument("--max-size", type=int, default=8192, metavar="PX", help="longest PNG side in pixels (default 8192)")
     p.add_argument("--names", action="store_true", help="show node names in the boxes")
     p.add_argument("--dark", action="store_true", help="dark theme")
     p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")

@@ -34,14 +34,16 @@ DUMMY_W = 6.0         # width reserved for an edge passing through a layer
 DUMMY_GAP = 8.0       # gap next to a dummy slot
 V_GAP = 40.0          # vertical gap between layers
 MARGIN = 20.0
+PORT_PULL = 0.3       # how much the x pulls honour port offsets (0: centres, 1: ports)
 
-# NOTE: broadcast thresholds. A value with at least REF_MIN_FANOUT consumers has each edge
-# longer than REF_SPAN ranks drawn as a reference stub (its nearest consumer stays routed so
-# the producer visibly connects to something). Any edge longer than REF_MAX_SPAN ranks is a
+# NOTE: broadcast thresholds. A value with at least REF_MIN_FANOUT consumers, one of them more
+# than REF_SPAN ranks away, is a broadcast: its edges longer than REF_NEAR ranks are drawn as
+# reference stubs (its nearest consumer stays routed so the producer visibly connects). Any edge longer than REF_MAX_SPAN ranks is a
 # reference too: a line across hundreds of layers is unreadable and costs one dummy per rank.
 REF_MIN_FANOUT = 3
 REF_SPAN = 12
 REF_MAX_SPAN = 400
+REF_NEAR = 2
 
 Check = Callable[[float], None]
 
@@ -151,7 +153,14 @@ def choose_references(es: np.ndarray, esp: np.ndarray, span: np.ndarray) -> np.n
     gid = np.cumsum(new) - 1
     fan = np.bincount(gid)
     first = new  # shortest edge of each value (sorted by span within group)
-    big = (fan[gid] >= REF_MIN_FANOUT) & (np.abs(span[o]) > REF_SPAN) & ~first
+    sp = np.abs(span[o])
+    maxspan = np.zeros(len(fan), dtype=sp.dtype)
+    np.maximum.at(maxspan, gid, sp)
+    # a broadcast value: many consumers, some far away. Then every consumer but the nearest
+    # gets a stub unless it sits right below the producer (a fan of lines that all run
+    # along the same column says nothing a stub would not).
+    broadcast = (fan[gid] >= REF_MIN_FANOUT) & (maxspan[gid] > REF_SPAN)
+    big = broadcast & (sp > REF_NEAR) & ~first
     ref[o[big]] = True
     return ref
 
@@ -247,6 +256,11 @@ def layout_arrays(
     e_rev = (ra != es[routed])[seg_edge]
     a_off = np.where(s_j == 0, np.where(e_rev, in_off[e_of_seg], out_off[e_of_seg]), 0.0)
     b_off = np.where(s_j + 1 == span[seg_edge], np.where(e_rev, out_off[e_of_seg], in_off[e_of_seg]), 0.0)
+    # NOTE: ports sit spread along the box edge (weights included), so aligning them exactly
+    # makes chains drift sideways, one port offset per layer. Aligning mostly centres keeps a
+    # chain straight; the residual offset still separates the inputs of a two-input node.
+    a_off *= PORT_PULL
+    b_off *= PORT_PULL
     check(0.3)
     # ---- 4. order
     if key0 is None:
@@ -261,6 +275,35 @@ def layout_arrays(
     pos, lstart = _layer_index(vrank, perm, n_layers)
     lsize = np.diff(lstart)
     inv_size = 1.0 / np.maximum(lsize, 1)
+    # Leaves (one connection) hang off a neighbour; in the sweep toward that neighbour they
+    # tie with it, and the ties are spread alternately left and right of the neighbour's
+    # other attachments so e.g. the weight generators of a BatchNormalization surround the
+    # data path instead of pushing it to one side.
+    outdeg = np.bincount(seg_a, minlength=N)
+    indeg = np.bincount(seg_b, minlength=N)
+    leaf_src = (indeg == 0) & (outdeg == 1) & ~is_dummy   # hangs below... above its consumer
+    leaf_snk = (outdeg == 0) & (indeg == 1) & ~is_dummy
+    nb = np.full(N, -1, dtype=np.int64)
+    sa_leaf = leaf_src[seg_a]
+    nb[seg_a[sa_leaf]] = seg_b[sa_leaf]
+    sb_leaf = leaf_snk[seg_b]
+    nb[seg_b[sb_leaf]] = seg_a[sb_leaf]
+    leaves_src = np.flatnonzero(leaf_src)
+    leaves_snk = np.flatnonzero(leaf_snk)
+
+    def spread(leaves: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        if len(leaves) == 0:
+            return np.zeros(0)
+        o = np.lexsort((pos[leaves], nb[leaves]))
+        g = nb[leaves][o]
+        start = np.ones(len(o), dtype=bool)
+        start[1:] = g[1:] != g[:-1]
+        idx = np.arange(len(o))
+        k = idx - np.maximum.accumulate(np.where(start, idx, 0))
+        off = np.empty(len(o))
+        off[o] = np.where(k % 2 == 0, -1.0, 1.0) * (k // 2 + 1) * 1e-9
+        return off
+
     for it in range(order_iters):
         check(0.3 + 0.3 * it / max(order_iters, 1))
         npos = (pos + 0.5) * inv_size[vrank]
@@ -271,6 +314,9 @@ def layout_arrays(
         s = np.bincount(tgt, weights=npos[src], minlength=N)
         c = np.bincount(tgt, minlength=N)
         bc = np.where(c > 0, s / np.maximum(c, 1), npos)
+        lv = leaves_src if it % 2 else leaves_snk
+        if len(lv):
+            bc[lv] += spread(lv, pos)
         perm = np.lexsort((pos, bc, vrank))
         pos, _ = _layer_index(vrank, perm, n_layers)
     check(0.6)
@@ -298,26 +344,81 @@ def layout_arrays(
     # BIG keeps the segmented running max/min from leaking across layers
     seg_w = np.where(is_dummy[seg_a] & is_dummy[seg_b], 8.0,
                      np.where(is_dummy[seg_a] | is_dummy[seg_b], 2.0, 1.0))
+    # A leaf (a box with a single connection: a weight generator, an input, an output) follows
+    # its neighbour but barely pulls on it, so the main data path stays straight.
+    deg = np.bincount(seg_a, minlength=N) + np.bincount(seg_b, minlength=N)
+    leaf = (deg == 1) & ~is_dummy
+    w_b = seg_w * np.where(leaf[seg_a], 0.05, 1.0)   # pull on b exerted by a
+    w_a = seg_w * np.where(leaf[seg_b], 0.05, 1.0)   # pull on a exerted by b
     inv = np.empty(N, dtype=np.int64)
     inv[perm] = np.arange(N)
     pa = inv[seg_a]
     pb = inv[seg_b]
+    # Pull targets/values for "down" (from predecessors) and "up" (from successors) pulls.
+    # Leaves pull only on a vertex that has no other neighbour in that direction.
+    def pulls(tgt: np.ndarray, src_leaf: np.ndarray) -> np.ndarray:
+        nonleaf = np.bincount(tgt[~src_leaf], minlength=N)
+        return ~src_leaf | (nonleaf[tgt] == 0)
+
+    # Blocks (as in Brandes-Köpf's vertical alignment): a vertex and its only non-leaf
+    # successor, when it is that successor's only non-leaf predecessor, move together. Dummy
+    # chains of long edges and straight op chains become one block each, so they come out
+    # perfectly vertical and the iteration converges in a few rounds instead of diffusing
+    # along a chain one layer per round.
+    nl_out = np.bincount(seg_a[~leaf[seg_b]], minlength=N)
+    nl_in = np.bincount(seg_b[~leaf[seg_a]], minlength=N)
+    link = ~leaf[seg_a] & ~leaf[seg_b] & (nl_out[seg_a] == 1) & (nl_in[seg_b] == 1)
+    root = np.arange(N)
+    root[seg_b[link]] = seg_a[link]
+    while True:  # pointer jumping: log(chain length) rounds
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            break
+        root = nxt
+    root_p = root[perm]           # block of each vertex, in perm order
+    root_of_p = inv[root_p]       # block representative as a perm index
+    inter = root[seg_a] != root[seg_b]
+    inc_b = pulls(pb, leaf[seg_a]) & inter
+    inc_a = pulls(pa, leaf[seg_b]) & inter
+    T_dn, T_up = pb[inc_b], pa[inc_a]
+    A_dn, B_dn = pa[inc_b], (a_off - b_off)[inc_b]
+    A_up, B_up = pb[inc_a], (b_off - a_off)[inc_a]
+    T_both = np.concatenate([T_dn, T_up])
+    inc_both = pulls(T_both, np.concatenate([leaf[seg_a][inc_b], leaf[seg_b][inc_a]]))
+    T_both = T_both[inc_both]
+    A_both = np.concatenate([A_dn, A_up])[inc_both]
+    B_both = np.concatenate([B_dn, B_up])[inc_both]
+    cnt = {0: np.bincount(T_dn, minlength=N), 1: np.bincount(T_up, minlength=N),
+           2: np.bincount(T_both, minlength=N)}
+    starts = {}
+    for k, c in cnt.items():
+        st = np.zeros(N, dtype=np.int64)
+        np.cumsum(c[:-1], out=st[1:])
+        starts[k] = st
+    sets = {0: (T_dn, A_dn, B_dn), 1: (T_up, A_up, B_up), 2: (T_both, A_both, B_both)}
     for it in range(x_iters):
         if it % 4 == 0:
             check(0.6 + 0.3 * it / max(x_iters, 1))
-        mode = it % 3
-        # desired centre of b from a: cx[a] + a_off - b_off ; of a from b: cx[b] + b_off - a_off
-        if mode == 0:
-            s = np.bincount(pb, weights=seg_w * (cx_p[pa] + a_off - b_off), minlength=N)
-            c = np.bincount(pb, weights=seg_w, minlength=N)
-        elif mode == 1:
-            s = np.bincount(pa, weights=seg_w * (cx_p[pb] + b_off - a_off), minlength=N)
-            c = np.bincount(pa, weights=seg_w, minlength=N)
-        else:
-            s = (np.bincount(pb, weights=seg_w * (cx_p[pa] + a_off - b_off), minlength=N)
-                 + np.bincount(pa, weights=seg_w * (cx_p[pb] + b_off - a_off), minlength=N))
-            c = np.bincount(pb, weights=seg_w, minlength=N) + np.bincount(pa, weights=seg_w, minlength=N)
-        desired = np.where(c > 0, s / np.maximum(c, 1e-12), cx_p)
+        # alternate down/up/both pulls, then settle with both-sided pulls only
+        mode = (2, 0, 2, 1)[it % 4] if it < x_iters - 8 else 2
+        T, A, B = sets[mode]
+        c = cnt[mode]
+        # weighted-free median of the neighbours' (port-adjusted) positions, per vertex
+        vals = cx_p[A] + B
+        o = np.lexsort((vals, T))
+        vs = vals[o]
+        st = starts[mode]
+        has = c > 0
+        lo = st + np.maximum(c - 1, 0) // 2
+        hi = st + c // 2
+        med = np.where(has, (vs[np.minimum(lo, len(vs) - 1)] + vs[np.minimum(hi, len(vs) - 1)]) / 2, cx_p) \
+            if len(vs) else cx_p
+        # a block moves as one: the mean of its members' wishes (members without any
+        # outside neighbour have no wish)
+        wsum = np.bincount(root_of_p, weights=np.where(has, med, 0.0), minlength=N)
+        wcnt = np.bincount(root_of_p, weights=has.astype(np.float64), minlength=N)
+        bdes = np.where(wcnt > 0, wsum / np.maximum(wcnt, 1), cx_p)
+        desired = np.where(wcnt[root_of_p] > 0, bdes[root_of_p], med)
         cx_p = _project(desired, off, lay_perm, n_layers)
     check(0.9)
     cx = np.empty(N)

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 import onnx
 
 from editor.viewmodel.categories import CATEGORIES, category_of
-from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature
+from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
 
 __all__ = [
     "Box", "Edge", "DisplayGraph", "build_display_graph", "category_of", "CATEGORIES",
-    "GroupTree", "build_group_tree", "repeat_signature", "shape_text", "function_graph",
+    "GroupTree", "build_group_tree", "repeat_signature", "shape_text", "function_graph", "default_expanded",
     "CHAR_W", "SMALL_CHAR_W", "LINE_H", "TITLE_H", "PAD_X", "MIN_W", "MAX_W",
 ]
 
@@ -48,6 +48,7 @@ MIN_W = 56.0
 MAX_W = 300.0
 MAX_LINES = 6        # detail + weight lines shown in a box at most
 MAX_VALUE_CHARS = 28
+MAX_FIRST_VIEW = 400   # boxes a first (collapsed) view may show at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +240,8 @@ def build_display_graph(
                 producer[o] = (i, k)
 
     drawn = [i for i in range(n) if not hidden[i]]
-    tree = build_group_tree([nodes[i].name for i in drawn], drawn)
+    # the flat view needs no groups: skip building the tree (it is the big-graph case)
+    tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn) if expanded is not None else GroupTree()
     # rep[i]: key of the box node i is drawn in (itself, or its outermost closed group)
     rep: dict[int, str] = {}
     closed_groups: dict[str, list[int]] = {}
@@ -272,11 +274,15 @@ def build_display_graph(
 
     edges: dict[str, Edge] = {}
 
+    labels: dict[str, str] = {}
+
     def add_edge(src: str, sp: int, dst: str, dp: int, value: str) -> None:
         key = f"{src}:{sp}->{dst}:{dp}"
         if key not in edges:
-            edges[key] = Edge(key=key, src=src, src_port=sp, dst=dst, dst_port=dp, value=value,
-                              label=shape_text(vis.get(value)))
+            lab = labels.get(value)
+            if lab is None:
+                lab = labels[value] = shape_text(vis.get(value))
+            edges[key] = Edge(key, src, sp, dst, dp, value, lab)
 
     def src_of(value: str, consumer: str = "") -> tuple[str, int] | None:
         p = producer.get(value)
@@ -385,3 +391,36 @@ def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:
     g.output.extend(onnx.ValueInfoProto(name=n) for n in fn.output)
     g.value_info.extend(fn.value_info)
     return g
+
+
+def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = MAX_FIRST_VIEW) -> set[str]:
+    """Groups to open for a useful first view: open the biggest closed group while the view
+    stays under ``limit`` boxes and has fewer than ``target`` boxes.
+
+    A model whose root holds one ``/model`` group and an ``lm_head`` would otherwise first
+    show three boxes; this opens ``/model`` (showing the 200 decoder layers as closed
+    boxes) and stops there.
+    """
+    nodes = graph.node
+    drawn = list(range(len(nodes)))
+    tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+    children: dict[str, list[str]] = {}
+    direct: dict[str, int] = {}
+    for g, p in tree.parent.items():
+        children.setdefault(p, []).append(g)
+    for i in drawn:
+        g = tree.node_group.get(i, "")
+        direct[g] = direct.get(g, 0) + 1
+    opened: set[str] = set()
+    visible = list(children.get("", []))
+    count = direct.get("", 0) + len(visible)
+    while count < target and visible:
+        best = max(visible, key=lambda g: (tree.size.get(g, 0), g))
+        grow = len(children.get(best, [])) + direct.get(best, 0) - 1
+        if count + grow > limit:
+            break
+        opened.add(best)
+        visible.remove(best)
+        visible += children.get(best, [])
+        count += grow
+    return opened

@@ -38,6 +38,54 @@ def scopes_of(name: str) -> list[str]:
     return out
 
 
+TORCH_SCOPES_KEY = "pkg.torch.onnx.name_scopes"
+
+
+def scoped_name(node: onnx.NodeProto) -> str:
+    """The node's name with its scope path, from the name itself or exporter metadata.
+
+    Names like ``/model/layers.3/attn/MatMul`` (the TorchScript exporter, tf2onnx) carry the
+    scopes. The dynamo exporter names nodes ``node_add_12`` and records the module scopes in
+    ``metadata_props["pkg.torch.onnx.name_scopes"]`` as a Python list of cumulative dotted
+    names (``['', 'model', 'model.layers.3', 'model.layers.3.self_attn', 'add_12']``; the
+    last entry is the node itself): that becomes ``/model/layers.3/self_attn/node_add_12``.
+    """
+    name = node.name
+    if "/" in name or not len(node.metadata_props):
+        return name
+    for prop in node.metadata_props:
+        if prop.key == TORCH_SCOPES_KEY:
+            v = prop.value
+            # the last entry is the node itself; nodes of one module share the rest
+            cut = v.rfind(",")
+            prefix = v[:cut] if cut > 0 else ""
+            path = _SCOPE_CACHE.get(prefix)
+            if path is None:
+                path = _parse_scopes(prefix)
+                if len(_SCOPE_CACHE) > 200_000:
+                    _SCOPE_CACHE.clear()
+                _SCOPE_CACHE[prefix] = path
+            return f"{path}/{name or 'node'}" if path else name
+    return name
+
+
+_SCOPE_CACHE: dict[str, str] = {}
+
+
+def _parse_scopes(prefix: str) -> str:
+    """``"['', 'model', 'model.layers.3'"`` -> ``"/model/layers.3"``."""
+    items = [t.strip().strip("'\"") for t in prefix.lstrip("[").split(",")]
+    parts: list[str] = []
+    prev = ""
+    for it in items:
+        if not it:
+            continue
+        seg = it[len(prev) + 1:] if prev and it.startswith(prev + ".") else it
+        parts.append(seg.replace("/", "_"))
+        prev = it
+    return "/" + "/".join(parts) if parts else ""
+
+
 @dataclass
 class GroupTree:
     """The kept groups of one graph scope. Paths are strings; ``""`` is the graph itself."""
@@ -75,61 +123,80 @@ class GroupTree:
 
 def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
     """Group tree for nodes ``indices`` (graph order) with the given ``names``."""
-    raw: dict[int, list[str]] = {}
+    # Work per scope directory ("/model/layers.3/attn" of ".../attn/MatMul"): nodes of one
+    # directory share everything below, and there are far fewer directories than nodes.
+    node_dir: list[str] = []
+    dir_count: dict[str, int] = {}
+    for name in names:
+        d = name.rpartition("/")[0] if "/" in name else ""
+        if d and not d.strip("/"):
+            d = ""
+        node_dir.append(d)
+        dir_count[d] = dir_count.get(d, 0) + 1
+    dir_scopes: dict[str, list[str]] = {d: scopes_of(d + "/x") for d in dir_count if d}
     count: dict[str, int] = {}
-    for i, name in zip(indices, names):
-        sc = scopes_of(name)
-        if sc:
-            raw[i] = sc
-            for p in sc:
-                count[p] = count.get(p, 0) + 1
+    for d, c in dir_count.items():
+        for p in dir_scopes.get(d, ()):
+            count[p] = count.get(p, 0) + c
     total = len(indices)
     tree = GroupTree()
     # Keep a scope when it holds more than one node and less than its nearest kept ancestor.
     kept_parent: dict[str, str] = {}
-    decided: dict[str, str | None] = {}
-    for i, sc in raw.items():
+    dir_inner: dict[str, str] = {"": ""}
+    for d in dir_count:
+        if not d:
+            continue
         anc = ""
         anc_size = total
-        inner = ""
-        for p in sc:
-            d = decided.get(p, "?")
-            if d == "?":
-                c = count[p]
-                if c > 1 and c < anc_size:
-                    kept_parent[p] = anc
-                    decided[p] = p
-                else:
-                    decided[p] = None
-                d = decided[p]
-            if d is not None:
-                anc = p
-                anc_size = count[p]
-                inner = p
-        tree.node_group[i] = inner
+        for p in dir_scopes[d]:
+            if p in kept_parent:
+                anc, anc_size = p, count[p]
+                continue
+            c = count[p]
+            if 1 < c < anc_size:
+                kept_parent[p] = anc
+                anc, anc_size = p, c
+        dir_inner[d] = anc
     tree.parent = kept_parent
+    node_group = tree.node_group
+    for i, d in zip(indices, node_dir):
+        g = dir_inner[d]
+        if g:
+            node_group[i] = g
     # Split over-full groups into parts of consecutive children (graph order).
-    direct: dict[str, list[tuple[int, str, object]]] = {}
-    first: dict[str, int] = {}
+    n_direct: dict[str, int] = {}
     for i in indices:
-        g = tree.node_group.get(i, "")
-        direct.setdefault(g, []).append((i, "n", i))
-        p = g
-        while p and p not in first:
-            first[p] = i
-            p = kept_parent[p]
+        g = node_group.get(i, "")
+        n_direct[g] = n_direct.get(g, 0) + 1
     for g, par in kept_parent.items():
-        direct.setdefault(par, []).append((first[g], "g", g))
-    for g in list(direct):
-        items = direct[g]
-        if len(items) > MAX_CHILDREN:
+        n_direct[par] = n_direct.get(par, 0) + 1
+    full = {g for g, c in n_direct.items() if c > MAX_CHILDREN}
+    if full:
+        direct: dict[str, list[tuple[int, str, object]]] = {g: [] for g in full}
+        first: dict[str, int] = {}
+        for i in indices:
+            g = node_group.get(i, "")
+            if g in direct:
+                direct[g].append((i, "n", i))
+            p = g
+            while p and p not in first:
+                first[p] = i
+                p = kept_parent[p]
+        for g, par in list(kept_parent.items()):
+            if par in direct:
+                direct[par].append((first[g], "g", g))
+        for g, items in direct.items():
             items.sort(key=lambda t: t[0])
             _split(tree, g, items)
     # Sizes and members.
     members: dict[str, list[int]] = {}
     for i in indices:
         for p in tree.chain(i):
-            members.setdefault(p, []).append(i)
+            m = members.get(p)
+            if m is None:
+                members[p] = [i]
+            else:
+                m.append(i)
     tree.members = members
     tree.size = {p: len(m) for p, m in members.items()}
     return tree
@@ -186,10 +253,16 @@ def repeat_signature(graph: onnx.GraphProto, tree: GroupTree, paths: Sequence[st
     Returns ``{path: class_id}`` only for groups whose class has two or more members; class
     ids are numbered in order of first appearance, so the result is deterministic.
     """
+    # Only groups of equal size can be equal: hash just those.
+    by_size: dict[int, list[str]] = {}
+    for p in paths:
+        m = tree.members.get(p)
+        if m and len(m) >= 2:
+            by_size.setdefault(len(m), []).append(p)
     classes: dict[str, list[str]] = {}
     for p in paths:
         m = tree.members.get(p)
-        if not m or len(m) < 2:
+        if not m or len(by_size.get(len(m), ())) < 2:
             continue
         classes.setdefault(group_signature(graph, m, producer), []).append(p)
     out: dict[str, int] = {}

@@ -24,10 +24,11 @@ from PySide6.QtGui import (
     QStaticText,
     QTransform,
 )
-from PySide6.QtWidgets import QGraphicsItem, QStyle, QStyleOptionGraphicsItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyle, QStyleOptionGraphicsItem
 
 from widgets.canvas.style import (
     ANTIALIAS_LOD,
+    BATCH_LOD,
     HEADER_H,
     LABEL_LOD,
     LINE_H,
@@ -41,10 +42,12 @@ from widgets.canvas.style import (
 ROLE_NONE = 0
 ROLE_NEIGHBOUR = 1
 ROLE_PATH = 2
+ROLE_SELECTED = 3  # only used for the low-zoom marks of HighlightItem
 
 _MARGIN = 8.0  # room around a box for its selection / highlight outline
 _ARROW_LEN = 7.0
 _ARROW_HALF = 3.5
+STRAIGHT_LOD = 0.15
 _CORNER = 10.0  # radius used to round polyline corners of routed edges
 _STUB = 18.0  # length of a reference edge stub
 
@@ -53,42 +56,56 @@ def _lod(option: QStyleOptionGraphicsItem, painter: QPainter) -> float:
     return QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
 
 
+# enum members looked up once: PySide's enum attribute access costs ~4 us a time
+_ELIDE_MIDDLE = Qt.TextElideMode.ElideMiddle
+_ELIDE_RIGHT = Qt.TextElideMode.ElideRight
+_PLAIN = Qt.TextFormat.PlainText
+_AGGRESSIVE = QStaticText.PerformanceHint.AggressiveCaching
+_AA = QPainter.RenderHint.Antialiasing
+_SMOOTH = QPainter.RenderHint.SmoothPixmapTransform
+_NO_BRUSH = Qt.BrushStyle.NoBrush
+_NO_PEN = Qt.PenStyle.NoPen
+
+
 def _static(text: str) -> QStaticText:
     st = QStaticText(text)
-    st.setTextFormat(Qt.TextFormat.PlainText)
-    st.setPerformanceHint(QStaticText.PerformanceHint.AggressiveCaching)
+    st.setTextFormat(_PLAIN)
+    st.setPerformanceHint(_AGGRESSIVE)
     return st
 
 
-class NodeItem(QGraphicsItem):
-    """One box of the display model (node, graph input/output, collapsed group)."""
+class NodeItem(QGraphicsRectItem):
+    """One box of the display model (node, graph input/output, collapsed group).
 
-    def __init__(self, box, pos: tuple[float, float], style: CanvasStyle, *, show_names: bool = False) -> None:
-        super().__init__()
+    # NOTE: a QGraphicsRectItem rather than a bare QGraphicsItem so that ``boundingRect``
+    # stays in C++: Qt asks every item in the exposed area for it on every frame, and a
+    # Python override costs ~6 us per call (65 ms for 10k boxes, measured). The rect item's
+    # (never drawn) pen width supplies the margin for selection outlines.
+    """
+
+    def __init__(self, box, pos: tuple[float, float], style: CanvasStyle, *, show_names: bool = False,
+                 parent: QGraphicsItem | None = None) -> None:
+        super().__init__(parent)
+        self._selected = False
         self.box = box
         self.key: str = box.key
         self._style = style
         self._show_names = show_names
         self._role = ROLE_NONE
         self._rect = QRectF(0.0, 0.0, float(box.width), float(box.height))
-        self._bounds = self._rect.adjusted(-_MARGIN, -_MARGIN, _MARGIN, _MARGIN)
+        # the (never drawn) rect is the box plus the outline margin: boundingRect in C++
+        self.setRect(QRectF(-_MARGIN, -_MARGIN, box.width + 2 * _MARGIN, box.height + 2 * _MARGIN))
         self._texts: list[tuple[int, QStaticText, QPointF]] | None = None
         self._body: QPainterPath | None = None
-        if box.kind == "node" and (box.details or box.weights):
-            # the white body under the coloured header: the box's rounded outline clipped
-            # below the header, built once
-            full = QPainterPath()
-            full.addRoundedRect(self._rect, RADIUS, RADIUS)
-            below = QPainterPath()
-            h = min(HEADER_H, self._rect.height())
-            below.addRect(QRectF(0.0, h, self._rect.width(), self._rect.height() - h))
-            self._body = full.intersected(below)
         self._colour = style.category_colour(box.category)
-        self._brush = QBrush(self._colour)
+        self._brush = style.category_brush(box.category)
         self.setPos(float(pos[0]), float(pos[1]))
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
-        self.setZValue(2.0)
-        self.setToolTip(self._tooltip())
+        # boxes never move after construction (a new layout makes new items)
+        self._scene_rect = QRectF(float(pos[0]), float(pos[1]), float(box.width), float(box.height))
+        # NOTE: selection is the scene's (GraphScene.selected_keys), not Qt's item flag:
+        # Qt deselects hidden items, and boxes are hidden as a whole at low zoom. Tool tips
+        # are the view's too (built on demand from tooltip()): 10k boxes are built faster
+        # without either, and nothing here needs Qt's per-item mouse handling.
 
     # -- state changed from outside paint() -------------------------------------------
     def set_role(self, role: int) -> None:
@@ -100,6 +117,14 @@ class NodeItem(QGraphicsItem):
     def role(self) -> int:
         return self._role
 
+    def set_marked_selected(self, selected: bool) -> None:
+        if selected != self._selected:
+            self._selected = selected
+            self.update()
+
+    def is_marked_selected(self) -> bool:
+        return self._selected
+
     def set_show_names(self, show: bool) -> None:
         if show != self._show_names:
             self._show_names = show
@@ -109,18 +134,16 @@ class NodeItem(QGraphicsItem):
     def set_style(self, style: CanvasStyle) -> None:
         self._style = style
         self._colour = style.category_colour(self.box.category)
-        self._brush = QBrush(self._colour)
+        self._brush = style.category_brush(self.box.category)
         self._texts = None
         self.update()
 
     def scene_rect(self) -> QRectF:
-        return self._rect.translated(self.pos())
+        return QRectF(self._scene_rect)
 
     # -- QGraphicsItem --------------------------------------------------------------
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt name)
-        return self._bounds
-
     def shape(self) -> QPainterPath:
+        # hit tests use the box itself, not the margin of the pen
         path = QPainterPath()
         path.addRect(self._rect)
         return path
@@ -128,7 +151,7 @@ class NodeItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         lod = _lod(option, painter)
         style = self._style
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        selected = self._selected
         if lod < TEXT_LOD:
             # Plain shape: no text, no antialiasing, one fill.
             painter.setPen(style.no_pen)
@@ -137,7 +160,7 @@ class NodeItem(QGraphicsItem):
             if selected or self._role:
                 self._paint_outline(painter, selected, cosmetic=True)
             return
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setRenderHint(_AA, True)
         kind = self.box.kind
         if kind == "group":
             self._paint_group(painter)
@@ -162,17 +185,29 @@ class NodeItem(QGraphicsItem):
             pen = QPen(style.highlight_pen)
         pen.setCosmetic(cosmetic)
         painter.setPen(pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setBrush(_NO_BRUSH)
         r = self._rect.adjusted(-2.0, -2.0, 2.0, 2.0)
         if cosmetic:
             painter.drawRect(r)
         else:
             painter.drawRoundedRect(r, RADIUS + 2, RADIUS + 2)
 
+    def _body_path(self) -> QPainterPath | None:
+        """The white body under the coloured header (None for title-only boxes); built once."""
+        if self._body is None and (self.box.details or self.box.weights):
+            full = QPainterPath()
+            full.addRoundedRect(self._rect, RADIUS, RADIUS)
+            below = QPainterPath()
+            h = min(HEADER_H, self._rect.height())
+            below.addRect(QRectF(0.0, h, self._rect.width(), self._rect.height() - h))
+            self._body = full.intersected(below)
+        return self._body
+
     def _paint_node(self, painter: QPainter) -> None:
         style = self._style
         r = self._rect
-        if self._body is None:
+        body = self._body_path()
+        if body is None:
             painter.setPen(style.no_pen)
             painter.setBrush(self._brush)
             painter.drawRoundedRect(r, RADIUS, RADIUS)
@@ -181,9 +216,9 @@ class NodeItem(QGraphicsItem):
         painter.setBrush(self._brush)
         painter.drawRoundedRect(r, RADIUS, RADIUS)
         painter.setBrush(style.fill_brush)
-        painter.drawPath(self._body)
+        painter.drawPath(body)
         painter.setPen(style.border_pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setBrush(_NO_BRUSH)
         painter.drawRoundedRect(r, RADIUS, RADIUS)
 
     def _paint_terminal(self, painter: QPainter) -> None:
@@ -237,7 +272,7 @@ class NodeItem(QGraphicsItem):
         out: list[tuple[int, QStaticText, QPointF]] = []
         hm = style.header_metrics
         bm = style.body_metrics
-        el = Qt.TextElideMode.ElideMiddle
+        el = _ELIDE_MIDDLE
         if box.kind == "group":
             inner = r.width() - 4.0 - 10.0 - 4.0
             title = hm.elidedText(box.label, el, inner)
@@ -280,9 +315,11 @@ class NodeItem(QGraphicsItem):
             for key, value in tuple((_short(k), v) for k, v in box.weights) + tuple(box.details):
                 if y + bm.height() > bottom + 1.0:
                     break
-                key_text = bm.elidedText(key, el, avail * 0.55)
-                kw = bm.horizontalAdvance(key_text)
-                val_text = bm.elidedText(str(value), Qt.TextElideMode.ElideRight, max(avail - kw - 6.0, 0.0))
+                # the value (shape, kernel ...) matters more than the key: it keeps up to
+                # 60 % of the line, the key gets the rest
+                val_text = bm.elidedText(str(value), _ELIDE_RIGHT, avail * 0.6)
+                key_room = max(avail - bm.horizontalAdvance(val_text) - 6.0, 0.0)
+                key_text = bm.elidedText(key, el, key_room)
                 out.append((1, _static(key_text), QPointF(r.left() + PAD_X, y)))
                 if val_text:
                     vw = bm.horizontalAdvance(val_text)
@@ -291,7 +328,8 @@ class NodeItem(QGraphicsItem):
         out.sort(key=lambda t: t[0])
         return out
 
-    def _tooltip(self) -> str:
+    def tooltip(self) -> str:
+        """Rich-text tool tip (op, name, weights, attributes); the view shows it on hover."""
         box = self.box
         lines = [f"<b>{_esc(box.label)}</b>"]
         if box.name:
@@ -344,6 +382,61 @@ def rounded_polyline(path: QPainterPath, points: Sequence[tuple[float, float]], 
     path.lineTo(points[-1][0], points[-1][1])
 
 
+def route_pieces(points: Sequence[tuple[float, float]], max_len: float, radius: float = _CORNER) -> list[tuple]:
+    """The rounded polyline of ``points`` as pieces: ``("L", x0, y0, x1, y1)`` straight runs
+    no longer than ``max_len`` and ``("Q", x0, y0, cx, cy, x1, y1)`` corners.
+
+    # NOTE: pieces let a long edge be drawn by the tiles it passes through, each stroking
+    # only its local part: stroking a 600k-unit polyline costs the same whether or not it is
+    # on screen (Qt builds the whole outline before clipping): 12 ms a frame, measured.
+    """
+    n = len(points)
+    out: list[tuple] = []
+    if n < 2:
+        return out
+
+    def line(x0: float, y0: float, x1: float, y1: float) -> None:
+        d = math.hypot(x1 - x0, y1 - y0)
+        k = max(1, int(math.ceil(d / max_len)))
+        for i in range(k):
+            out.append(("L", x0 + (x1 - x0) * i / k, y0 + (y1 - y0) * i / k,
+                        x0 + (x1 - x0) * (i + 1) / k, y0 + (y1 - y0) * (i + 1) / k))
+
+    cx0, cy0 = points[0]
+    for i in range(1, n - 1):
+        px, py = points[i - 1]
+        cx, cy = points[i]
+        nx, ny = points[i + 1]
+        d1 = math.hypot(cx - px, cy - py)
+        d2 = math.hypot(nx - cx, ny - cy)
+        if d1 < 1e-6 or d2 < 1e-6:
+            continue
+        r = min(radius, d1 / 2.0, d2 / 2.0)
+        ax, ay = cx - (cx - px) / d1 * r, cy - (cy - py) / d1 * r
+        bx, by = cx + (nx - cx) / d2 * r, cy + (ny - cy) / d2 * r
+        line(cx0, cy0, ax, ay)
+        out.append(("Q", ax, ay, cx, cy, bx, by))
+        cx0, cy0 = bx, by
+    line(cx0, cy0, points[-1][0], points[-1][1])
+    return out
+
+
+def pieces_path(pieces: Sequence[tuple]) -> QPainterPath:
+    """A path of route pieces (consecutive pieces are joined without a new sub-path)."""
+    path = QPainterPath()
+    last = None
+    for piece in pieces:
+        if last is None or abs(piece[1] - last[0]) > 1e-6 or abs(piece[2] - last[1]) > 1e-6:
+            path.moveTo(piece[1], piece[2])
+        if piece[0] == "L":
+            path.lineTo(piece[3], piece[4])
+            last = (piece[3], piece[4])
+        else:
+            path.quadTo(piece[3], piece[4], piece[5], piece[6])
+            last = (piece[5], piece[6])
+    return path
+
+
 def arrow_head(path: QPainterPath, tip: tuple[float, float], before: tuple[float, float]) -> None:
     """Append a filled triangle pointing from ``before`` to ``tip``."""
     dx, dy = tip[0] - before[0], tip[1] - before[1]
@@ -386,14 +479,26 @@ class EdgeLabel:
 class EdgeTileItem(QGraphicsItem):
     """All edges whose routes start in one spatial tile, painted as a few batched paths."""
 
-    def __init__(self, lines: QPainterPath, arrows: QPainterPath, stubs: QPainterPath, labels: list[EdgeLabel], style: CanvasStyle) -> None:
+    def __init__(self, polylines: list[list[tuple[float, float]]], pieces: list[tuple], straight: QPainterPath,
+                 arrows: QPainterPath, stubs: QPainterPath, labels: list[EdgeLabel], style: CanvasStyle) -> None:
         super().__init__()
-        self._lines = lines
+        # NOTE: zoomed in, the tile strokes ``pieces``: the rounded parts of every edge that
+        # passes through it (see route_pieces), turned into a path on first use and kept.
+        # Zoomed out it strokes ``straight``: the whole polylines of the edges that start
+        # here (cheap at that scale). ``polylines`` (whole, rounded later) serve the SVG writer.
+        self._polylines = polylines
+        self._pieces = pieces
+        self._lines: QPainterPath | None = None
+        self._straight = straight
         self._arrows = arrows
         self._stubs = stubs
         self._labels = labels
         self._style = style
-        rect = lines.boundingRect().united(arrows.boundingRect()).united(stubs.boundingRect())
+        rect = straight.boundingRect().united(arrows.boundingRect()).united(stubs.boundingRect())
+        for piece in pieces:
+            xs = piece[1::2]
+            ys = piece[2::2]
+            rect = rect.united(QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)))
         for label in labels:
             rect = rect.united(label.rect)
         self._bounds = rect.adjusted(-3.0, -3.0, 3.0, 3.0)
@@ -416,16 +521,22 @@ class EdgeTileItem(QGraphicsItem):
         lod = _lod(option, painter)
         style = self._style
         aa = lod >= ANTIALIAS_LOD
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, aa)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setRenderHint(_AA, aa)
+        painter.setBrush(_NO_BRUSH)
         painter.setPen(style.edge_pen if lod >= 0.8 else style.edge_pen_cosmetic)
-        painter.drawPath(self._lines)
+        # rounded corners are invisible when zoomed far out; straight polylines stroke faster
+        if lod >= STRAIGHT_LOD:
+            if self._lines is None:
+                self._lines = pieces_path(self._pieces)
+            painter.drawPath(self._lines)
+        else:
+            painter.drawPath(self._straight)
         if lod >= ANTIALIAS_LOD:
             painter.setPen(style.no_pen)
             painter.setBrush(style.edge_brush)
             painter.drawPath(self._arrows)
         if not self._stubs.isEmpty():
-            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setBrush(_NO_BRUSH)
             painter.setPen(style.reference_pen)
             painter.drawPath(self._stubs)
         if lod < LABEL_LOD or not self._labels:
@@ -442,6 +553,8 @@ class EdgeTileItem(QGraphicsItem):
                 current = label.kind
             if label.static is None:
                 label.static = _static(label.text)
+            # a halo of background colour keeps the label legible over crossing edges
+            painter.fillRect(label.rect, style.label_halo)
             painter.drawStaticText(label.pos, label.static)
 
 
@@ -469,8 +582,8 @@ class BoxBatchItem(QGraphicsItem):
         return QPainterPath()
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setRenderHint(_AA, False)
+        painter.setPen(_NO_PEN)
         for brush, path in self._fills:
             painter.setBrush(brush)
             painter.drawPath(path)
@@ -487,6 +600,7 @@ class HighlightItem(QGraphicsItem):
         self._path = QPainterPath()
         self._path_arrows = QPainterPath()
         self._bounds = QRectF()
+        self._marks: list[tuple[int, list[QRectF]]] = []
         self.setZValue(1.5)
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
 
@@ -494,10 +608,16 @@ class HighlightItem(QGraphicsItem):
         self._style = style
         self.update()
 
-    def set_paths(self, near: QPainterPath, near_arrows: QPainterPath, path: QPainterPath, path_arrows: QPainterPath) -> None:
+    def set_paths(self, near: QPainterPath, near_arrows: QPainterPath, path: QPainterPath, path_arrows: QPainterPath,
+                  marks: list[tuple[int, list[QRectF]]] | None = None) -> None:
+        """Highlighted edges, and box rectangles by role (drawn only when boxes are batched)."""
         self.prepareGeometryChange()
         self._near, self._near_arrows, self._path, self._path_arrows = near, near_arrows, path, path_arrows
+        self._marks = marks or []
         rect = QRectF()
+        for _, rects in self._marks:
+            for r in rects:
+                rect = rect.united(r)
         for p in (near, near_arrows, path, path_arrows):
             if not p.isEmpty():
                 rect = rect.united(p.boundingRect())
@@ -516,22 +636,56 @@ class HighlightItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         lod = _lod(option, painter)
         style = self._style
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod >= ANTIALIAS_LOD)
+        painter.setRenderHint(_AA, lod >= ANTIALIAS_LOD)
         cosmetic = lod < 0.8
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setBrush(_NO_BRUSH)
         if not self._near.isEmpty():
             painter.setPen(style.hl_edge_pen_cosmetic if cosmetic else style.hl_edge_pen)
             painter.drawPath(self._near)
-            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setPen(_NO_PEN)
             painter.setBrush(QBrush(style.palette.highlight))
             painter.drawPath(self._near_arrows)
         if not self._path.isEmpty():
-            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setBrush(_NO_BRUSH)
             painter.setPen(style.path_edge_pen_cosmetic if cosmetic else style.path_edge_pen)
             painter.drawPath(self._path)
-            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setPen(_NO_PEN)
             painter.setBrush(QBrush(style.palette.path))
             painter.drawPath(self._path_arrows)
+        if lod < BATCH_LOD and self._marks:
+            # boxes are painted in batches now: mark the selected / related ones here
+            colours = {ROLE_NEIGHBOUR: style.palette.highlight, ROLE_PATH: style.palette.path, ROLE_SELECTED: style.palette.selection}
+            for role, rects in self._marks:
+                pen = QPen(colours[role], 3.0 if role == ROLE_SELECTED else 2.0)
+                pen.setCosmetic(True)
+                painter.setPen(pen)
+                painter.setBrush(QBrush(colours[role]) if role == ROLE_SELECTED else _NO_BRUSH)
+                for r in rects:
+                    painter.drawRect(r)
 
 
 _ = QTransform  # re-exported type used by callers' annotations
+
+
+class OverviewItem(QGraphicsItem):
+    """The whole graph prerendered into one image, drawn scaled when zoomed far out."""
+
+    def __init__(self, image, target: QRectF) -> None:
+        super().__init__()
+        self._image = image
+        self._target = QRectF(target)
+        self.setZValue(1.0)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+
+    def image(self):
+        return self._image
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self._target
+
+    def shape(self) -> QPainterPath:
+        return QPainterPath()
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        painter.setRenderHint(_SMOOTH, True)
+        painter.drawImage(self._target, self._image)

@@ -64,12 +64,16 @@ class CanvasStyle:
         self.header_text_pen = QPen(pal.header_text)
         self.muted_pen = QPen(pal.muted_text)
         self.label_pen = QPen(pal.edge_label)
+        halo = QColor(pal.background)
+        halo.setAlpha(210)
+        self.label_halo = QBrush(halo)
         self.reference_pen = QPen(pal.reference, 1.2)
         self.reference_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
 
         self.edge_pen = QPen(pal.edge, 1.2)
         self.edge_pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-        self.edge_pen.setCapStyle(Qt.PenCapStyle.FlatCap)
+        # round caps hide the joints between the pieces of an edge drawn by two tiles
+        self.edge_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
         self.edge_pen_cosmetic = QPen(pal.edge, 1.0)
         self.edge_pen_cosmetic.setCosmetic(True)
         self.edge_brush = QBrush(pal.edge)

@@ -13,15 +13,14 @@ Gestures:
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QTransform, QWheelEvent
-from PySide6.QtWidgets import QFrame, QGraphicsView, QMenu
+from PySide6.QtWidgets import QFrame, QGraphicsView, QMenu, QToolTip
 
 from widgets.canvas.items import NodeItem
 from widgets.canvas.scene import GraphScene
-from widgets.canvas.style import BATCH_LOD
 
-MIN_SCALE = 0.005
+MIN_SCALE = 0.0005
 MAX_SCALE = 6.0
 WHEEL_STEP = 1.0015  # zoom factor per 1/8 degree of wheel rotation (120 units = ~1.2x)
 KEY_STEP = 1.25
@@ -57,6 +56,12 @@ class GraphView(QGraphicsView):
     def __init__(self, scene: GraphScene | None = None, parent=None) -> None:
         super().__init__(parent)
         self._scene = scene or GraphScene(self)
+        if self._scene.parent() is None:
+            # NOTE: the view owns a parentless scene in C++. Otherwise the scene may be
+            # destroyed while the view's Python wrapper is being torn down (its __dict__
+            # holds the last reference), and the scene's destructor then calls back into
+            # the half-destroyed view: a segfault at exit or at garbage collection.
+            self._scene.setParent(self)
         self.setScene(self._scene)
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
@@ -72,6 +77,9 @@ class GraphView(QGraphicsView):
         self.setMouseTracking(True)
         self.viewport().setAttribute(Qt.WidgetAttribute.WA_AcceptTouchEvents, False)
         self.grabGesture(Qt.GestureType.PinchGesture)
+        self._band = QRectF()
+        self._band_base: set[str] = set()
+        self.rubberBandChanged.connect(self._on_band)
         self._space = False
         self._panning = False
         self._pan_last = QPoint()
@@ -185,12 +193,12 @@ class GraphView(QGraphicsView):
             self.verticalScrollBar().setValue(self.verticalScrollBar().value() + round(dy))
 
     def _after_zoom(self) -> None:
-        self._scene.set_batch_mode(self.zoom() < BATCH_LOD)
+        self._scene.set_detail(self.zoom())
         self.zoomChanged.emit(self.zoom())
         self.viewportChanged.emit()
 
     def _on_graph_changed(self) -> None:
-        self._scene.set_batch_mode(self.zoom() < BATCH_LOD)
+        self._scene.set_detail(self.zoom())
         self.viewportChanged.emit()
 
     # -- events ---------------------------------------------------------------------------
@@ -219,6 +227,14 @@ class GraphView(QGraphicsView):
         event.accept()
 
     def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.ToolTip:
+            item = self._node_at(event.pos())
+            if item is None:
+                QToolTip.hideText()
+                event.ignore()
+            else:
+                QToolTip.showText(event.globalPos(), item.tooltip(), self.viewport())
+            return True
         if event.type() == QEvent.Type.NativeGesture:
             gesture = event.gestureType()
             if gesture == Qt.NativeGestureType.ZoomNativeGesture:
@@ -273,7 +289,27 @@ class GraphView(QGraphicsView):
             self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
             event.accept()
             return
+        if button == Qt.MouseButton.LeftButton:
+            key = self.key_at(event.position().toPoint())
+            additive = bool(event.modifiers() & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.MetaModifier))
+            if key is not None:
+                if additive:
+                    self._scene.toggle_key(key)
+                elif not self._scene.is_selected(key):
+                    self._scene.select_keys([key])
+                event.accept()
+                return
+            # empty background: start a rubber band (Qt draws it; we select on release)
+            self._band_base = set(self._scene.selected_keys()) if additive else set()
+            if not additive:
+                self._scene.select_keys([])
+            self._band = QRectF()
         super().mousePressEvent(event)
+
+    def _on_band(self, rect: QRect, from_scene: QPointF, to_scene: QPointF) -> None:
+        if not rect.isNull():
+            self._band = QRectF(from_scene, to_scene).normalized()
+            self._scene.select_keys(self._band_base | set(self._scene.keys_in_rect(self._band)))
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         if self._panning:
@@ -285,8 +321,7 @@ class GraphView(QGraphicsView):
             event.accept()
             return
         if event.buttons() == Qt.MouseButton.NoButton:
-            item = self._node_at(event.position().toPoint())
-            key = item.key if item is not None else None
+            key = self.key_at(event.position().toPoint())
             if key != self._scene.hovered():
                 self._scene.set_hovered(key)
                 self.hoveredKey.emit(key or "")
@@ -329,7 +364,7 @@ class GraphView(QGraphicsView):
             else:
                 for path in reversed(scope_paths(item.box.name)):
                     menu.addAction(f"Collapse {path}", lambda p=path: self.groupToggled.emit(f"g:{p}"))
-            if not item.isSelected():
+            if not self._scene.is_selected(item.key):
                 self._scene.select_keys([item.key])
         menu.addSeparator()
         menu.addAction("Zoom to selection\tS", self.zoom_to_selection)
@@ -340,11 +375,13 @@ class GraphView(QGraphicsView):
         act.toggled.connect(self._scene.set_show_names)
         menu.exec(event.globalPos())
 
+    def key_at(self, pos: QPoint) -> str | None:
+        """Key of the box under a viewport position, if any."""
+        return self._scene.key_at(self.mapToScene(pos))
+
     def _node_at(self, pos: QPoint) -> NodeItem | None:
-        for item in self.items(pos):
-            if isinstance(item, NodeItem):
-                return item
-        return None
+        key = self.key_at(pos)
+        return self._scene.item_for(key) if key is not None else None
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
         super().scrollContentsBy(dx, dy)
