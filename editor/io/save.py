@@ -174,11 +174,17 @@ def _copy_data_files(
     tx: atomic.Transaction, folder: Path, sites: list[TensorSite], store: ExternalDataStore | None
 ) -> None:
     """Preserve mode: make every referenced data file exist beside the saved model."""
-    seen: set[tuple[str, ...]] = set()
+    # NOTE: one reference per distinct location is enough: every reference was validated when
+    # the model was opened, and the files are copied whole.
+    first: dict[str, TensorProto] = {}
     for s in sites:
         t = s.tensor
-        if not uses_external_data(t):
-            continue
+        if uses_external_data(t):
+            for e in t.external_data:
+                if e.key == "location":
+                    first.setdefault(e.value, t)
+    seen: set[tuple[str, ...]] = set()
+    for t in first.values():
         assert store is not None
         ref = store.ref(t)
         key = split_location(ref.location)
@@ -286,6 +292,7 @@ def _save_single_file(
     if dest == target:
         raise SaveError(f"external data location {location!r} is the model file itself")
     subs: dict = {}
+    moved = 0
     with atomic.Transaction() as tx:
         out = tx.open(dest)
         for s in sites:
@@ -299,9 +306,12 @@ def _save_single_file(
                 out.pad_to(offset)
                 out.write(payload)
                 subs[s.path] = _external_tensor_bytes(t, location, offset, len(payload))
+                moved += 1
                 del payload
             elif external:  # below the threshold: bring it inline
                 subs[s.path] = _inline_tensor_bytes(t, _payload(t, store))
+        if not moved:
+            tx.drop(out)  # nothing qualified: write no empty data file
         data = encode_with(model, build_trie(subs))
         if len(data) > PROTOBUF_LIMIT:
             raise SaveError(

@@ -174,6 +174,57 @@ def child_huge_inline(path: str, out_dir: str) -> dict:
     return result
 
 
+def make_synthetic_large(folder: Path, gigabytes: float = 2.6) -> Path:
+    """A >2 GB external-data model without torch: a MatMul chain over float32 weights written
+    straight to ``model.onnx.data`` (4096-aligned, onnx's entry conventions), graph built with
+    onnx.helper. Used when make_large_models.py's llama_big_2048 cannot be exported here."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    folder.mkdir(parents=True, exist_ok=True)
+    hidden, inter = 2048, 5504
+    per_layer = 4 * hidden * hidden * 4 + 3 * hidden * inter * 4
+    layers = max(1, int(gigabytes * 1e9 // per_layer) + 1)
+    rng = np.random.default_rng(0)
+    inits, nodes = [], []
+    x = "x"
+    offset = 0
+    with open(folder / "model.onnx.data", "wb") as data:
+        for layer in range(layers):
+            shapes = [(hidden, hidden)] * 4 + [(hidden, inter), (hidden, inter), (inter, hidden)]
+            names = ["q", "k", "v", "o", "gate", "up", "down"]
+            for name, shape in zip(names, shapes):
+                arr = rng.random(shape, dtype=np.float32) - 0.5
+                offset = -(-offset // 4096) * 4096
+                data.seek(offset)
+                data.write(arr.tobytes())
+                t = TensorProto(name=f"layers.{layer}.{name}.weight", data_type=TensorProto.FLOAT, dims=list(shape),
+                                data_location=TensorProto.EXTERNAL)
+                for k, v in (("location", "model.onnx.data"), ("offset", str(offset)), ("length", str(arr.nbytes))):
+                    e = t.external_data.add()
+                    e.key, e.value = k, v
+                offset += arr.nbytes
+                inits.append(t)
+            p = f"layers.{layer}."
+            for name in ("q", "k", "v"):
+                nodes.append(helper.make_node("MatMul", [x, p + name + ".weight"], [p + name], name=p + name))
+            nodes.append(helper.make_node("Add", [p + "q", p + "k"], [p + "qk"]))
+            nodes.append(helper.make_node("Add", [p + "qk", p + "v"], [p + "qkv"]))
+            nodes.append(helper.make_node("MatMul", [p + "qkv", p + "o.weight"], [p + "attn"]))
+            nodes.append(helper.make_node("MatMul", [p + "attn", p + "gate.weight"], [p + "g"]))
+            nodes.append(helper.make_node("MatMul", [p + "attn", p + "up.weight"], [p + "u"]))
+            nodes.append(helper.make_node("Mul", [p + "g", p + "u"], [p + "gu"]))
+            nodes.append(helper.make_node("MatMul", [p + "gu", p + "down.weight"], [p + "out"]))
+            x = p + "out"
+    graph = helper.make_graph(nodes, "synthetic_large", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", hidden])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["B", hidden])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    path = folder / "model.onnx"
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
 # ----------------------------------------------------------------------------- driver
 
 
@@ -236,10 +287,14 @@ def bench_model(name: str, path: Path, repeat: int, huge: bool) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--large-dir", default="/tmp/onnx-large")
+    ap.add_argument("--large-dir", action="append", default=None,
+                    help="folder of <name>/model.onnx models (repeatable; default /tmp/onnx-large)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", default=None, help="write the results here")
     ap.add_argument("--no-huge", action="store_true", help="skip the in-memory >2 GB save (needs ~8 GB RAM)")
+    ap.add_argument("--make-synthetic", action="store_true",
+                    help="first build <large-dir>/synthetic_2p6gb (a >2 GB external-data model, no torch needed)")
+    ap.add_argument("--only", default="", help="comma-separated model folder names under --large-dir")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -259,12 +314,18 @@ def main() -> int:
     models: list[tuple[str, Path]] = []
     real = max(real_models(), key=lambda p: p.stat().st_size)
     models.append((f"corpus:{real.stem}", real))
-    large = Path(a.large_dir)
-    if large.is_dir():
+    dirs = [Path(d) for d in (a.large_dir or ["/tmp/onnx-large"])]
+    if a.make_synthetic and not (dirs[0] / "synthetic_2p6gb" / "model.onnx").exists():
+        print(f"building {dirs[0] / 'synthetic_2p6gb'} ...", flush=True)
+        make_synthetic_large(dirs[0] / "synthetic_2p6gb")
+    only = {n for n in a.only.split(",") if n}
+    for large in dirs:
+        if not large.is_dir():
+            print(f"(no {large}: run shared/corpus/make_large_models.py --out {large} for the large models)")
+            continue
         for p in sorted(large.glob("*/model.onnx")):
-            models.append((p.parent.name, p))
-    else:
-        print(f"(no {large}: run shared/corpus/make_large_models.py --out {large} for the large models)")
+            if not only or p.parent.name in only:
+                models.append((p.parent.name, p))
     results = []
     for name, path in models:
         total = sum(f.stat().st_size for f in path.parent.iterdir() if f.is_file())
