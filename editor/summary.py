@@ -20,7 +20,8 @@ NOTE: what is counted where (the JSON keys, so scripts can rely on them):
   ``Constant`` nodes in the main graph tree (see :mod:`editor.weights`); Paddle and spox
   exports keep every weight there and have no initializers at all.
 * ``weights_by_dtype``: dtype -> {tensors, parameters, bytes} over initializers *and*
-  Constant payloads, i.e. every weight a user thinks of.
+  Constant payloads, i.e. every weight a user thinks of; ``total_parameters`` and
+  ``total_weight_bytes`` are the sums over both.
 * ``inputs`` / ``outputs``: ``{name, elem_type, shape, kind}``: ``elem_type`` is a dtype label
   of :func:`editor.weights.dtype_label` (``float32``, ``int64``, ``bfloat16`` ...) or, for
   non-tensor values, a type expression such as ``sequence(map(int64,float32))``; ``shape`` is
@@ -86,9 +87,20 @@ class ModelSummary:
     value_info: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def total_parameters(self) -> int:
+        """Elements of every weight: initializers plus Constant payloads."""
+        return self.parameters + self.constant_parameters
+
+    @property
+    def total_weight_bytes(self) -> int:
+        return self.weight_bytes + self.constant_bytes
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out.pop("extra")
+        out["total_parameters"] = self.total_parameters
+        out["total_weight_bytes"] = self.total_weight_bytes
         out.update(self.extra)
         return out
 

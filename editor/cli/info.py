@@ -96,7 +96,11 @@ def format_summary(s: ModelSummary, *, top: int = 15) -> str:
     name = s.path or "<model>"
     opsets = " ".join(f"{d}={v}" for d, v in s.opset_imports.items())
     producer = " ".join(p for p in (s.producer_name, s.producer_version) if p) or "unknown producer"
-    head = f"{name}  {human_bytes(s.file_size)}  {s.format}  ir {s.ir_version}  opset {opsets or '-'}  {producer}"
+    size = human_bytes(s.file_size)
+    external = sum(f["bytes"] or 0 for f in s.external_data_files)
+    if s.external_data_files:
+        size += f" + {human_bytes(external)} external"
+    head = f"{name}  {size}  {s.format}  ir {s.ir_version}  opset {opsets or '-'}  {producer}"
     lines.append(head)
     nodes = f"{s.nodes} nodes"
     if s.nodes_total != s.nodes:
@@ -122,8 +126,10 @@ def format_summary(s: ModelSummary, *, top: int = 15) -> str:
 
     for title, values in (("inputs", s.inputs), ("outputs", s.outputs)):
         lines.append(f"{title} ({len(values)})")
-        rows = [[v["name"] or "''", v["elem_type"], _shape(v["shape"]) + ("  (initializer)" if v.get("initializer") else "")]
-                for v in values]
+        rows = [
+            [v["name"] or "''", v["elem_type"], _shape(v["shape"]) + ("  (initializer)" * bool(v.get("initializer")))]
+            for v in values
+        ]
         lines += _table(rows)
 
     if s.op_types:
@@ -144,8 +150,8 @@ def format_summary(s: ModelSummary, *, top: int = 15) -> str:
         lines += _table(rows, right={1, 2, 3})
 
     if s.external_data_files:
-        lines.append(f"external data ({len(s.external_data_files)} files)")
-        rows = [[f["path"], human_bytes(f["bytes"]), f"{f['tensors']} tensors"] for f in s.external_data_files]
+        lines.append(f"external data ({_plural(len(s.external_data_files), 'file')})")
+        rows = [[f["path"], human_bytes(f["bytes"]), _plural(f["tensors"], "tensor")] for f in s.external_data_files]
         lines += _table(rows, right={1, 2})
 
     if s.functions:

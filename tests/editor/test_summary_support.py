@@ -20,6 +20,24 @@ from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: A model with two overloads of one local function (a Constant inside the first).
+FUNCTION_MODEL = """
+<ir_version: 10, opset_import: ["" : 18, "custom" : 1], producer_name: "hand", producer_version: "0.1">
+main (float[N] x) => (float[N] y) {
+    a = custom.Double(x)
+    y = custom.Double:v2(a)
+}
+<domain: "custom", opset_import: ["" : 18]>
+Double (t) => (u) {
+    two = Constant<value_float = 2.0>()
+    u = Mul(t, two)
+}
+<domain: "custom", overload: "v2", opset_import: ["" : 18]>
+Double (t) => (u) {
+    u = Add(t, t)
+}
+"""
+
 # Bits per element, written out by hand from the ONNX spec (independent of editor.io).
 _BITS = {
     "FLOAT": 32, "UINT8": 8, "INT8": 8, "UINT16": 16, "INT16": 16, "INT32": 32, "INT64": 64,
