@@ -92,9 +92,11 @@ class DocumentTab(QWidget):
     scopeChanged = Signal(int)
 
     def __init__(self, doc: Document, parent: QWidget | None = None, *, dark: bool = False,
-                 show_names: bool = False) -> None:
+                 show_names: bool = False, validator=None) -> None:
         super().__init__(parent)
         self.doc = doc
+        #: live editor.validation.Validator of this document (None without the module)
+        self.validator = validator
         self.selection = SelectionModel(self)
         self.canvas = CanvasWidget(self, dark=dark)
         self.canvas.scene.set_show_names(show_names)
@@ -326,6 +328,8 @@ class DocumentTab(QWidget):
         """Stop background work and release the model's files."""
         self.canvas.controller.runner.cancel()
         self.doc.changed.disconnect(self._on_doc_changed)
+        if self.validator is not None:
+            self.validator.close()
         store = getattr(self.doc, "store", None)
         if store is not None:
             QTimer.singleShot(0, store.close)

@@ -131,6 +131,8 @@ class MainWindow(QMainWindow):
 
             self.problems = ProblemsPanel(self)
             self.problems_dock = self._dock("Problems", "problems", self.problems, bottom)
+            self.problems.countChanged.connect(
+                lambda errors, total: self.problems_dock.setWindowTitle(f"Problems ({total})" if total else "Problems"))
             self.panels.append(self.problems)
             self.docks.append(self.problems_dock)
         if _available("editor.summary"):
@@ -150,6 +152,8 @@ class MainWindow(QMainWindow):
             self.properties.tensorShown.connect(self._show_weights)
         self.resizeDocks([self.outline_dock], [300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.properties_dock], [380], Qt.Orientation.Horizontal)
+        if self.problems is not None:
+            self.resizeDocks([self.problems_dock], [150], Qt.Orientation.Vertical)
 
     def _build_status(self) -> None:
         bar = self.statusBar()
@@ -244,6 +248,10 @@ class MainWindow(QMainWindow):
                 act.triggered.connect(lambda _=False, k=key: self.set_theme(k))
                 theme_menu.addAction(act)
                 self.theme_actions[key] = act
+        if self.problems is not None:
+            tools = bar.addMenu("&Tools")
+            self.act_full_check = self._action("Run &Full Check", self._full_check, "F7")
+            tools.addAction(self.act_full_check)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_about)
 
@@ -312,7 +320,7 @@ class MainWindow(QMainWindow):
 
     def _on_loaded(self, request: LoadRequest, doc) -> None:
         tab = DocumentTab(doc, self.tabs, dark=bool(self.theme and self.theme.dark),
-                          show_names=self.act_names.isChecked())
+                          show_names=self.act_names.isChecked(), validator=request.validator)
         tab.ready.connect(lambda t=tab: self._on_tab_ready(t))
         tab.busyChanged.connect(self._on_tab_busy)
         tab.layoutFailed.connect(lambda msg: self.statusBar().showMessage(f"layout failed: {msg}", 8000))
@@ -459,6 +467,11 @@ class MainWindow(QMainWindow):
         self.find_dock.raise_()
         self.find_panel.focus_query()
 
+    def _full_check(self) -> None:
+        self.problems_dock.show()
+        self.problems_dock.raise_()
+        self.problems.run_full_check()
+
     def show_main_graph(self) -> None:
         tab = self.current_tab()
         if tab is not None:
@@ -526,6 +539,8 @@ class MainWindow(QMainWindow):
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
         self.loader.cancel()
+        if self.problems is not None:
+            self.problems.shutdown()
         for tab in self.tab_list():
             tab.close_document()
         super().closeEvent(event)

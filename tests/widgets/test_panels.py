@@ -191,3 +191,46 @@ def test_filter_images_normalised():
     assert len(images) == 4
     assert images[0][1].pixelColor(0, 0).value() == 0 and images[3][1].pixelColor(1, 1).value() == 255
     assert filter_images(np.zeros((3, 3))) == []
+
+
+validation_needed = pytest.mark.skipif(
+    __import__("importlib.util", fromlist=["find_spec"]).find_spec("editor.validation") is None,
+    reason="editor.validation not merged yet")
+
+
+@validation_needed
+def test_problems_follow_edits_and_select(qtbot, window):
+    from editor.commands import SetNodeField
+
+    tab = open_model(qtbot, window, sample_model_path())
+    doc = tab.doc
+    panel = window.problems
+    assert tab.validator is not None and panel.problems() == tab.validator.problems
+    assert panel.tree.topLevelItemCount() == len(tab.validator.problems)
+    nid = next(n for n in doc.main.node_ids if doc.node(n).op_type == "Relu")
+    with qtbot.waitSignal(panel.countChanged, timeout=5_000):
+        doc.execute(SetNodeField(nid, "op_type", "NoSuchOp"))
+    errors = [p for p in panel.problems() if p.node_id == nid and p.severity == "error"]
+    assert errors, panel.problems()
+    assert "Problems (" in window.problems_dock.windowTitle()
+    row = next(i for i in range(panel.tree.topLevelItemCount())
+               if panel.tree.topLevelItem(i).text(1) == errors[0].message)
+    panel._on_clicked(panel.tree.topLevelItem(row))
+    assert tab.selection.current == Target.of_node(doc.index.main, nid)
+    qtbot.waitUntil(lambda: f"n:{nid}" in tab.canvas.scene.selected_keys(), timeout=10_000)
+    with qtbot.waitSignal(panel.countChanged, timeout=5_000):
+        window.act_undo.trigger()
+    assert not [p for p in panel.problems() if p.node_id == nid and p.severity == "error"]
+
+
+@validation_needed
+def test_full_check_runs_in_background(qtbot, window):
+    tab = open_model(qtbot, window, CORPUS / "real" / "asr_prep_resample_44_16.onnx")
+    panel = window.problems
+    with qtbot.waitSignal(panel.countChanged, timeout=60_000):
+        window.act_full_check.trigger()
+        assert "Running" in panel.summary.text()
+    assert panel.full_button.isEnabled()
+    assert panel.summary.text() in ("No problems found.",) or "error" in panel.summary.text()
+    checker = next(iter(panel._checkers.values()))
+    assert not checker.last_dropped and isinstance(tab.validator.full_problems, list)
