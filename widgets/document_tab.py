@@ -116,6 +116,7 @@ class DocumentTab(QWidget):
         controller.progress.connect(self.progress)
         controller.failed.connect(self.layoutFailed)
         self.canvas.selectionChangedKeys.connect(self._on_canvas_selection)
+        self.canvas.activated.connect(self._on_activated)
         self.selection.changed.connect(self._on_selection)
         # psygnal -> Qt: document events may come from commands run on this thread only
         doc.changed.connect(self._on_doc_changed)
@@ -151,6 +152,9 @@ class DocumentTab(QWidget):
         expanded = initial_expanded(self._tree(), len(self._graph.node))
         self.canvas.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(), value_info=value_info,
                                expanded=expanded)
+        if scope.kind != "main":
+            # the breadcrumb says where this body lives: main/If_3.then_branch
+            self.canvas.breadcrumb.set_root_label(self.doc.index.path(sid))
         self.scopeChanged.emit(sid)
 
     def _tree(self):
@@ -212,6 +216,15 @@ class DocumentTab(QWidget):
                 targets.append(Target("group", sid, None, rest))
         current = self.selection.current if self.selection.current in targets else None
         self.selection.select(targets, SOURCE, current=current)
+
+    def _on_activated(self, key: str) -> None:
+        """Double-click on a node that holds subgraphs (If/Loop/Scan) opens its first body."""
+        kind, _, rest = key.partition(":")
+        if kind == "n" and rest.isdigit():
+            children = self.doc.index.children.get(int(rest), ())
+            if children:
+                self.show_scope(children[0])
+                self.selection.select([Target("scope", children[0])], "canvas-open")
 
     # -- selection: targets -> canvas ---------------------------------------------------------
     def _on_selection(self, source: str) -> None:

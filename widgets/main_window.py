@@ -111,6 +111,9 @@ class MainWindow(QMainWindow):
     def _build_docks(self) -> None:
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
+        # IDE layout: side docks run the full height, the problems dock sits under the canvas
+        self.setCorner(Qt.Corner.BottomLeftCorner, left)
+        self.setCorner(Qt.Corner.BottomRightCorner, right)
         self.outline = OutlinePanel(self)
         self.find_panel = FindPanel(self)
         self.properties = PropertiesPanel(self)

@@ -236,6 +236,7 @@ class OutlinePanel(QWidget):
         self.tree = QTreeView(self)
         self.tree.setModel(self.proxy)
         self.tree.setUniformRowHeights(True)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideLeft)  # scoped names end in what matters
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
