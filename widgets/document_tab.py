@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from editor.document import Document
 from editor.viewmodel import build_group_tree
 from widgets.canvas import CanvasWidget
+from widgets.display_options import DisplayOptions, apply_options
 from widgets.selection import SelectionModel, Target
 
 SOURCE = "canvas"
@@ -92,7 +93,7 @@ class DocumentTab(QWidget):
     scopeChanged = Signal(int)
 
     def __init__(self, doc: Document, parent: QWidget | None = None, *, dark: bool = False,
-                 show_names: bool = False, validator=None) -> None:
+                 show_names: bool = False, validator=None, options: DisplayOptions | None = None) -> None:
         super().__init__(parent)
         self.doc = doc
         #: live editor.validation.Validator of this document (None without the module)
@@ -111,6 +112,12 @@ class DocumentTab(QWidget):
         self._ready = False
         self._syncing = False
         controller = self.canvas.controller
+        self._options = options or DisplayOptions()
+        # NOTE: the controller builds the display model itself; we filter what it built
+        # (View > Boxes Show) by wrapping its builder on this instance. A hook on the
+        # controller would be cleaner; this keeps the canvas package untouched.
+        build = controller.build_display_graph
+        controller.build_display_graph = lambda: apply_options(build(), self._options)
         controller.laidOut.connect(self._on_laid_out)
         controller.busy.connect(self.busyChanged)
         controller.progress.connect(self.progress)
@@ -333,6 +340,16 @@ class DocumentTab(QWidget):
     # -- view options -----------------------------------------------------------------------
     def set_show_names(self, on: bool) -> None:
         self.canvas.scene.set_show_names(on)
+
+    @property
+    def options(self) -> DisplayOptions:
+        return self._options
+
+    def set_options(self, options: DisplayOptions) -> None:
+        """Change what boxes show; re-lays out keeping the boxes the user knows in place."""
+        if options != self._options:
+            self._options = options
+            self.canvas.controller.relayout(keep_positions=True)
 
     def set_dark(self, dark: bool) -> None:
         self.canvas.scene.set_dark(dark)

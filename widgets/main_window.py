@@ -211,6 +211,12 @@ class MainWindow(QMainWindow):
         self.act_main_graph = self._action("Show &Main Graph", self.show_main_graph, "Ctrl+Home")
         self.act_names = self._action("Node &Names", self._set_show_names, checkable=True,
                                       checked=self.settings.view_option("show_names"))
+        self.act_attributes = self._action("&Attributes", self._set_display_options, checkable=True,
+                                           checked=self.settings.view_option("show_attributes"))
+        self.act_shapes = self._action("Tensor &Shapes", self._set_display_options, checkable=True,
+                                       checked=self.settings.view_option("show_shapes"))
+        self.act_initializers = self._action("&Initializers and Constants", self._set_display_options,
+                                             checkable=True, checked=self.settings.view_option("show_initializers"))
         self.act_about = self._action("&About ONNX Studio", self.show_about)
         self.act_clear_recent = self._action("Clear Recent", self._clear_recent)
         self.act_close.setEnabled(False)
@@ -236,7 +242,7 @@ class MainWindow(QMainWindow):
         view.addAction(self.act_main_graph)
         view.addSeparator()
         boxes = view.addMenu("&Boxes Show")
-        boxes.addAction(self.act_names)
+        boxes.addActions([self.act_names, self.act_attributes, self.act_shapes, self.act_initializers])
         view.addSeparator()
         panels = view.addMenu("&Panels")
         for dock in self.docks:
@@ -323,7 +329,8 @@ class MainWindow(QMainWindow):
 
     def _on_loaded(self, request: LoadRequest, doc) -> None:
         tab = DocumentTab(doc, self.tabs, dark=bool(self.theme and self.theme.dark),
-                          show_names=self.act_names.isChecked(), validator=request.validator)
+                          show_names=self.act_names.isChecked(), validator=request.validator,
+                          options=self.display_options())
         tab.ready.connect(lambda t=tab: self._on_tab_ready(t))
         tab.busyChanged.connect(self._on_tab_busy)
         tab.layoutFailed.connect(lambda msg: self.statusBar().showMessage(f"layout failed: {msg}", 8000))
@@ -489,6 +496,20 @@ class MainWindow(QMainWindow):
         self.settings.set_view_option("show_names", on)
         for tab in self.tab_list():
             tab.set_show_names(on)
+
+    def display_options(self):
+        from widgets.display_options import DisplayOptions
+
+        return DisplayOptions(attributes=self.act_attributes.isChecked(), shapes=self.act_shapes.isChecked(),
+                              initializers=self.act_initializers.isChecked())
+
+    def _set_display_options(self, _on: bool = False) -> None:
+        options = self.display_options()
+        self.settings.set_view_option("show_attributes", options.attributes)
+        self.settings.set_view_option("show_shapes", options.shapes)
+        self.settings.set_view_option("show_initializers", options.initializers)
+        for tab in self.tab_list():
+            tab.set_options(options)
 
     def set_theme(self, choice: str) -> None:
         if self.theme is None:

@@ -234,3 +234,39 @@ def test_full_check_runs_in_background(qtbot, window):
     assert panel.summary.text() in ("No problems found.",) or "error" in panel.summary.text()
     checker = next(iter(panel._checkers.values()))
     assert not checker.last_dropped and isinstance(tab.validator.full_problems, list)
+
+
+def test_boxes_show_toggles(qtbot, window):
+    tab = open_model(qtbot, window, sample_model_path())
+    scene = tab.canvas.scene
+
+    def conv_boxes():
+        return [i.box for i in scene.node_items().values() if i.box.label == "Conv"]
+
+    assert all(b.details for b in conv_boxes()) and any(b.weights for b in conv_boxes())
+    assert any(e.label for e in scene.graph.edges)
+    tall = max(b.height for b in conv_boxes())
+    with qtbot.waitSignal(tab.canvas.controller.laidOut, timeout=30_000):
+        window.act_attributes.setChecked(False)
+    assert conv_boxes() and not any(b.details for b in conv_boxes())
+    assert max(b.height for b in conv_boxes()) < tall
+    with qtbot.waitSignal(tab.canvas.controller.laidOut, timeout=30_000):
+        window.act_initializers.setChecked(False)
+    assert not any(b.weights for b in conv_boxes())
+    with qtbot.waitSignal(tab.canvas.controller.laidOut, timeout=30_000):
+        window.act_shapes.setChecked(False)
+    assert not any(e.label for e in scene.graph.edges)
+    assert not window.settings.view_option("show_shapes")
+    for act in (window.act_attributes, window.act_initializers, window.act_shapes):
+        with qtbot.waitSignal(tab.canvas.controller.laidOut, timeout=30_000):
+            act.setChecked(True)
+    assert all(b.details for b in conv_boxes()) and any(e.label for e in scene.graph.edges)
+
+
+def test_display_box_size_matches_viewmodel():
+    from editor import viewmodel as vm
+    from widgets.display_options import box_size
+
+    lines = (("kernel_shape", "3x3"), ("strides", "2,2"))
+    assert box_size("Conv", lines) == vm._box_size("Conv", lines)  # noqa: SLF001 - the metric we mirror
+    assert box_size("Relu", ()) == vm._box_size("Relu", ())  # noqa: SLF001
