@@ -270,3 +270,32 @@ def test_display_box_size_matches_viewmodel():
     lines = (("kernel_shape", "3x3"), ("strides", "2,2"))
     assert box_size("Conv", lines) == vm._box_size("Conv", lines)  # noqa: SLF001 - the metric we mirror
     assert box_size("Relu", ()) == vm._box_size("Relu", ())  # noqa: SLF001
+
+
+@pytest.mark.skipif(__import__("importlib.util", fromlist=["find_spec"]).find_spec("editor.summary") is None,
+                    reason="editor.summary not merged yet")
+def test_summary_links_select(qtbot, window):
+    from PySide6.QtCore import QUrl
+
+    tab = open_model(qtbot, window, sample_model_path())
+    doc = tab.doc
+    text = window.summary.browser.toPlainText()
+    assert "Operators" in text and "Conv" in text and "Parameters" in text
+    window.summary._on_link(QUrl("op:Relu"))
+    relus = {n for n in doc.main.node_ids if doc.node(n).op_type == "Relu"}
+    assert {t.node for t in tab.selection.targets} == relus
+    qtbot.waitUntil(lambda: {f"n:{n}" for n in relus} <= set(tab.canvas.scene.selected_keys()), timeout=10_000)
+    window.summary._on_link(QUrl("value:data_0"))
+    assert tab.selection.current == Target.of_value(doc.index.main, "data_0")
+    assert "in:data_0" in tab.canvas.scene.selected_keys()
+
+
+def test_op_docs_keep_angle_brackets(qtbot):
+    from widgets.panels.op_docs import OpDocsPanel
+
+    panel = OpDocsPanel()
+    qtbot.addWidget(panel)
+    panel.show_op("Relu", "", 14)
+    text = panel.text()
+    assert "(Tensor<T>)" in text and "y = max(0, x)" in text
+    assert "Outputs" in text and "Y" in text
