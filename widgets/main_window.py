@@ -319,13 +319,33 @@ class MainWindow(QMainWindow):
         return self.loader.load(path, data_dir=data_dir)
 
     def cancel_loading(self) -> None:
+        """Cancel every open in progress: parses in flight, and tabs whose first layout is
+        not done yet (they close: an open is all or nothing)."""
         self.loader.cancel()
+        for tab in self.tab_list():
+            if not tab.is_ready:
+                tab.doc.stack.set_clean()
+                self.close_tab(self.tabs.indexOf(tab))
+        self._update_busy()
         self.statusBar().showMessage("Opening cancelled", 4000)
 
-    def _on_load_busy(self, busy: bool) -> None:
-        self.progress.setRange(0, 0)  # parsing has no progress to report: busy indicator
+    def _opening(self) -> bool:
+        return self.loader.is_busy() or any(not t.is_ready for t in self.tab_list())
+
+    def _on_load_busy(self, _busy: bool) -> None:
+        self._update_busy()
+
+    def _update_busy(self) -> None:
+        busy = self._opening()
+        if self.loader.is_busy():
+            self.progress.setRange(0, 0)  # parsing reports no progress: busy indicator
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
+
+    def _on_tab_progress(self, tab: DocumentTab, fraction: float) -> None:
+        if not tab.is_ready and not self.loader.is_busy():
+            self.progress.setRange(0, 100)
+            self.progress.setValue(int(fraction * 100))
 
     def _on_loaded(self, request: LoadRequest, doc) -> None:
         tab = DocumentTab(doc, self.tabs, dark=bool(self.theme and self.theme.dark),
@@ -333,6 +353,7 @@ class MainWindow(QMainWindow):
                           options=self.display_options())
         tab.ready.connect(lambda t=tab: self._on_tab_ready(t))
         tab.busyChanged.connect(self._on_tab_busy)
+        tab.progress.connect(lambda f, t=tab: self._on_tab_progress(t, f))
         tab.layoutFailed.connect(lambda msg: self.statusBar().showMessage(f"layout failed: {msg}", 8000))
         tab.canvas.view.zoomChanged.connect(self._update_zoom)
         doc.history_changed.connect(self._update_history)
@@ -341,6 +362,7 @@ class MainWindow(QMainWindow):
         index = self.tabs.addTab(tab, tab.title())
         self.tabs.setTabToolTip(index, str(doc.path or ""))
         self.tabs.setCurrentIndex(index)
+        self._update_busy()
         if doc.path is not None:
             self.settings.add_recent(doc.path)
             self.settings.set_last_dir(str(doc.path.parent))
@@ -348,6 +370,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Opened {request.path.name}", 3000)
 
     def _on_tab_ready(self, tab: DocumentTab) -> None:
+        self._update_busy()
         if tab is self.current_tab():
             self._update_status()
         self.modelShown.emit(tab)
