@@ -82,3 +82,21 @@ def test_open_dialog_opens_the_chosen_files(qtbot, window, monkeypatch):
     with qtbot.waitSignals([window.modelShown, window.modelShown], timeout=60_000):
         window.act_open.trigger()
     qtbot.waitUntil(lambda: window.tabs.count() == 2, timeout=60_000)
+
+
+def test_screenshot_with_data_dir(tmp_path):
+    import shutil
+
+    from tests.widgets.test_app_errors import _external_model
+
+    model_dir, data_dir = tmp_path / "m", tmp_path / "d"
+    model_dir.mkdir()
+    data_dir.mkdir()
+    path = _external_model(model_dir)
+    shutil.move(model_dir / "w.bin", data_dir / "w.bin")
+    out = tmp_path / "shot.png"
+    missing = _run(str(path), "--screenshot", str(out))
+    assert missing.returncode == 2 and "w.bin" in missing.stderr and not out.exists()
+    found = _run(str(path), "--screenshot", str(out), "--data-dir", str(data_dir))
+    assert found.returncode == 0, found.stderr
+    assert not QImage(str(out)).isNull()
