@@ -100,3 +100,23 @@ def test_screenshot_with_data_dir(tmp_path):
     found = _run(str(path), "--screenshot", str(out), "--data-dir", str(data_dir))
     assert found.returncode == 0, found.stderr
     assert not QImage(str(out)).isNull()
+
+
+def test_main_without_model_opens_sample_on_first_run(qtbot, qapp, settings_dir, dialogs, monkeypatch):
+    from PySide6.QtWidgets import QApplication
+
+    from widgets import app as app_module
+    from widgets.main_window import MainWindow
+
+    shown = []
+
+    def fake_exec(*_a):
+        win = next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible())
+        qtbot.addWidget(win)
+        qtbot.waitUntil(lambda: win.current_tab() is not None and win.current_tab().is_ready, timeout=60_000)
+        shown.append(win.current_tab().path)
+        return 0
+
+    monkeypatch.setattr(QApplication, "exec", staticmethod(fake_exec))
+    assert app_module.main([]) == 0
+    assert shown == [sample_model_path().resolve()]
