@@ -109,6 +109,7 @@ def graph_arrays(graph: DisplayGraph) -> dict[str, np.ndarray]:
         "es": np.asarray(es_l, dtype=np.int64), "ed": np.asarray(ed_l, dtype=np.int64),
         "esp": np.asarray(esp_l, dtype=np.int64), "edp": np.asarray(edp_l, dtype=np.int64),
         "eidx": np.asarray(eidx, dtype=np.int64),
+        "anchor": np.fromiter((b.kind == "input" for b in boxes), dtype=bool, count=len(boxes)),
     }
 
 
@@ -131,7 +132,7 @@ def layout_graph(
             return res
     arr = graph_arrays(graph)
     lay = layout_arrays(arr["w"], arr["h"], arr["es"], arr["ed"], arr["esp"], arr["edp"],
-                        arr["n_in"], arr["n_out"], check=check)
+                        arr["n_in"], arr["n_out"], check=check, anchor=arr["anchor"])
     return to_result(graph, arr, lay)
 
 
