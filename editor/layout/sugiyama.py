@@ -194,7 +194,8 @@ def _layer_index(rank: np.ndarray, perm: np.ndarray, n_layers: int) -> tuple[np.
 def layout_arrays(
     w: np.ndarray, h: np.ndarray, es: np.ndarray, ed: np.ndarray, esp: np.ndarray, edp: np.ndarray,
     n_in: np.ndarray, n_out: np.ndarray, *, check: Check, key0: np.ndarray | None = None,
-    anchor: np.ndarray | None = None,
+    anchor: np.ndarray | None = None, pin_top: np.ndarray | None = None,
+    pin_bottom: np.ndarray | None = None,
     order_iters: int = 8, x_iters: int = 24,
 ) -> ArrayLayout:
     n = len(w)
@@ -203,6 +204,12 @@ def layout_arrays(
     # ---- 1. ranks
     loops = es == ed
     rank, tpos, rev = assign_ranks(n, es[~loops], ed[~loops], anchor)
+    # pinned vertices (a group's boundary entries/exits) get a layer of their own on top /
+    # at the bottom; they are sources/sinks, so this keeps every edge pointing downward
+    if pin_top is not None and pin_top.any():
+        rank = np.where(pin_top, 0, rank + 1)
+    if pin_bottom is not None and pin_bottom.any():
+        rank = np.where(pin_bottom, int(rank[~pin_bottom].max(initial=0)) + 1, rank)
     rev_all = np.zeros(m, dtype=bool)
     rev_all[~loops] = rev
     check(0.15)
