@@ -10,6 +10,7 @@ from hard-link backups taken just before, where the filesystem allows hard links
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import uuid
 from pathlib import Path
@@ -22,6 +23,17 @@ _fsync = os.fsync
 CHUNK = 64 << 20  # bytes per write() call; keeps each syscall and its page-ins bounded
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# NOTE: read once at import: os.umask can only be read by setting it, which would race with
+# other threads creating files if done on every save.
+_UMASK = _read_umask()
+
+
 class AtomicFile:
     """A temporary file that becomes ``target`` when its transaction commits."""
 
@@ -31,6 +43,16 @@ class AtomicFile:
         self._fd: int | None = fd
         self.tmp = Path(tmp)
         self.size = 0
+        # mkstemp creates 0600; give the file the mode the old one had, or what a plain
+        # open() would give a new file (0666 less the umask), as onnx.save would
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except OSError:
+            mode = 0o666 & ~_UMASK
+        try:
+            os.fchmod(fd, mode)
+        except (OSError, AttributeError):  # pragma: no cover - no fchmod on this platform
+            pass
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data)
@@ -81,6 +103,11 @@ class Transaction:
         f = AtomicFile(target)
         self.files.append(f)
         return f
+
+    def drop(self, f: AtomicFile) -> None:
+        """Give up one file of the transaction (its target stays as it was)."""
+        f.discard()
+        self.files.remove(f)
 
     def commit(self) -> None:
         for f in self.files:

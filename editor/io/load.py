@@ -22,7 +22,7 @@ from google.protobuf.message import DecodeError
 
 from editor.errors import LoadError, StudioError
 from editor.io.external import ExternalDataStore
-from editor.io.tensors import element_count, iter_tensors, raw_nbytes, uses_external_data, NUMPY_DTYPES
+from editor.io.tensors import NUMPY_DTYPES, element_count, iter_tensors, raw_nbytes, uses_external_data
 from editor.io.text import TEXT_SUFFIXES, looks_like_text, parse_model_text
 
 #: IR versions above this are not ONNX (the spec is at 13 in 2026); random bytes that happen
@@ -101,7 +101,8 @@ def _load(data: bytes, path: Path | None, base: Path | None, *, force_text: bool
                 else:
                     raise LoadError(f"'{display}' is not an ONNX model: {problem}")
         store = ExternalDataStore(base)
-        _validate_tensors(model, store, len(data), display)
+        # text spells values out, so only a binary file bounds the size of raw data
+        _validate_tensors(model, store, len(data) if fmt == "binary" else None, display)
         return LoadedModel(model=model, path=path, format=fmt, store=store, file_size=len(data))
     except StudioError:
         raise
@@ -146,7 +147,9 @@ def _parse_text(data: bytes, display: str) -> onnx.ModelProto:
         raise LoadError(f"'{display}': {exc.message}") from None
 
 
-def _validate_tensors(model: onnx.ModelProto, store: ExternalDataStore, file_size: int, display: str) -> None:
+def _validate_tensors(
+    model: onnx.ModelProto, store: ExternalDataStore, file_size: int | None, display: str
+) -> None:
     """Check dims of every tensor and every external reference, reading nothing."""
     for site in iter_tensors(model):
         t = site.tensor
@@ -157,7 +160,7 @@ def _validate_tensors(model: onnx.ModelProto, store: ExternalDataStore, file_siz
         # NOTE: inline raw_data cannot be longer than the file it came from, so a tensor whose
         # dims claim more is corrupt. The exact size check happens when the tensor is read
         # (asking upb for len(raw_data) here would copy every weight at open).
-        if t.data_type in NUMPY_DTYPES and t.HasField("raw_data"):
+        if file_size is not None and t.data_type in NUMPY_DTYPES and t.HasField("raw_data"):
             need = raw_nbytes(t.data_type, count)
             if need > file_size:
                 raise LoadError(

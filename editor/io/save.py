@@ -292,6 +292,7 @@ def _save_single_file(
     if dest == target:
         raise SaveError(f"external data location {location!r} is the model file itself")
     subs: dict = {}
+    moved = 0
     with atomic.Transaction() as tx:
         out = tx.open(dest)
         for s in sites:
@@ -305,9 +306,12 @@ def _save_single_file(
                 out.pad_to(offset)
                 out.write(payload)
                 subs[s.path] = _external_tensor_bytes(t, location, offset, len(payload))
+                moved += 1
                 del payload
             elif external:  # below the threshold: bring it inline
                 subs[s.path] = _inline_tensor_bytes(t, _payload(t, store))
+        if not moved:
+            tx.drop(out)  # nothing qualified: write no empty data file
         data = encode_with(model, build_trie(subs))
         if len(data) > PROTOBUF_LIMIT:
             raise SaveError(

@@ -73,6 +73,19 @@ def test_open_reads_no_external_data(one_file: Path, monkeypatch: pytest.MonkeyP
     loaded.close()
 
 
+def test_open_never_uses_onnx_load(one_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("onnx.load must not be used to open models")
+
+    for name in ("load", "load_model", "load_external_data_for_model"):
+        monkeypatch.setattr(onnx, name, refuse)
+    monkeypatch.setattr(onnx.external_data_helper, "load_external_data_for_model", refuse)
+    loaded = load_model(one_file)
+    assert loaded.path == one_file.resolve()
+    assert loaded.format == "binary"
+    assert loaded.file_size == one_file.stat().st_size
+
+
 def test_values_one_file(one_file: Path) -> None:
     loaded = load_model(one_file)
     assert_same_values(values(loaded), weights())
@@ -192,6 +205,12 @@ def test_single_file_save(tmp_path: Path) -> None:
     for t in ref.graph.initializer:
         np.testing.assert_array_equal(onnx.numpy_helper.to_array(t), weights()[t.name])
     onnx.checker.check_model(os.fspath(out))
+
+
+def test_single_file_with_nothing_big_writes_no_data_file(tmp_path: Path) -> None:
+    out = tmp_path / "tiny.onnx"
+    save_model(make_model({"w": np.ones(3, np.float32)}), out, options=SaveOptions(external="single-file"))
+    assert os.listdir(tmp_path) == ["tiny.onnx"]
 
 
 def test_single_file_moves_attribute_tensors_when_asked(tmp_path: Path) -> None:
@@ -316,6 +335,18 @@ def test_failed_rename_rolls_back_data_file(one_file: Path, monkeypatch: pytest.
     monkeypatch.undo()
     assert {p.name: p.read_bytes() for p in one_file.parent.iterdir()} == before
     assert_same_values(values(load_model(one_file)), weights())
+
+
+def test_file_modes_like_a_plain_write(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    path = tmp_path / "m.onnx"
+    save_model(make_model(), path, options=SaveOptions(external="single-file"))
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (tmp_path / "m.onnx.data").stat().st_mode & 0o777 == 0o666 & ~umask
+    path.chmod(0o640)
+    save_model(make_model(), path)
+    assert path.stat().st_mode & 0o777 == 0o640  # an existing file keeps its mode
 
 
 def test_save_errors_are_save_errors(tmp_path: Path) -> None:

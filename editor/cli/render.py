@@ -1,0 +1,191 @@
+"""``onnx-studio render MODEL -o FILE.svg|FILE.png``: draw a model's graph headless.
+
+The same pipeline as the canvas: display model (``editor.viewmodel``) -> layout
+(``editor.layout``) -> ``widgets.canvas`` scene -> PNG (QImage) or SVG (QSvgGenerator).
+Qt is imported only inside :func:`run` (and with ``QT_QPA_PLATFORM=offscreen`` when there
+is no display), so importing this module — and ``editor`` as a whole — never loads Qt.
+
+``--collapsed`` (default) draws name-scope groups as single boxes, ``--expanded`` draws every
+node; ``--scope PATH`` opens the groups down to PATH and draws only what lies inside it.
+Exit codes: 0 written, 2 the model cannot be loaded or the scope does not exist, 1 other
+errors (output not writable, unknown format).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from editor.errors import LoadError, StudioError
+
+FORMATS = (".png", ".svg")
+
+
+def load_model(path: str | Path) -> Any:
+    """The model at ``path`` (weights stay external). The one place render reads files.
+
+    # NOTE: to be replaced by editor.io.load_model / the Document when they land; node ids
+    # are then the document's ids instead of ``range(len(graph.node))``.
+    """
+    import onnx
+
+    p = Path(path)
+    if not p.is_file():
+        raise LoadError(f"no such model file: {str(p)!r}")
+    try:
+        return onnx.load(str(p), load_external_data=False)
+    except Exception as exc:  # noqa: BLE001 - protobuf raises several unrelated types
+        raise LoadError(f"cannot parse {str(p)!r} as an ONNX model: {exc}") from exc
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register the ``render`` sub-command on an ``argparse`` subparsers object."""
+    p = subparsers.add_parser(
+        "render",
+        help="draw a model's graph to PNG or SVG",
+        description="Draw a model's graph (as the canvas shows it) to a PNG or SVG file.",
+    )
+    configure_parser(p)
+    return p
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="path of the .onnx model")
+    p.add_argument("-o", "--output", required=True, help="output file, .png or .svg")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--collapsed", dest="expanded", action="store_false", help="name scopes as group boxes (default)")
+    mode.add_argument("--expanded", dest="expanded", action="store_true", help="every node drawn (flat)")
+    p.set_defaults(expanded=False)
+    p.add_argument("--scope", default="", metavar="PATH", help="draw only the inside of this name scope, e.g. /model/layers.0")
+    p.add_argument("--scale", type=float, default=2.0, help="PNG pixels per layout unit (default 2; reduced for huge graphs)")
+    p.add_argument("--max-size", type=int, default=8192, metavar="PX", help="longest PNG side in pixels (default 8192)")
+    p.add_argument("--names", action="store_true", help="show node names in the boxes")
+    p.add_argument("--dark", action="store_true", help="dark theme")
+    p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")
+    p.set_defaults(func=run)
+
+
+def _opsets(model: Any) -> dict[str, int]:
+    return {op.domain: op.version for op in model.opset_import}
+
+
+def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
+    """Set of open group paths for the requested mode and scope (None = flat)."""
+    scope = args.scope.rstrip("/")
+    if not scope:
+        return None if args.expanded else set()
+    from editor.viewmodel import build_group_tree
+
+    names = [n.name for n in model.graph.node]
+    tree = build_group_tree(names, list(range(len(names))))
+    if scope not in tree:
+        known = sorted(tree.parent)[:8]
+        raise LoadError(f"no group {scope!r} in the model (groups include: {', '.join(known) or 'none'})")
+    opened = {scope}
+    p = tree.parent.get(scope, "")
+    while p:
+        opened.add(p)
+        p = tree.parent.get(p, "")
+    if args.expanded:
+        prefix = scope + "/"
+        opened |= {g for g in tree.parent if g.startswith(prefix)}
+    return opened
+
+
+def _ensure_qt_app() -> Any:
+    if not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
+            and sys.platform.startswith("linux"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(["onnx-studio-render"])
+    return app
+
+
+def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, log=None) -> dict[str, Any]:
+    """Lay out and draw ``model``; returns facts about the result (sizes, counts, timings)."""
+    from editor.layout import layout_graph
+    from editor.viewmodel import build_display_graph
+
+    out = Path(output)
+    suffix = out.suffix.lower()
+    if suffix not in FORMATS:
+        raise StudioError(f"unknown output format {out.suffix!r} (use .png or .svg)")
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    expanded = _expanded_for(model, args)
+    graph = model.graph
+    display = build_display_graph(graph, list(range(len(graph.node))), opsets=_opsets(model), expanded=expanded)
+    timings["viewmodel"] = time.perf_counter() - t
+    t = time.perf_counter()
+    result = layout_graph(display)
+    timings["layout"] = time.perf_counter() - t
+    t = time.perf_counter()
+    _ensure_qt_app()
+    from widgets.canvas.export import export_png, export_svg
+    from widgets.canvas.scene import GraphScene
+
+    scene = GraphScene(dark=args.dark, show_names=args.names)
+    scene.set_graph(display, result)
+    timings["scene"] = time.perf_counter() - t
+    t = time.perf_counter()
+    selection_only = False
+    if args.scope:
+        prefix = args.scope.rstrip("/") + "/"
+        inside = [b.key for b in display.boxes
+                  if (b.kind == "node" and b.name.startswith(prefix)) or (b.kind == "group" and b.name.startswith(prefix))]
+        if inside:
+            scene.select_keys(inside)
+            selection_only = True
+    if suffix == ".png":
+        size = export_png(scene, out, selection_only=selection_only, scale=args.scale, max_side=args.max_size)
+    else:
+        size = export_svg(scene, out, selection_only=selection_only, title=graph.name)
+    timings["draw"] = time.perf_counter() - t
+    return {
+        "boxes": len(display.boxes),
+        "edges": len(display.edges),
+        "width": size.width(),
+        "height": size.height(),
+        "timings": timings,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of the sub-command; returns the process exit code."""
+    try:
+        t0 = time.perf_counter()
+        model = load_model(args.model)
+        t_load = time.perf_counter() - t0
+        facts = render_model(model, args.output, args)
+    except StudioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    total = sum(facts["timings"].values())
+    print(f"{args.output}: {facts['boxes']} boxes, {facts['edges']} edges, "
+          f"{facts['width']}x{facts['height']} in {total:.2f} s", file=sys.stderr)
+    if args.timings:
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in facts["timings"].items())
+        print(f"timings (s): load {t_load:.3f}, {parts}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m editor.cli.render MODEL -o FILE`` (the same as ``onnx-studio render``)."""
+    parser = argparse.ArgumentParser(prog="onnx-studio render")
+    configure_parser(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,193 @@
+"""Panels one by one: the outline's item model (qtmodeltester), operator docs, weights
+(initializers and Constant payloads: stats, histogram, value grid, conv filters, .npy
+export), summary, undo/redo wiring, theme, About."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from resources import sample_model_path
+from tests.conftest import CORPUS
+from tests.widgets.conftest import open_model
+from widgets.selection import Target
+
+SILERO = CORPUS / "real" / "silero_vad_16k_op15.onnx"
+PPOCR = CORPUS / "real" / "ppocr_mobile_v2_cls.onnx"
+LOGREG = CORPUS / "real" / "ort_logreg_iris.onnx"
+
+
+@pytest.mark.parametrize("path", [sample_model_path(), SILERO, LOGREG], ids=lambda p: p.name)
+def test_outline_model_is_a_valid_item_model(qtmodeltester, path):
+    from editor.document import Document
+    from widgets.panels.outline import OutlineModel
+
+    doc = Document.open(path)
+    model = OutlineModel(doc)
+    qtmodeltester.check(model, force_py=True)
+    # every node of every graph has a row that maps back to it
+    for scope, nid, _node in doc.index.iter_nodes():
+        index = model.index_for(Target.of_node(scope.id, nid))
+        assert index.isValid() and model.target(index) == Target.of_node(scope.id, nid)
+
+
+def test_outline_follows_edits_and_filters(qtbot, window):
+    from editor.commands import SetNodeField
+
+    tab = open_model(qtbot, window, SILERO)
+    doc = tab.doc
+    nid = doc.main.node_ids[0]
+    doc.execute(SetNodeField(nid, "name", "renamed_by_test"))
+    index = window.outline.model.index_for(Target.of_node(doc.index.main, nid))
+    assert index.data() == "renamed_by_test"
+    window.outline.filter.setText("renamed_by")
+    assert window.outline.proxy.rowCount() >= 1
+    window.outline.filter.clear()
+
+
+def test_op_docs_at_model_opset(qtbot):
+    from widgets.panels.op_docs import OpDocsPanel
+
+    panel = OpDocsPanel()
+    qtbot.addWidget(panel)
+    panel.show_op("Conv", "", 9)
+    text = panel.text()
+    for part in ("Conv", "Inputs", "kernel_shape", "Type constraints", "tensor(float)"):
+        assert part in text
+    # opset 9 gets the version-1 schema, not today's
+    assert "version 1" in text
+    panel.show_op("Resize", "", 18)
+    assert "antialias" in panel.text()
+    panel.show_op("FusedConv", "com.microsoft", 1)
+    assert "No schema" in panel.text()
+
+
+def test_undo_redo_labels_and_modified_title(qtbot, window):
+    from editor.commands import SetNodeField
+
+    tab = open_model(qtbot, window, SILERO)
+    doc = tab.doc
+    nid = next(n for n in doc.main.node_ids if doc.node(n).name)
+    old = doc.node(nid).name
+    assert not window.act_undo.isEnabled()
+    doc.execute(SetNodeField(nid, "name", "conv1"))
+    label = doc.stack.undo_label
+    assert label and window.act_undo.text() == f"&Undo {label}" and window.act_undo.isEnabled()
+    assert window.isWindowModified() and window.tabs.tabText(0).endswith("*")
+    window.act_undo.trigger()
+    assert doc.node(nid).name == old
+    assert not window.isWindowModified() and not window.tabs.tabText(0).endswith("*")
+    assert window.act_redo.text() == f"&Redo {label}"
+    window.act_redo.trigger()
+    assert doc.node(nid).name == "conv1"
+    # the properties panel shows the edit
+    tab.selection.select([Target.of_node(doc.index.main, nid)], "test")
+    assert window.properties.rows()["Node/Name"] == "conv1"
+
+
+def test_standard_shortcuts(window):
+    from PySide6.QtGui import QKeySequence
+
+    K = QKeySequence.StandardKey
+    pairs = [(window.act_open, K.Open), (window.act_save, K.Save), (window.act_close, K.Close),
+             (window.act_find, K.Find), (window.act_zoom_in, K.ZoomIn), (window.act_zoom_out, K.ZoomOut),
+             (window.act_undo, K.Undo), (window.act_redo, K.Redo), (window.act_select_all, K.SelectAll)]
+    for action, key in pairs:
+        assert action.shortcuts() == QKeySequence.keyBindings(key), action.text()
+
+
+def test_select_all_and_names_toggle(qtbot, window):
+    tab = open_model(qtbot, window, sample_model_path())
+    window.act_select_all.trigger()
+    assert set(tab.canvas.scene.selected_keys()) == set(tab.canvas.scene.node_items())
+    window.act_names.setChecked(True)
+    assert tab.canvas.scene.show_names()
+    assert window.settings.view_option("show_names")
+    window.act_names.setChecked(False)
+    assert not tab.canvas.scene.show_names()
+
+
+def test_theme_switch_recolours(qtbot, window, qapp):
+    from PySide6.QtGui import QPalette
+
+    tab = open_model(qtbot, window, sample_model_path())
+    window.set_theme("dark")
+    assert qapp.palette().color(QPalette.ColorRole.Window).lightness() < 100
+    assert tab.canvas.scene.is_dark()
+    assert window.settings.theme() == "dark"
+    window.set_theme("light")
+    assert not tab.canvas.scene.is_dark()
+
+
+def test_about_lists_versions():
+    from widgets.about import about_html, versions
+
+    v = versions()
+    for key in ("ONNX", "onnxruntime", "Qt"):
+        assert key in v and v[key] and v[key] != "not installed"
+    import onnx
+    import onnxruntime
+
+    html = about_html()
+    assert onnx.__version__ in html and onnxruntime.__version__ in html
+
+
+def test_status_bar_shows_size_and_nodes(qtbot, window):
+    tab = open_model(qtbot, window, SILERO)
+    text = window.model_info.text()
+    assert "1.2 MB" in text and f"{len(tab.doc.main.node_ids)} nodes" in text and "with subgraphs" in text
+
+
+weights_needed = pytest.mark.skipif(
+    __import__("importlib.util", fromlist=["find_spec"]).find_spec("editor.weights") is None,
+    reason="editor.weights not merged yet")
+
+
+@weights_needed
+def test_weights_of_constant_node_with_filters_and_export(qtbot, window, tmp_path):
+    from editor.weights import list_weights, weight_array
+
+    tab = open_model(qtbot, window, PPOCR)
+    doc = tab.doc
+    conv_w = next(w for w in list_weights(doc) if w.source == "constant" and len(w.shape) == 4
+                  and w.shape[1] > 1)
+    with qtbot.waitSignal(window.weights.statsReady, timeout=30_000) as blocker:
+        tab.selection.select([Target.of_node(doc.index.main, conv_w.node)], "test")
+    stats = blocker.args[0]
+    arr = np.asarray(weight_array(doc, conv_w), dtype=np.float64)
+    assert stats.min == pytest.approx(arr.min()) and stats.max == pytest.approx(arr.max())
+    assert stats.mean == pytest.approx(arr.mean()) and stats.std == pytest.approx(arr.std())
+    view = window.weights
+    assert view.isVisibleTo(window)
+    assert view.stat_labels["NaN"].text() == "0"
+    assert sum(view.histogram._counts) == arr.size
+    assert view.filter_count() == min(256, conv_w.shape[0] * conv_w.shape[1])
+    # value grid: last axis across
+    assert view.table_model.columnCount() == conv_w.shape[-1]
+    assert view.table_model.rowCount() == arr.size // conv_w.shape[-1]
+    assert float(view.table_model.index(0, 0).data()) == pytest.approx(arr.reshape(-1)[0], rel=1e-5)
+    out = view.export(tmp_path / "w.npy")
+    assert np.array_equal(np.load(out), weight_array(doc, conv_w))
+
+
+@weights_needed
+def test_weights_hidden_for_nodes_without_tensors(qtbot, window):
+    tab = open_model(qtbot, window, sample_model_path())
+    doc = tab.doc
+    nid = next(n for n in doc.main.node_ids if doc.node(n).op_type == "Relu")
+    tab.selection.select([Target.of_node(doc.index.main, nid)], "test")
+    assert not window.weights.isVisibleTo(window)
+    name = doc.main.initializer_names()[0]
+    with qtbot.waitSignal(window.weights.statsReady, timeout=30_000):
+        tab.selection.select([Target.of_tensor(doc.index.main, name)], "test")
+    assert window.weights.isVisibleTo(window) and window.weights.weight.name == name
+
+
+def test_filter_images_normalised():
+    from widgets.panels.weights import filter_images
+
+    arr = np.stack([np.full((2, 3, 3), -1.0), np.full((2, 3, 3), 1.0)])
+    images = filter_images(arr)
+    assert len(images) == 4
+    assert images[0][1].pixelColor(0, 0).value() == 0 and images[3][1].pixelColor(1, 1).value() == 255
+    assert filter_images(np.zeros((3, 3))) == []
