@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from editor.document import Document
 from editor.viewmodel import build_group_tree
 from widgets.canvas import CanvasWidget
+from widgets.display_options import DisplayOptions, apply_options
 from widgets.selection import SelectionModel, Target
 
 SOURCE = "canvas"
@@ -92,9 +93,11 @@ class DocumentTab(QWidget):
     scopeChanged = Signal(int)
 
     def __init__(self, doc: Document, parent: QWidget | None = None, *, dark: bool = False,
-                 show_names: bool = False) -> None:
+                 show_names: bool = False, validator=None, options: DisplayOptions | None = None) -> None:
         super().__init__(parent)
         self.doc = doc
+        #: live editor.validation.Validator of this document (None without the module)
+        self.validator = validator
         self.selection = SelectionModel(self)
         self.canvas = CanvasWidget(self, dark=dark)
         self.canvas.scene.set_show_names(show_names)
@@ -109,11 +112,18 @@ class DocumentTab(QWidget):
         self._ready = False
         self._syncing = False
         controller = self.canvas.controller
+        self._options = options or DisplayOptions()
+        # NOTE: the controller builds the display model itself; we filter what it built
+        # (View > Boxes Show) by wrapping its builder on this instance. A hook on the
+        # controller would be cleaner; this keeps the canvas package untouched.
+        build = controller.build_display_graph
+        controller.build_display_graph = lambda: apply_options(build(), self._options)
         controller.laidOut.connect(self._on_laid_out)
         controller.busy.connect(self.busyChanged)
         controller.progress.connect(self.progress)
         controller.failed.connect(self.layoutFailed)
         self.canvas.selectionChangedKeys.connect(self._on_canvas_selection)
+        self.canvas.activated.connect(self._on_activated)
         self.selection.changed.connect(self._on_selection)
         # psygnal -> Qt: document events may come from commands run on this thread only
         doc.changed.connect(self._on_doc_changed)
@@ -149,6 +159,9 @@ class DocumentTab(QWidget):
         expanded = initial_expanded(self._tree(), len(self._graph.node))
         self.canvas.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(), value_info=value_info,
                                expanded=expanded)
+        if scope.kind != "main":
+            # the breadcrumb says where this body lives: main/If_3.then_branch
+            self.canvas.breadcrumb.set_root_label(self.doc.index.path(sid))
         self.scopeChanged.emit(sid)
 
     def _tree(self):
@@ -210,6 +223,15 @@ class DocumentTab(QWidget):
                 targets.append(Target("group", sid, None, rest))
         current = self.selection.current if self.selection.current in targets else None
         self.selection.select(targets, SOURCE, current=current)
+
+    def _on_activated(self, key: str) -> None:
+        """Double-click on a node that holds subgraphs (If/Loop/Scan) opens its first body."""
+        kind, _, rest = key.partition(":")
+        if kind == "n" and rest.isdigit():
+            children = self.doc.index.children.get(int(rest), ())
+            if children:
+                self.show_scope(children[0])
+                self.selection.select([Target("scope", children[0])], "canvas-open")
 
     # -- selection: targets -> canvas ---------------------------------------------------------
     def _on_selection(self, source: str) -> None:
@@ -319,6 +341,16 @@ class DocumentTab(QWidget):
     def set_show_names(self, on: bool) -> None:
         self.canvas.scene.set_show_names(on)
 
+    @property
+    def options(self) -> DisplayOptions:
+        return self._options
+
+    def set_options(self, options: DisplayOptions) -> None:
+        """Change what boxes show; re-lays out keeping the boxes the user knows in place."""
+        if options != self._options:
+            self._options = options
+            self.canvas.controller.relayout(keep_positions=True)
+
     def set_dark(self, dark: bool) -> None:
         self.canvas.scene.set_dark(dark)
 
@@ -326,6 +358,8 @@ class DocumentTab(QWidget):
         """Stop background work and release the model's files."""
         self.canvas.controller.runner.cancel()
         self.doc.changed.disconnect(self._on_doc_changed)
+        if self.validator is not None:
+            self.validator.close()
         store = getattr(self.doc, "store", None)
         if store is not None:
             QTimer.singleShot(0, store.close)

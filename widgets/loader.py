@@ -29,6 +29,8 @@ class LoadRequest:
     path: Path
     data_dir: Path | None = None
     cancelled: bool = False
+    #: the live validator built and run on the worker (when editor.validation is present)
+    validator: object | None = None
 
 
 class _Relay(QObject):
@@ -59,7 +61,25 @@ class _LoadTask(QRunnable):
                             details=traceback.format_exc())
             self._relay.error.emit(req.id, err)
             return
+        req.validator = _first_validation(doc)
         self._relay.done.emit(req.id, doc)
+
+
+def _first_validation(doc):
+    """A live Validator over ``doc`` with its first full pass done (off the GUI thread).
+
+    None when the validation module is absent or fails: problems are a view, not a reason
+    to refuse a model the loader could open."""
+    try:
+        from editor.validation import Validator
+    except ImportError:
+        return None
+    try:
+        validator = Validator(doc)
+        validator.validate_all()
+        return validator
+    except Exception:  # noqa: BLE001 - see docstring
+        return None
 
 
 class ModelLoader(QObject):

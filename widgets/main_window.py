@@ -111,6 +111,9 @@ class MainWindow(QMainWindow):
     def _build_docks(self) -> None:
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
+        # IDE layout: side docks run the full height, the problems dock sits under the canvas
+        self.setCorner(Qt.Corner.BottomLeftCorner, left)
+        self.setCorner(Qt.Corner.BottomRightCorner, right)
         self.outline = OutlinePanel(self)
         self.find_panel = FindPanel(self)
         self.properties = PropertiesPanel(self)
@@ -131,6 +134,8 @@ class MainWindow(QMainWindow):
 
             self.problems = ProblemsPanel(self)
             self.problems_dock = self._dock("Problems", "problems", self.problems, bottom)
+            self.problems.countChanged.connect(
+                lambda errors, total: self.problems_dock.setWindowTitle(f"Problems ({total})" if total else "Problems"))
             self.panels.append(self.problems)
             self.docks.append(self.problems_dock)
         if _available("editor.summary"):
@@ -150,6 +155,8 @@ class MainWindow(QMainWindow):
             self.properties.tensorShown.connect(self._show_weights)
         self.resizeDocks([self.outline_dock], [300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.properties_dock], [380], Qt.Orientation.Horizontal)
+        if self.problems is not None:
+            self.resizeDocks([self.problems_dock], [150], Qt.Orientation.Vertical)
 
     def _build_status(self) -> None:
         bar = self.statusBar()
@@ -204,6 +211,12 @@ class MainWindow(QMainWindow):
         self.act_main_graph = self._action("Show &Main Graph", self.show_main_graph, "Ctrl+Home")
         self.act_names = self._action("Node &Names", self._set_show_names, checkable=True,
                                       checked=self.settings.view_option("show_names"))
+        self.act_attributes = self._action("&Attributes", self._set_display_options, checkable=True,
+                                           checked=self.settings.view_option("show_attributes"))
+        self.act_shapes = self._action("Tensor &Shapes", self._set_display_options, checkable=True,
+                                       checked=self.settings.view_option("show_shapes"))
+        self.act_initializers = self._action("&Initializers and Constants", self._set_display_options,
+                                             checkable=True, checked=self.settings.view_option("show_initializers"))
         self.act_about = self._action("&About ONNX Studio", self.show_about)
         self.act_clear_recent = self._action("Clear Recent", self._clear_recent)
         self.act_close.setEnabled(False)
@@ -229,7 +242,7 @@ class MainWindow(QMainWindow):
         view.addAction(self.act_main_graph)
         view.addSeparator()
         boxes = view.addMenu("&Boxes Show")
-        boxes.addAction(self.act_names)
+        boxes.addActions([self.act_names, self.act_attributes, self.act_shapes, self.act_initializers])
         view.addSeparator()
         panels = view.addMenu("&Panels")
         for dock in self.docks:
@@ -244,6 +257,10 @@ class MainWindow(QMainWindow):
                 act.triggered.connect(lambda _=False, k=key: self.set_theme(k))
                 theme_menu.addAction(act)
                 self.theme_actions[key] = act
+        if self.problems is not None:
+            tools = bar.addMenu("&Tools")
+            self.act_full_check = self._action("Run &Full Check", self._full_check, "F7")
+            tools.addAction(self.act_full_check)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_about)
 
@@ -302,19 +319,41 @@ class MainWindow(QMainWindow):
         return self.loader.load(path, data_dir=data_dir)
 
     def cancel_loading(self) -> None:
+        """Cancel every open in progress: parses in flight, and tabs whose first layout is
+        not done yet (they close: an open is all or nothing)."""
         self.loader.cancel()
+        for tab in self.tab_list():
+            if not tab.is_ready:
+                tab.doc.stack.set_clean()
+                self.close_tab(self.tabs.indexOf(tab))
+        self._update_busy()
         self.statusBar().showMessage("Opening cancelled", 4000)
 
-    def _on_load_busy(self, busy: bool) -> None:
-        self.progress.setRange(0, 0)  # parsing has no progress to report: busy indicator
+    def _opening(self) -> bool:
+        return self.loader.is_busy() or any(not t.is_ready for t in self.tab_list())
+
+    def _on_load_busy(self, _busy: bool) -> None:
+        self._update_busy()
+
+    def _update_busy(self) -> None:
+        busy = self._opening()
+        if self.loader.is_busy():
+            self.progress.setRange(0, 0)  # parsing reports no progress: busy indicator
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
 
+    def _on_tab_progress(self, tab: DocumentTab, fraction: float) -> None:
+        if not tab.is_ready and not self.loader.is_busy():
+            self.progress.setRange(0, 100)
+            self.progress.setValue(int(fraction * 100))
+
     def _on_loaded(self, request: LoadRequest, doc) -> None:
         tab = DocumentTab(doc, self.tabs, dark=bool(self.theme and self.theme.dark),
-                          show_names=self.act_names.isChecked())
+                          show_names=self.act_names.isChecked(), validator=request.validator,
+                          options=self.display_options())
         tab.ready.connect(lambda t=tab: self._on_tab_ready(t))
         tab.busyChanged.connect(self._on_tab_busy)
+        tab.progress.connect(lambda f, t=tab: self._on_tab_progress(t, f))
         tab.layoutFailed.connect(lambda msg: self.statusBar().showMessage(f"layout failed: {msg}", 8000))
         tab.canvas.view.zoomChanged.connect(self._update_zoom)
         doc.history_changed.connect(self._update_history)
@@ -323,6 +362,7 @@ class MainWindow(QMainWindow):
         index = self.tabs.addTab(tab, tab.title())
         self.tabs.setTabToolTip(index, str(doc.path or ""))
         self.tabs.setCurrentIndex(index)
+        self._update_busy()
         if doc.path is not None:
             self.settings.add_recent(doc.path)
             self.settings.set_last_dir(str(doc.path.parent))
@@ -330,6 +370,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Opened {request.path.name}", 3000)
 
     def _on_tab_ready(self, tab: DocumentTab) -> None:
+        self._update_busy()
         if tab is self.current_tab():
             self._update_status()
         self.modelShown.emit(tab)
@@ -459,6 +500,11 @@ class MainWindow(QMainWindow):
         self.find_dock.raise_()
         self.find_panel.focus_query()
 
+    def _full_check(self) -> None:
+        self.problems_dock.show()
+        self.problems_dock.raise_()
+        self.problems.run_full_check()
+
     def show_main_graph(self) -> None:
         tab = self.current_tab()
         if tab is not None:
@@ -473,6 +519,20 @@ class MainWindow(QMainWindow):
         self.settings.set_view_option("show_names", on)
         for tab in self.tab_list():
             tab.set_show_names(on)
+
+    def display_options(self):
+        from widgets.display_options import DisplayOptions
+
+        return DisplayOptions(attributes=self.act_attributes.isChecked(), shapes=self.act_shapes.isChecked(),
+                              initializers=self.act_initializers.isChecked())
+
+    def _set_display_options(self, _on: bool = False) -> None:
+        options = self.display_options()
+        self.settings.set_view_option("show_attributes", options.attributes)
+        self.settings.set_view_option("show_shapes", options.shapes)
+        self.settings.set_view_option("show_initializers", options.initializers)
+        for tab in self.tab_list():
+            tab.set_options(options)
 
     def set_theme(self, choice: str) -> None:
         if self.theme is None:
@@ -526,6 +586,8 @@ class MainWindow(QMainWindow):
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
         self.loader.cancel()
+        if self.problems is not None:
+            self.problems.shutdown()
         for tab in self.tab_list():
             tab.close_document()
         super().closeEvent(event)

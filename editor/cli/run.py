@@ -35,6 +35,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``run`` on an ``argparse`` subparsers object."""
     p = subparsers.add_parser("run", help="run a model and summarise its outputs", description=__doc__.split("\n\n")[0])
     _configure(p)
+    p.set_defaults(func=run)
     return p
 
 

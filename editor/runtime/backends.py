@@ -49,6 +49,7 @@ __all__ = [
     "OrtBackend",
     "ReferenceBackend",
     "RunOptions",
+    "as_loaded",
     "backend_by_name",
     "build_result",
     "clean_message",
@@ -159,6 +160,14 @@ def clean_message(exc: BaseException | str, limit: int = 300) -> str:
     return line[:limit]
 
 
+def as_loaded(model: LoadedModel | ModelSource | onnx.ModelProto | str | bytes | Any) -> LoadedModel:
+    """Accept what callers naturally have (a ModelProto, a path, bytes) where a backend
+    step wants a :class:`LoadedModel`."""
+    if isinstance(model, LoadedModel):
+        return model
+    return LoadedModel.from_source(ModelSource.from_any(model))
+
+
 def _requested_problem(loaded: LoadedModel, requested: Sequence[str]) -> str | None:
     for name in requested:
         if loaded.scopes.where(name) is None:
@@ -180,7 +189,11 @@ class Backend(ABC):
 
     @abstractmethod
     def can_load(self, loaded: LoadedModel, requested: Sequence[str] = (), options: RunOptions | None = None) -> str | None:
-        """None if it can try this model; else one precise line saying why not."""
+        """None if it can try this model; else one precise line saying why not.
+
+        ``loaded`` may also be a ModelProto, a path or bytes (see :func:`as_loaded`);
+        ``requested`` are the value names the run must produce (default: graph outputs).
+        """
 
     @abstractmethod
     def prepare(self, loaded: LoadedModel, requested: tuple[str, ...], options: RunOptions) -> Any:
@@ -290,6 +303,8 @@ _OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "exten
 
 # Providers that are present in every build but are not local execution engines.
 _NON_LOCAL_PROVIDERS = {"AzureExecutionProvider"}
+# Providers that compile engines for minutes on a session's first run: only when asked for.
+_OPT_IN_PROVIDERS = {"TensorrtExecutionProvider", "NvTensorRTRTXExecutionProvider"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -374,13 +389,18 @@ class OrtBackend(Backend):
     @classmethod
     def default_providers(cls) -> list[str]:
         """Every local provider the build offers, in onnxruntime's priority order (GPU ones
-        first in GPU builds); CPU last so every op has a kernel somewhere."""
-        provs = [p for p in cls.available_providers() if p not in _NON_LOCAL_PROVIDERS]
+        first in GPU builds); CPU last so every op has a kernel somewhere.
+
+        NOTE: TensorRT is left out unless named in ``RunOptions.providers``: it builds an
+        engine for minutes on a session's first run, which a "Run" click must not do.
+        """
+        provs = [p for p in cls.available_providers() if p not in _NON_LOCAL_PROVIDERS | _OPT_IN_PROVIDERS]
         if "CPUExecutionProvider" in provs:
             provs.remove("CPUExecutionProvider")
         return provs + ["CPUExecutionProvider"]
 
     def can_load(self, loaded: LoadedModel, requested: Sequence[str] = (), options: RunOptions | None = None) -> str | None:
+        loaded = as_loaded(loaded)
         options = options or RunOptions()
         problem = _requested_problem(loaded, requested)
         if problem:
@@ -631,6 +651,7 @@ class ReferenceBackend(Backend):
         return True
 
     def can_load(self, loaded: LoadedModel, requested: Sequence[str] = (), options: RunOptions | None = None) -> str | None:
+        loaded = as_loaded(loaded)
         problem = _requested_problem(loaded, requested)
         if problem:
             return problem

@@ -204,6 +204,13 @@ def values_close(actual: Value, expected: Value, *, rtol: float = 1e-3, atol: fl
         if not np.array_equal(actual, exp):
             return "values differ"
         return None
+    if exp.dtype.kind == "c":
+        a64, e64 = actual.astype(np.complex128), exp.astype(np.complex128)
+        both_nan = np.isnan(a64) & np.isnan(e64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(a64 - e64)
+            ok = (diff <= atol + rtol * np.abs(e64)) | both_nan | (a64 == e64)
+        return None if ok.all() else f"{int((~ok).sum())} of {ok.size} complex values differ beyond rtol={rtol}, atol={atol}"
     a64, e64 = _as_float64(actual), _as_float64(exp)
     both_nan = np.isnan(a64) & np.isnan(e64)
     with np.errstate(invalid="ignore", over="ignore"):

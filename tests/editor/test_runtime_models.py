@@ -87,3 +87,12 @@ def test_models_are_valid_onnx() -> None:
     """The builders above make checker-clean models (so failures elsewhere are the runtime's)."""
     for model in (chain_model(), int4_model(), new_opset_model(21), hang_model(), bfloat16_model()):
         onnx.checker.check_model(model, full_check=True)
+
+
+def test_runtime_core_is_qt_free() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, editor.runtime, editor.runtime.worker, editor.runtime.conformance, editor.cli.run; print('PySide6' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -26,6 +26,11 @@ def _attr_type_name(t) -> str:
         return str(t).rsplit(".", 1)[-1].lower()
 
 
+def _md(text: str) -> str:
+    """Schema text for Markdown: ``Tensor<T>`` must not read as an HTML tag."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def schema_markdown(schema: OpSchema, opset: int | None) -> str:
     """The documentation of one schema as Markdown."""
     domain = schema.domain or "ai.onnx"
@@ -35,7 +40,7 @@ def schema_markdown(schema: OpSchema, opset: int | None) -> str:
                  + (" · **deprecated**" if schema.deprecated else ""))
     lines.append("")
     if schema.doc:
-        lines.append(schema.doc.strip())
+        lines.append(_md(schema.doc.strip()))
         lines.append("")
 
     def params(title: str, items) -> None:
@@ -46,8 +51,8 @@ def schema_markdown(schema: OpSchema, opset: int | None) -> str:
         for p in items:
             opt = _OPTION.get(p.option)
             extra = f", {opt}" if opt else ""
-            desc = " ".join(p.description.split()) if p.description else ""
-            lines.append(f"- **{p.name}** (*{p.type_str}*{extra}){': ' + desc if desc else ''}")
+            desc = _md(" ".join(p.description.split())) if p.description else ""
+            lines.append(f"- **{p.name}** (*{_md(p.type_str)}*{extra}){': ' + desc if desc else ''}")
         lines.append("")
 
     params("Inputs", schema.inputs)
@@ -62,15 +67,15 @@ def schema_markdown(schema: OpSchema, opset: int | None) -> str:
                 extra = f"default {attribute_text(a.default_value)}"
             else:
                 extra = "optional"
-            desc = " ".join(a.description.split()) if a.description else ""
-            lines.append(f"- **{name}** (*{_attr_type_name(a.type)}*, {extra}){': ' + desc if desc else ''}")
+            desc = _md(" ".join(a.description.split())) if a.description else ""
+            lines.append(f"- **{name}** (*{_attr_type_name(a.type)}*, {_md(extra)}){': ' + desc if desc else ''}")
         lines.append("")
     if schema.type_constraints:
         lines.append("#### Type constraints")
         lines.append("")
         for c in schema.type_constraints:
-            types = ", ".join(c.allowed_type_strs)
-            desc = " ".join(c.description.split()) if c.description else ""
+            types = _md(", ".join(c.allowed_type_strs))
+            desc = _md(" ".join(c.description.split())) if c.description else ""
             lines.append(f"- **{c.type_param_str}**: {types}{'. ' + desc if desc else ''}")
         lines.append("")
     return "\n".join(lines)

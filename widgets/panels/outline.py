@@ -97,8 +97,9 @@ class OutlineModel(QAbstractItemModel):
         doc = self._doc
         scope = doc.scope(sid)
         g = scope.graph
-        item = _Item(parent, label, scope.kind if scope.kind != "main" else (g.name or "main"),
-                     Target("scope", sid), header=True, tip=doc.index.path(sid))
+        name = getattr(g, "name", "") or ""
+        item = _Item(parent, label, scope.kind if scope.kind != "main" else f"{len(scope.node_ids)} nodes",
+                     Target("scope", sid), header=True, tip=f"{doc.index.path(sid)}  {name}".strip())
         self._remember(item)
         inits = scope.initializer_names()
         init_set = set(inits)
@@ -236,10 +237,15 @@ class OutlinePanel(QWidget):
         self.tree = QTreeView(self)
         self.tree.setModel(self.proxy)
         self.tree.setUniformRowHeights(True)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideLeft)  # scoped names end in what matters
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        self.tree.header().setStretchLastSection(False)
+        # the name gets the room; the type column has a fixed, user-resizable width (a long
+        # graph name or type must not squeeze the names away)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(1, 110)
         self.tree.selectionModel().currentChanged.connect(self._on_current)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -8,11 +8,15 @@ summary is recomputed after edits, coalesced so a burst of commands costs one re
 from __future__ import annotations
 
 from html import escape
+from urllib.parse import quote, unquote
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from widgets.formatting import human_bytes, human_count
+from widgets.selection import Target
+
+SOURCE = "summary"
 
 MAX_OPS = 60
 
@@ -53,7 +57,8 @@ def summary_html(s, *, accent: str = "#2f6fd0") -> str:
         for v in items:
             if v.get("initializer"):
                 continue
-            out.append(f"<tr><td>{escape(v['name'])}</td><td>{escape(str(v.get('elem_type', '')))}"
+            link = f"<a href='value:{quote(v['name'])}'>{escape(v['name'])}</a>"
+            out.append(f"<tr><td>{link}</td><td>{escape(str(v.get('elem_type', '')))}"
                        f"{escape(_shape(v.get('shape')))}</td></tr>")
         out.append("</table>")
 
@@ -71,7 +76,7 @@ def summary_html(s, *, accent: str = "#2f6fd0") -> str:
         peak = max(s.op_types.values())
         for op, n in list(s.op_types.items())[:MAX_OPS]:
             width = max(1, round(160 * n / peak))
-            out.append(f"<tr><td>{escape(op)}</td><td align='right'>{n:,}</td>"
+            out.append(f"<tr><td><a href='op:{quote(op)}'>{escape(op)}</a></td><td align='right'>{n:,}</td>"
                        f"<td><table cellspacing='0' cellpadding='0'><tr><td width='{width}' height='9' "
                        f"bgcolor='{accent}'></td></tr></table></td></tr>")
         if len(s.op_types) > MAX_OPS:
@@ -91,6 +96,8 @@ class SummaryPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.browser = QTextBrowser(self)
+        self.browser.setOpenLinks(False)
+        self.browser.anchorClicked.connect(self._on_link)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.browser)
@@ -111,6 +118,25 @@ class SummaryPanel(QWidget):
 
     def _on_changed(self, _changes) -> None:
         self._timer.start()
+
+    def _on_link(self, url) -> None:
+        """``value:NAME`` selects a graph input/output; ``op:KEY`` selects every node of that
+        op (main graph and its subgraphs, the same set the histogram counts)."""
+        tab = self._tab
+        if tab is None:
+            return
+        kind, _, rest = url.toString().partition(":")
+        rest = unquote(rest)
+        doc = tab.doc
+        if kind == "value":
+            tab.selection.select([Target.of_value(doc.index.main, rest)], SOURCE)
+        elif kind == "op":
+            from editor.summary import op_key
+
+            targets = [Target.of_node(scope.id, nid) for scope, nid, node in doc.index.iter_nodes()
+                       if op_key(node) == rest and doc.index.scope_chain(scope.id)[-1].kind == "main"]
+            if targets:
+                tab.selection.select(targets, SOURCE)
 
     def refresh(self) -> None:
         self._timer.stop()
