@@ -153,7 +153,11 @@ def to_display_rgb(array: np.ndarray, layout: str, *, batch: int = 0, channel: i
     finite = np.isfinite(f)
     f = np.where(finite, f, 0.0)
     lo, hi = (float(f[finite].min()), float(f[finite].max())) if finite.any() else (0.0, 1.0)
-    span = hi - lo if hi > lo else 1.0
+    if hi <= lo:  # a flat picture: judge it against 0 (all zeros black, anything else bright)
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+        if hi <= lo:
+            hi = lo + 1.0
+    span = hi - lo
     grey = np.clip((f - lo) / span * 255.0, 0, 255).astype(np.uint8)
     if grey.shape[-1] == 1:
         grey = np.repeat(grey, 3, axis=-1)

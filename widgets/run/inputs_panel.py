@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from PySide6.QtCore import QSettings, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -36,8 +36,8 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
-    QStackedWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -182,6 +182,8 @@ class InputEditor(QFrame):
         name.setTextInteractionFlags(name.textInteractionFlags() | name.textInteractionFlags().TextSelectableByMouse)
         kind = QLabel(_esc(spec.type_text), self)
         kind.setStyleSheet("color: palette(placeholder-text);")
+        kind.setToolTip(spec.type_text)
+        kind.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         head.addWidget(name)
         head.addWidget(kind, 1)
         self.mode = QComboBox(self)
@@ -196,7 +198,10 @@ class InputEditor(QFrame):
             self.mode.addItem(MODES[m], m)
         head.addWidget(self.mode)
         layout.addLayout(head)
-        self.pages = QStackedWidget(self)
+        self.pages = QWidget(self)
+        self._pages_box = QVBoxLayout(self.pages)
+        self._pages_box.setContentsMargins(0, 0, 0, 0)
+        self._pages: list[QWidget] = []
         self._page_index: dict[str, int] = {}
         self._build_pages(is_string)
         layout.addWidget(self.pages)
@@ -205,7 +210,10 @@ class InputEditor(QFrame):
 
     # -- pages ------------------------------------------------------------------------------
     def _page(self, mode: str, widget: QWidget) -> None:
-        self._page_index[mode] = self.pages.addWidget(widget)
+        self._page_index[mode] = len(self._pages)
+        self._pages.append(widget)
+        self._pages_box.addWidget(widget)
+        widget.hide()
 
     def _build_pages(self, is_string: bool) -> None:
         empty = QWidget(self)
@@ -293,7 +301,11 @@ class InputEditor(QFrame):
         return edit, page
 
     def _on_mode(self) -> None:
-        self.pages.setCurrentIndex(self._page_index[self.current_mode()])
+        # NOTE: pages are shown and hidden in a plain box, not a QStackedWidget: a stack is as
+        # tall as its tallest page, and the image page would make every editor tall
+        current = self._page_index[self.current_mode()]
+        for i, page in enumerate(self._pages):
+            page.setVisible(i == current)
         self.pages.setVisible(self.current_mode() not in ("zeros", "ones"))
         self.changed.emit()
 
@@ -425,6 +437,7 @@ class InputPanel(QWidget):
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         outer.addWidget(scroll)
         body = QWidget(scroll)
         self._body = QVBoxLayout(body)

@@ -105,7 +105,7 @@ class RunPanel(QWidget):
         split.addWidget(self._build_results(split))
         split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
-        split.setSizes([340, 900])
+        split.setSizes([320, 900])
         outer.addWidget(split, 1)
         self.set_busy(False)
         self.set_controller(None)
@@ -156,7 +156,7 @@ class RunPanel(QWidget):
         self.results_view.setModel(self.results_proxy)
         header = self.results_view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(0, 220)
+        header.resizeSection(0, 170)
         for col, width in ((1, 86), (2, 120), (3, 70)):
             header.resizeSection(col, width)
         for col in range(4, 10):
@@ -185,7 +185,9 @@ class RunPanel(QWidget):
         self.detail = ValueDetail(split)
         split.addWidget(left)
         split.addWidget(self.detail)
-        split.setSizes([560, 380])
+        split.setSizes([600, 340])
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
         vbox.addWidget(split, 1)
         tabs.addTab(values, "Values")
         # profile

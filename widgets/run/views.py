@@ -108,7 +108,7 @@ class HistogramWidget(QWidget):
         p.drawText(QRectF(area.center().x(), y, area.width() / 2, fm.height()), Qt.AlignmentFlag.AlignRight, hi)
         p.setPen(dim)
         p.drawText(QRectF(area.left(), 2, area.width(), fm.height()), Qt.AlignmentFlag.AlignLeft,
-                   f"peak {peak:,}  ·  {int(counts.sum()):,} finite values  ·  {n} bins")
+                   f"{int(counts.sum()):,} values · peak {peak:,}")
         p.end()
 
 
