@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from html import escape
 
+import shiboken6
+
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
@@ -132,7 +134,9 @@ class RunDock(QDockWidget):
     def _forget(self, key: int, controller: RunController) -> None:
         self.controllers.pop(key, None)
         self.heatmaps.pop(key, None)
-        self.panel.forget(controller)
+        # at shutdown the tabs may outlive the dock's C++ side
+        if shiboken6.isValid(self) and shiboken6.isValid(self.panel) and shiboken6.isValid(controller.input_panel):
+            self.panel.forget(controller)
 
     @property
     def controller(self) -> RunController | None:

@@ -239,6 +239,8 @@ class RunPanel(QWidget):
         panel = controller.input_panel
         if self.inputs_stack.indexOf(panel) >= 0:
             self.inputs_stack.removeWidget(panel)
+            panel.setParent(None)
+            panel.deleteLater()
         if self.controller is controller:
             self.set_controller(None)
 
