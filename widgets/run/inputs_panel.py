@@ -196,6 +196,8 @@ class InputEditor(QFrame):
             modes = ["file"]
         for m in modes:
             self.mode.addItem(MODES[m], m)
+        self.mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode.setMinimumContentsLength(9)
         head.addWidget(self.mode)
         layout.addLayout(head)
         self.pages = QWidget(self)
@@ -229,13 +231,17 @@ class InputEditor(QFrame):
         self.high = QDoubleSpinBox(page)
         for box, v in ((self.low, rng[0] if rng else 0), (self.high, rng[1] if rng else 1)):
             box.setRange(-1e12, 1e12)
-            box.setDecimals(0 if self.spec.dtype.kind in "iu" else 4)
+            # the range's widest text would make the spin box 180 px wide
+            box.setMinimumWidth(64)
+            box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+            box.setDecimals(0 if self.spec.dtype.kind in "iu" else 3)
             box.setValue(v)
             box.setEnabled(rng is not None)
             box.valueChanged.connect(lambda _v: self.changed.emit())
         self.seed = QSpinBox(page)
         self.seed.setRange(0, 2**31 - 1)
         self.seed.setPrefix("seed ")
+        self.seed.setMinimumWidth(64)
         row.addWidget(QLabel("from", page))
         row.addWidget(self.low, 1)
         row.addWidget(QLabel("to", page))

@@ -28,12 +28,12 @@ from widgets.run.controller import RunSettings
 from widgets.settings import APPLICATION, ORGANIZATION
 
 BACKENDS = (
-    ("auto", "Automatic (onnxruntime, then reference)"),
+    ("auto", "Automatic"),
     ("ort", "onnxruntime"),
     ("reference", "ONNX reference evaluator"),
 )
 LEVELS = ("disable", "basic", "extended", "layout", "all")
-CAPTURES = (("outputs", "Graph outputs"), ("selected", "Outputs + selected values"), ("all", "Every value"))
+CAPTURES = (("outputs", "Outputs"), ("selected", "Outputs + selection"), ("all", "Every value"))
 NON_LOCAL = {"AzureExecutionProvider"}
 
 
@@ -56,13 +56,15 @@ class RunOptionsPanel(QWidget):
         self.backend = QComboBox(self)
         for key, label in BACKENDS:
             self.backend.addItem(label, key)
+        self.backend.setToolTip("Automatic: onnxruntime, and the ONNX reference evaluator when onnxruntime "
+                                "cannot load or run the model; or pin one backend (no fallback)")
         form.addRow("Backend", self.backend)
         self.providers = QListWidget(self)
         self.providers.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
         self.providers.setMaximumHeight(92)
         self.providers.setToolTip("Execution providers of onnxruntime, first = preferred. Drag to reorder, "
                                   "uncheck to leave one out. Install onnxruntime-gpu for CUDA/TensorRT.")
-        self.providers_note = QLabel("(asked from the run worker…)", self)
+        self.providers_note = QLabel("asking the run worker…", self)
         self.providers_note.setStyleSheet("color: palette(placeholder-text);")
         box = QVBoxLayout()
         box.setContentsMargins(0, 0, 0, 0)
@@ -97,8 +99,12 @@ class RunOptionsPanel(QWidget):
         self.capture = QComboBox(self)
         for key, label in CAPTURES:
             self.capture.addItem(label, key)
+        self.capture.setToolTip("Values a run brings back: the graph outputs, also the values selected on "
+                                "the canvas, or every value of the main graph")
         # the capture choice sits in the run toolbar (RunPanel), not in this form
-        self.unfused = QCheckBox("Profile without fusions (times map to your nodes)", self)
+        self.unfused = QCheckBox("Profile unfused", self)
+        self.unfused.setToolTip("Profile runs use optimization level 'basic' (no kernel fusion), so every "
+                                "time belongs to a node of your graph and shows on the canvas")
         self.unfused.setChecked(True)
         form.addRow("", self.unfused)
         self._restore()

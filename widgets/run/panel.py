@@ -92,6 +92,7 @@ class RunPanel(QWidget):
         split.setChildrenCollapsible(False)
         left = QTabWidget(split)
         left.setDocumentMode(True)
+        left.setMinimumWidth(260)
         self.inputs_stack = QStackedWidget(left)
         self.no_model = QLabel("Open a model to run it.", self.inputs_stack)
         self.no_model.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -106,6 +107,8 @@ class RunPanel(QWidget):
         split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
         split.setSizes([320, 900])
+        self._outer_split = split
+        self._sized = False
         outer.addWidget(split, 1)
         self.set_busy(False)
         self.set_controller(None)
@@ -155,12 +158,11 @@ class RunPanel(QWidget):
         self.results_view = _table(values)
         self.results_view.setModel(self.results_proxy)
         header = self.results_view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(0, 170)
-        for col, width in ((1, 86), (2, 120), (3, 70)):
-            header.resizeSection(col, width)
-        for col in range(4, 10):
-            header.resizeSection(col, 76 if col < 8 else 44)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setResizeContentsPrecision(200)  # "every value" can be thousands of rows
+        header.setStretchLastSection(False)
+        header.resizeSection(0, 180)
         self.results_view.selectionModel().currentRowChanged.connect(self._on_result_row)
         split = QSplitter(Qt.Orientation.Horizontal, values)
         split.setChildrenCollapsible(False)
@@ -183,11 +185,14 @@ class RunPanel(QWidget):
         row.addWidget(self.capture_button)
         lbox.addLayout(row)
         self.detail = ValueDetail(split)
+        # explicit minimums override the children's size hints: the table gets the room
+        self.detail.setMinimumWidth(180)
+        left.setMinimumWidth(220)
         split.addWidget(left)
         split.addWidget(self.detail)
-        split.setSizes([600, 340])
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        self._values_split = split
         vbox.addWidget(split, 1)
         tabs.addTab(values, "Values")
         # profile
@@ -209,17 +214,27 @@ class RunPanel(QWidget):
         self.profile_view = _table(prof)
         self.profile_view.setModel(self.profile_proxy)
         ph = self.profile_view.horizontalHeader()
-        ph.resizeSection(0, 280)
-        ph.resizeSection(1, 120)
-        ph.resizeSection(2, 90)
-        ph.resizeSection(3, 70)
-        ph.resizeSection(4, 50)
+        ph.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        ph.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        ph.setResizeContentsPrecision(200)
+        ph.setStretchLastSection(False)
         self.profile_view.sortByColumn(2, Qt.SortOrder.DescendingOrder)
         self.profile_view.doubleClicked.connect(
             lambda index: self.profileNodeActivated.emit(str(index.data(NAME_ROLE))))
         pbox.addWidget(self.profile_view, 1)
         tabs.addTab(prof, "Profile")
         return tabs
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        if not self._sized and self.width() > 200:
+            # first real size: inputs ~30 %, table ~40 %, value views ~30 %
+            self._sized = True
+            w = self._outer_split.width()
+            left = max(300, int(w * 0.3))
+            self._outer_split.setSizes([left, w - left])
+            rest = w - left
+            self._values_split.setSizes([int(rest * 0.62), rest - int(rest * 0.62)])
 
     # -- state ---------------------------------------------------------------------------------
     def set_controller(self, controller: RunController | None) -> None:
@@ -307,7 +322,8 @@ class RunPanel(QWidget):
         times = ""
         if result.run_seconds is not None:
             times = f" · {result.run_seconds * 1000:.1f} ms"
-        parts = [f"<b>Ran on {escape(name)}</b>{detail}{times}"]
+        profiled = " · profiled" if result.profile else ""
+        parts = [f"<b>Ran on {escape(name)}</b>{detail}{times}{profiled}"]
         skipped = [a for a in result.attempts if a.status != "ran"]
         if skipped:
             parts.append("<span style='color:#b9770e'>" + escape("; ".join(
