@@ -209,6 +209,9 @@ def test_profile_table_and_heat_map(qtbot, qtmodeltester, window, dock) -> None:
     assert heat.overlay.scene() is None
     panel.heatmap_check.setChecked(True)
     assert heat.overlay.scene() is tab.canvas.scene
+    # a plain run replaces the profiled result: its heat map goes
+    assert run_and_wait(qtbot, dock).ok
+    assert heat.overlay.scene() is None and panel.profile_model.rowCount() == 0
 
 
 def test_export_npy_round_trip(qtbot, tmp_path, window, dock) -> None:

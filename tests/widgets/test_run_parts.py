@@ -286,3 +286,48 @@ def test_options_provider_list(qtbot, settings_dir) -> None:
     assert again.settings().backend == "reference" and again.settings().timeout == 7.0
 
 
+
+
+def test_box_times_sum_collapsed_groups() -> None:
+    from types import SimpleNamespace
+
+    from widgets.run.heatmap import box_times
+
+    def item(name):
+        return SimpleNamespace(box=SimpleNamespace(name=name))
+
+    class Scene:
+        def node_items(self):
+            return {"n:1": item("/a/conv"), "g:/enc": item("/enc"), "g:/enc/block": item("/enc/block")}
+
+    times = box_times(Scene(), {1: 5.0, 2: 10.0, 3: 7.0, 4: 1.0},
+                      {1: "/a/conv", 2: "/enc/x", 3: "/enc/block/y", 4: "/elsewhere/z"})
+    assert times == {"n:1": 5.0, "g:/enc": 10.0, "g:/enc/block": 7.0}
+
+
+def test_auto_fallback_with_chosen_providers() -> None:
+    """Providers chosen with the automatic backend: onnxruntime gets them, and the reference
+    evaluator still takes over (without them) when onnxruntime cannot load the model."""
+    from editor.runtime import ModelSource, Runner
+    from editor.runtime.backends import _ort_max_opset
+    from tests.editor.test_runtime_models import chain_model, new_opset_model
+    from widgets.run.controller import RunRequest, execute
+
+    x = np.array([[1.0, -2.0, 3.0]], np.float32)
+    with Runner() as runner:
+        ok = execute(runner, RunRequest(ModelSource.from_any(chain_model()), {"x": x},
+                                        auto_providers=("CPUExecutionProvider",)))
+        assert ok.ok and ok.backend == "ort"
+        model = new_opset_model(_ort_max_opset() + 1)
+        feeds = {i.name: np.ones([d.dim_value for d in i.type.tensor_type.shape.dim], np.float32)
+                 for i in model.graph.input}
+        result = execute(runner, RunRequest(ModelSource.from_any(model), feeds,
+                                            auto_providers=("CPUExecutionProvider",)))
+    assert [a.backend for a in result.attempts] == ["ort", "reference"]
+    assert result.attempts[0].status in ("skipped", "failed")
+    import onnx
+
+    if _ort_max_opset() + 1 <= onnx.defs.onnx_opset_version():
+        assert result.ok and result.backend == "reference", result.error
+    else:  # the reference evaluator does not know an opset that new either; it must have tried
+        assert "no backend could run the model" in result.error

@@ -203,6 +203,10 @@ class RunDock(QDockWidget):
                 heat.set_node_times(controller.profile_by_node_id())
                 heat.set_visible(self.panel.heatmap_check.isChecked())
             else:
+                heat = self.heatmaps.get(id(self._tab))
+                if heat is not None:  # the times belonged to the previous result
+                    heat.set_node_times({})
+                    heat.set_visible(False)
                 self._on_selection(self._tab)
             bar.showMessage(f"Run finished in {result.wall_seconds or 0:.2f} s", 5000)
         else:
