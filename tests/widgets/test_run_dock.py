@@ -143,6 +143,7 @@ def test_crash_shows_message_and_window_survives(qtbot, monkeypatch, window, doc
     banner = dock.panel.banner
     assert banner.isVisible() and "crashed" in banner.text() and "SIGFPE" in banner.text()
     assert window.isVisible() and dock.act_run.isEnabled()
+    assert "crashed" in dock.panel.status.text()
     # automatic fallback: the crash of onnxruntime is reported and the reference evaluator runs
     options.backend.setCurrentIndex(options.backend.findData("auto"))
     dock._debug = "ort:sigsegv"

@@ -227,6 +227,8 @@ class RunController(QObject):
         #: True when the document changed after the last run
         self.stale = False
         self.last_settings: RunSettings | None = None
+        #: a failed run after a good one (the good values stay shown)
+        self.last_failure: RunResult | None = None
         self.last_profiled = False
         self._session = uuid.uuid4().hex[:12]
         self._revision = 0
@@ -357,6 +359,7 @@ class RunController(QObject):
     def _finish(self, result: RunResult) -> None:
         if result.ok or self.last_result is None or not self.last_result.ok:
             self.last_result = result
+            self.last_failure = None
             self.stale = False
         else:
             # keep the last good values around for the canvas; report the failure anyway

@@ -150,7 +150,7 @@ class RunDock(QDockWidget):
         self._update_actions()
 
     def _on_left_tab(self, index: int) -> None:
-        if self.panel.left_tabs.widget(index) is self.panel.options:
+        if self.panel.left_tabs.widget(index) is self.panel.options_page:
             providers = self.service.providers()
             if providers is not None:
                 self.panel.options.set_available_providers(providers)

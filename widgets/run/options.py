@@ -66,6 +66,7 @@ class RunOptionsPanel(QWidget):
                                   "uncheck to leave one out. Install onnxruntime-gpu for CUDA/TensorRT.")
         self.providers_note = QLabel("asking the run worker…", self)
         self.providers_note.setStyleSheet("color: palette(placeholder-text);")
+        self.providers_note.setWordWrap(True)
         box = QVBoxLayout()
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.providers)
@@ -151,7 +152,7 @@ class RunOptionsPanel(QWidget):
             item.setCheckState(Qt.CheckState.Checked)
         self.providers.blockSignals(False)
         n = self.providers.count()
-        self.providers_note.setText(f"{n} provider{'s' if n != 1 else ''} in this onnxruntime build"
+        self.providers_note.setText(f"{n} provider{'s' if n != 1 else ''} in this build"
                                     if n else "onnxruntime reports no providers")
 
     def provider_list(self) -> tuple[str, ...] | None:

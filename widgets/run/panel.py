@@ -19,11 +19,13 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QStackedWidget,
     QTableView,
@@ -99,7 +101,13 @@ class RunPanel(QWidget):
         self.inputs_stack.addWidget(self.no_model)
         left.addTab(self.inputs_stack, "Inputs")
         self.options = RunOptionsPanel(left)
-        left.addTab(self.options, "Options")
+        options_scroll = QScrollArea(left)
+        options_scroll.setWidgetResizable(True)
+        options_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        options_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        options_scroll.setWidget(self.options)
+        left.addTab(options_scroll, "Options")
+        self.options_page = options_scroll
         self.left_tabs = left
         self.capture_box.addWidget(self.options.capture)
         split.addWidget(left)
@@ -324,6 +332,10 @@ class RunPanel(QWidget):
             times = f" · {result.run_seconds * 1000:.1f} ms"
         profiled = " · profiled" if result.profile else ""
         parts = [f"<b>Ran on {escape(name)}</b>{detail}{times}{profiled}"]
+        failure = getattr(c, "last_failure", None)
+        if failure is not None:
+            parts.insert(0, f"<span style='color:#c0392b'>last run {escape(failure.status)}</span> · values of the "
+                            "run before:")
         skipped = [a for a in result.attempts if a.status != "ran"]
         if skipped:
             parts.append("<span style='color:#b9770e'>" + escape("; ".join(

@@ -203,17 +203,20 @@ class ValueGrid(QWidget):
         self._array: np.ndarray | None = None
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
+        # rows/columns axes on one line, the index of every other axis on the next
         self.axes_row = QHBoxLayout()
         self.row_axis = QComboBox(self)
         self.col_axis = QComboBox(self)
+        self.row_axis.setToolTip("axis along the rows")
+        self.col_axis.setToolTip("axis along the columns")
         self.axes_row.addWidget(QLabel("rows", self))
         self.axes_row.addWidget(self.row_axis)
-        self.axes_row.addWidget(QLabel("columns", self))
+        self.axes_row.addWidget(QLabel("cols", self))
         self.axes_row.addWidget(self.col_axis)
-        self.fixed_box = QHBoxLayout()
-        self.axes_row.addLayout(self.fixed_box)
         self.axes_row.addStretch(1)
         outer.addLayout(self.axes_row)
+        self.fixed_box = QHBoxLayout()
+        outer.addLayout(self.fixed_box)
         self.model = ArraySliceModel(self)
         self.table = QTableView(self)
         self.table.setModel(self.model)
@@ -233,7 +236,7 @@ class ValueGrid(QWidget):
             combo.clear()
         if a is not None and a.ndim > 2:
             for axis in range(a.ndim):
-                label = f"axis {axis} ({a.shape[axis]})"
+                label = f"{axis} ({a.shape[axis]})"
                 self.row_axis.addItem(label, axis)
                 self.col_axis.addItem(label, axis)
             self.row_axis.setCurrentIndex(a.ndim - 2)
@@ -248,9 +251,11 @@ class ValueGrid(QWidget):
         self._axes_changed()
 
     def _axes_changed(self) -> None:
-        for spin in self._fixed.values():
-            spin.setParent(None)
-            spin.deleteLater()
+        while self.fixed_box.count():
+            item = self.fixed_box.takeAt(0)
+            if item.widget() is not None:
+                item.widget().setParent(None)
+                item.widget().deleteLater()
         self._fixed = {}
         a = self._array
         if a is None:
@@ -264,11 +269,13 @@ class ValueGrid(QWidget):
                 if axis in (r, c):
                     continue
                 spin = QSpinBox(self)
-                spin.setPrefix(f"axis {axis} = ")
+                spin.setPrefix(f"[{axis}] = ")
+                spin.setToolTip(f"index along axis {axis}")
                 spin.setRange(0, max(0, a.shape[axis] - 1))
                 spin.valueChanged.connect(self._refresh)
                 self.fixed_box.addWidget(spin)
                 self._fixed[axis] = spin
+            self.fixed_box.addStretch(1)
         self._refresh()
 
     def current_slice(self) -> np.ndarray:
