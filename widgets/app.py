@@ -78,9 +78,6 @@ def create_window(*, theme_choice: str | None = None):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    if args.model and not args.screenshot and not Path(args.model).exists():
-        # fall through: the window shows the same one-line error in a dialog
-        pass
     if args.screenshot:
         return _screenshot(args)
     create_application()
@@ -90,8 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.model:
         window.open_path(args.model, data_dir=args.data_dir)
-    elif not window.settings.recent_files():
-        window.open_path(str(window.start_page._sample))
+    elif not window.settings.recent_files() and window.start_page.sample_path is not None:
+        # first run: something to look at; afterwards the start page offers sample and recents
+        window.open_path(window.start_page.sample_path)
     return QApplication.instance().exec()
 
 

@@ -325,17 +325,32 @@ class DocumentTab(QWidget):
         return wanted
 
     def _select_keys(self, keys: list[str]) -> None:
-        present = [k for k in keys if self.canvas.scene.item_for(k) is not None]
+        """Select ``keys`` on the canvas; centre the current target's boxes (at a readable
+        zoom) or, without one, bring the whole selection into view."""
+        scene, view = self.canvas.scene, self.canvas.view
+        present = [k for k in keys if scene.item_for(k) is not None]
+        current = self.selection.current
+        focus = [k for k in self.keys_for(current) if k in present] if current is not None and present else []
         self._syncing = True
         try:
-            self.canvas.view.select_keys(present, center=bool(present))
+            view.select_keys(present, center=bool(present) and not focus)
         finally:
             self._syncing = False
-        current = self.selection.current
-        if current is not None and present:
-            focus = [k for k in self.keys_for(current) if k in present]
-            if focus:
-                self.canvas.view.center_on(focus[0])
+        if focus:
+            self._centre(focus)
+
+    def _centre(self, keys: list[str]) -> None:
+        view = self.canvas.view
+        rect = self.canvas.scene.keys_rect(keys)
+        if rect.isEmpty():
+            return
+        visible = view.visible_scene_rect()
+        if rect.width() > visible.width() or rect.height() > visible.height():
+            view.fit_rect(rect.adjusted(-60, -60, 60, 60), max_scale=max(view.zoom(), READABLE_ZOOM))
+            return
+        if view.zoom() < READABLE_ZOOM:
+            view.set_zoom(READABLE_ZOOM)
+        view.centerOn(rect.center())
 
     # -- view options -----------------------------------------------------------------------
     def set_show_names(self, on: bool) -> None:

@@ -29,14 +29,25 @@ FORMATS = (".png", ".svg")
 def load_model(path: str | Path) -> Any:
     """The model at ``path`` (weights stay external). The one place render reads files.
 
-    # NOTE: to be replaced by editor.io.load_model / the Document when they land; node ids
-    # are then the document's ids instead of ``range(len(graph.node))``.
+    # NOTE: uses ``editor.io.load_model`` (binary and text syntax, typed errors) when that
+    # module is present, plain ``onnx.load`` otherwise; node ids are node indices
+    # (``range(len(graph.node))``) until render works from a Document.
     """
-    import onnx
-
     p = Path(path)
     if not p.is_file():
         raise LoadError(f"no such model file: {str(p)!r}")
+    try:
+        from editor.io import load_model as io_load_model  # type: ignore[attr-defined]
+    except ImportError:
+        io_load_model = None
+    if io_load_model is not None:
+        loaded = io_load_model(p)
+        try:
+            return loaded.model
+        finally:
+            loaded.close()
+    import onnx
+
     try:
         return onnx.load(str(p), load_external_data=False)
     except Exception as exc:  # noqa: BLE001 - protobuf raises several unrelated types
@@ -58,7 +69,8 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="path of the .onnx model")
     p.add_argument("-o", "--output", required=True, help="output file, .png or .svg")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--collapsed", dest="expanded", action="store_false", help="name scopes as group boxes (default)")
+    mode.add_argument("--collapsed", dest="expanded", action="store_false",
+                      help="name scopes as group boxes, the editor's first view (default)")
     mode.add_argument("--expanded", dest="expanded", action="store_true", help="every node drawn (flat)")
     p.set_defaults(expanded=False)
     p.add_argument("--scope", default="", metavar="PATH", help="draw only the inside of this name scope, e.g. /model/layers.0")
@@ -75,13 +87,17 @@ def _opsets(model: Any) -> dict[str, int]:
 
 
 def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
-    """Set of open group paths for the requested mode and scope (None = flat)."""
+    """Set of open group paths for the requested mode and scope (None = flat).
+
+    ``--collapsed`` is the editor's first view (``editor.viewmodel.default_expanded``: the
+    top groups opened while the picture stays small), not a single box.
+    """
+    from editor.viewmodel import build_group_tree, default_expanded, scoped_name
+
     scope = args.scope.rstrip("/")
     if not scope:
-        return None if args.expanded else set()
-    from editor.viewmodel import build_group_tree
-
-    names = [n.name for n in model.graph.node]
+        return None if args.expanded else default_expanded(model.graph)
+    names = [scoped_name(n) for n in model.graph.node]
     tree = build_group_tree(names, list(range(len(names))))
     if scope not in tree:
         known = sorted(tree.parent)[:8]
@@ -95,6 +111,21 @@ def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
         prefix = scope + "/"
         opened |= {g for g in tree.parent if g.startswith(prefix)}
     return opened
+
+
+def _inside(model: Any, display: Any, scope: str) -> list[str]:
+    """Keys of the boxes that lie inside group ``scope`` (node ids are node indices here)."""
+    from editor.viewmodel import scoped_name
+
+    prefix = scope.rstrip("/") + "/"
+    scoped = [scoped_name(n) for n in model.graph.node]
+    out = []
+    for b in display.boxes:
+        if b.kind == "group" and b.name.startswith(prefix):
+            out.append(b.key)
+        elif b.kind == "node" and b.node_id is not None and scoped[b.node_id].startswith(prefix):
+            out.append(b.key)
+    return out
 
 
 def _ensure_qt_app() -> Any:
@@ -129,18 +160,23 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     timings["layout"] = time.perf_counter() - t
     t = time.perf_counter()
     _ensure_qt_app()
-    from widgets.canvas.export import export_png, export_svg
+    from widgets.canvas.export import export_png, export_svg, overview_png
     from widgets.canvas.scene import GraphScene
 
+    if suffix == ".png" and not args.scope and len(display.boxes) >= 1500:
+        # too big for text at the capped scale: draw the zoomed-out picture directly
+        size = overview_png(display, result, out, scale=args.scale, dark=args.dark, max_side=args.max_size)
+        if size is not None:
+            timings["draw"] = time.perf_counter() - t
+            return {"boxes": len(display.boxes), "edges": len(display.edges),
+                    "width": size.width(), "height": size.height(), "timings": timings}
     scene = GraphScene(dark=args.dark, show_names=args.names)
     scene.set_graph(display, result)
     timings["scene"] = time.perf_counter() - t
     t = time.perf_counter()
     selection_only = False
     if args.scope:
-        prefix = args.scope.rstrip("/") + "/"
-        inside = [b.key for b in display.boxes
-                  if (b.kind == "node" and b.name.startswith(prefix)) or (b.kind == "group" and b.name.startswith(prefix))]
+        inside = _inside(model, display, args.scope)
         if inside:
             scene.select_keys(inside)
             selection_only = True

@@ -342,12 +342,12 @@ class Validator:
             ss = self.scopes.get(sid)
             if ss is None:
                 continue
-            dirty_graphs.add(sid)
             for d in self._scope_and_descendants(sid):
                 dss = self.scopes[d]
                 dirty_nodes.update(dss.producers.get(name, ()))
                 dirty_nodes.update(n for n, _ in index.scopes[d].consumers.get(name, ()))
-                if d != sid and name in dss.outputs:
+                # the graph check reads producers only for the graph's outputs
+                if name in dss.lists["output"].pos:
                     dirty_graphs.add(d)
 
         # 7. recompute

@@ -32,7 +32,7 @@ from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signatur
 
 __all__ = [
     "Box", "Edge", "DisplayGraph", "build_display_graph", "category_of", "CATEGORIES",
-    "GroupTree", "build_group_tree", "repeat_signature", "shape_text", "function_graph", "default_expanded",
+    "GroupTree", "build_group_tree", "repeat_signature", "shape_text", "function_graph", "default_expanded", "group_tree",
     "CHAR_W", "SMALL_CHAR_W", "LINE_H", "TITLE_H", "PAD_X", "MIN_W", "MAX_W",
 ]
 
@@ -88,6 +88,10 @@ class DisplayGraph:
     #: Additive: group path -> repeat class id for collapsed groups that are structurally
     #: identical to at least one other visible group (see ``repeat_signature``).
     repeats: Mapping[str, int] = field(default_factory=dict)
+    #: Additive: for boxes inside open groups, box key -> innermost open group path (the
+    #: canvas uses it to outline an open group and to offer "collapse"). Boxes at the top
+    #: level are absent.
+    box_groups: Mapping[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -194,8 +198,12 @@ def build_display_graph(
     opsets: Mapping[str, int],
     value_info: Mapping[str, onnx.ValueInfoProto] | None = None,
     expanded: Collection[str] | None = None,
+    groups: GroupTree | None = None,
 ) -> DisplayGraph:
     """The display model of ``graph``; ``node_ids[i]`` is the stable id of ``graph.node[i]``.
+
+    ``groups`` (additive) is the graph's :func:`group_tree`, when the caller already has it
+    (e.g. from :func:`default_expanded`): it saves rebuilding it for every view.
 
     ``expanded`` is the set of open group paths; ``None`` draws every node (flat view).
     """
@@ -230,8 +238,7 @@ def build_display_graph(
     hidden = bytearray(n)  # 1 = node not drawn (a Constant used only as a weight)
     for i, node in enumerate(nodes):
         outs = node.output
-        if (node.op_type == "Constant" and node.domain in ("", "ai.onnx") and not node.input
-                and len(outs) == 1 and outs[0] not in output_set):
+        if _weight_constant(node, output_set):
             weight_const[outs[0]] = _constant_text(node)
             hidden[i] = 1
             continue
@@ -241,23 +248,42 @@ def build_display_graph(
 
     drawn = [i for i in range(n) if not hidden[i]]
     # the flat view needs no groups: skip building the tree (it is the big-graph case)
-    tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn) if expanded is not None else GroupTree()
+    if expanded is None:
+        tree = GroupTree()
+    elif groups is not None:
+        tree = groups
+    else:
+        tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
     # rep[i]: key of the box node i is drawn in (itself, or its outermost closed group)
     rep: dict[int, str] = {}
-    closed_groups: dict[str, list[int]] = {}
+    closed_groups: dict[str, int] = {}
     if expanded is None:
         for i in drawn:
             rep[i] = f"n:{node_ids[i]}"
     else:
         open_set = set(expanded)
+        # the box of a node depends only on its innermost group: resolve once per group
+        closed_of: dict[str, str | None] = {}
+        group_key: dict[str, str] = {}
+        ng = tree.node_group
         for i in drawn:
-            key = f"n:{node_ids[i]}"
-            for path in tree.chain(i):
-                if path not in open_set:
-                    key = "g:" + path
-                    closed_groups.setdefault(path, []).append(i)
-                    break
-            rep[i] = key
+            g = ng.get(i, "")
+            c = closed_of.get(g, "?")
+            if c == "?":
+                c = None
+                for path in tree.chain(i):
+                    if path not in open_set:
+                        c = path
+                        break
+                closed_of[g] = c
+            if c is None:
+                rep[i] = f"n:{node_ids[i]}"
+            else:
+                gk = group_key.get(c)
+                if gk is None:
+                    gk = group_key[c] = "g:" + c  # one string object per group
+                rep[i] = gk
+                closed_groups[c] = closed_groups.get(c, 0) + 1
 
     default_domain_opset = opsets.get("", opsets.get("ai.onnx"))
     boxes: list[Box] = []
@@ -300,9 +326,25 @@ def build_display_graph(
         return None
 
     node_boxes: dict[int, Box] = {}
+    producer_get = producer.get
     for i in drawn:
         node = nodes[i]
         r = rep[i]
+        if r[0] == "g":
+            # Fast path for nodes inside a closed group: most inputs come from the same
+            # group and produce nothing; only boundary crossings become (merged) edges.
+            for value in node.input:
+                p = producer_get(value)
+                if p is not None and rep[p[0]] is r:
+                    continue
+                if not value:
+                    continue
+                s = src_of(value, r)
+                if s is None or s[0] == r:
+                    continue
+                ports = group_in_ports[r[2:]]
+                add_edge(s[0], s[1], r, ports.setdefault(value, len(ports)), value)
+            continue
         weights: list[tuple[str, str]] = []
         for j, value in enumerate(node.input):
             if not value:
@@ -377,7 +419,20 @@ def build_display_graph(
     repeats: dict[str, int] = {}
     if closed_groups:
         repeats = repeat_signature(graph, tree, [g for g in closed_groups], producer)
-    return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats)
+    box_groups: dict[str, str] = {}
+    if expanded is not None:
+        for i in drawn:
+            r = rep[i]
+            chain = tree.chain(i)
+            if r[0] == "g":
+                # a closed group box lies in the open group just outside it
+                k = chain.index(r[2:])
+                if k > 0:
+                    box_groups[r] = chain[k - 1]
+            elif chain:
+                box_groups[r] = chain[-1]
+    return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats,
+                        box_groups=box_groups)
 
 
 def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:
@@ -393,7 +448,22 @@ def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:
     return g
 
 
-def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = MAX_FIRST_VIEW) -> set[str]:
+def _weight_constant(node: onnx.NodeProto, output_set: Collection[str]) -> bool:
+    """A ``Constant`` node drawn as a weight of its consumers rather than as a box."""
+    return (node.op_type == "Constant" and node.domain in ("", "ai.onnx") and not node.input
+            and len(node.output) == 1 and node.output[0] not in output_set)
+
+
+def group_tree(graph: onnx.GraphProto) -> GroupTree:
+    """The group hierarchy of ``graph`` (what :func:`build_display_graph` would build)."""
+    outs = {vi.name for vi in graph.output}
+    nodes = graph.node
+    drawn = [i for i, nd in enumerate(nodes) if not _weight_constant(nd, outs)]
+    return build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+
+
+def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = MAX_FIRST_VIEW,
+                     groups: GroupTree | None = None) -> set[str]:
     """Groups to open for a useful first view: open the biggest closed group while the view
     stays under ``limit`` boxes and has fewer than ``target`` boxes.
 
@@ -401,16 +471,16 @@ def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = M
     show three boxes; this opens ``/model`` (showing the 200 decoder layers as closed
     boxes) and stops there.
     """
-    nodes = graph.node
-    drawn = list(range(len(nodes)))
-    tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+    tree = groups if groups is not None else group_tree(graph)
     children: dict[str, list[str]] = {}
     direct: dict[str, int] = {}
     for g, p in tree.parent.items():
         children.setdefault(p, []).append(g)
-    for i in drawn:
-        g = tree.node_group.get(i, "")
-        direct[g] = direct.get(g, 0) + 1
+    n_grouped = 0
+    for g, lst in tree._direct.items():
+        direct[g] = len(lst)
+        n_grouped += len(lst)
+    direct[""] = tree.n_nodes - n_grouped
     opened: set[str] = set()
     visible = list(children.get("", []))
     count = direct.get("", 0) + len(visible)

@@ -94,8 +94,26 @@ class GroupTree:
     size: dict[str, int] = field(default_factory=dict)          # nodes inside (all depths)
     labels: dict[str, str] = field(default_factory=dict)
     node_group: dict[int, str] = field(default_factory=dict)    # node index -> innermost group
-    members: dict[str, list[int]] = field(default_factory=dict)  # group -> node indices (all depths)
+    _direct: dict[str, list[int]] = field(default_factory=dict)   # group -> its direct nodes
     _chains: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    _kids: dict[str, list[str]] | None = None
+    n_nodes: int = 0
+
+    def members(self, path: str) -> list[int]:
+        """Node indices inside ``path`` at any depth, in graph order."""
+        if self._kids is None:
+            kids: dict[str, list[str]] = {}
+            for g, p in self.parent.items():
+                kids.setdefault(p, []).append(g)
+            self._kids = kids
+        out: list[int] = []
+        stack = [path]
+        while stack:
+            g = stack.pop()
+            out += self._direct.get(g, ())
+            stack += self._kids.get(g, ())
+        out.sort()
+        return out
 
     def chain(self, node_index: int) -> tuple[str, ...]:
         """Groups containing the node, outermost first."""
@@ -140,6 +158,7 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
             count[p] = count.get(p, 0) + c
     total = len(indices)
     tree = GroupTree()
+    tree.n_nodes = len(indices)
     # Keep a scope when it holds more than one node and less than its nearest kept ancestor.
     kept_parent: dict[str, str] = {}
     dir_inner: dict[str, str] = {"": ""}
@@ -189,16 +208,32 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
             items.sort(key=lambda t: t[0])
             _split(tree, g, items)
     # Sizes and members.
-    members: dict[str, list[int]] = {}
+    # Sizes: direct node counts pushed up the tree (members are gathered lazily).
+    direct: dict[str, list[int]] = {}
     for i in indices:
-        for p in tree.chain(i):
-            m = members.get(p)
-            if m is None:
-                members[p] = [i]
+        g = node_group.get(i, "")
+        if g:
+            lst = direct.get(g)
+            if lst is None:
+                direct[g] = [i]
             else:
-                m.append(i)
-    tree.members = members
-    tree.size = {p: len(m) for p, m in members.items()}
+                lst.append(i)
+    tree._direct = direct
+    size = {g: len(v) for g, v in direct.items()}
+    depth: dict[str, int] = {}
+
+    def dep(g: str) -> int:
+        d = depth.get(g)
+        if d is None:
+            p = tree.parent[g]
+            d = depth[g] = (dep(p) + 1) if p else 1
+        return d
+
+    for g in sorted(tree.parent, key=lambda g: -dep(g)):
+        par = tree.parent[g]
+        if par:
+            size[par] = size.get(par, 0) + size.get(g, 0)
+    tree.size = size
     return tree
 
 
@@ -256,15 +291,14 @@ def repeat_signature(graph: onnx.GraphProto, tree: GroupTree, paths: Sequence[st
     # Only groups of equal size can be equal: hash just those.
     by_size: dict[int, list[str]] = {}
     for p in paths:
-        m = tree.members.get(p)
-        if m and len(m) >= 2:
-            by_size.setdefault(len(m), []).append(p)
+        n = tree.size.get(p, 0)
+        if n >= 2:
+            by_size.setdefault(n, []).append(p)
     classes: dict[str, list[str]] = {}
     for p in paths:
-        m = tree.members.get(p)
-        if not m or len(by_size.get(len(m), ())) < 2:
+        if len(by_size.get(tree.size.get(p, 0), ())) < 2:
             continue
-        classes.setdefault(group_signature(graph, m, producer), []).append(p)
+        classes.setdefault(group_signature(graph, tree.members(p), producer), []).append(p)
     out: dict[str, int] = {}
     cid = 0
     for sig, ps in classes.items():

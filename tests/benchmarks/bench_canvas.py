@@ -12,8 +12,12 @@ It reports, for a 1600x1000 view:
 - the median time of a frame with every node visible (zoom to fit, batched level of detail),
   and the same frame with batching switched off (every box painting itself) as the reference
   measured in the same process: the ratio is what batching buys;
-- the median frame time zoomed in to 100 % (text, labels);
+- the median frame time zoomed in to 100 % (text, labels), and a sweep of zoom levels
+  from 0.5 % to 200 % with the drawing mode each one uses (overview / batch / full);
 - the time to build the scene.
+Frames are painted through the viewport's own paint path (``viewport().render``), the
+one the screen gets. ``QGraphicsView.render`` takes another route in Qt that walks every
+child of a visible parent and is not what users see.
 """
 
 from __future__ import annotations
@@ -136,8 +140,15 @@ def bench(model: onnx.ModelProto, repeats: int = 7) -> dict[str, float]:
     view.center_on(display.boxes[len(display.boxes) // 2].key)
     _median_frame(view, image, 2)
     zoomed = _median_frame(view, image, repeats)
+    sweep = {}
+    for z in (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0):
+        view.set_zoom(z)
+        view.center_on(display.boxes[len(display.boxes) // 2].key)
+        _median_frame(view, image, 1)
+        sweep[f"frame_at_zoom_{z:g}_ms ({scene.mode})"] = _median_frame(view, image, max(3, repeats // 2)) * 1000
     view.close()
     return {
+        **sweep,
         "nodes": len(display.boxes),
         "edges": len(display.edges),
         "visible_at_fit": n_visible,

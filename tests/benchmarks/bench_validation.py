@@ -83,26 +83,49 @@ def make_chain_model(n_nodes: int = 10_000, hidden: int = 16, seed: int = 0) -> 
 
 
 def _edits(doc: Document) -> dict[str, Callable[[int], object]]:
-    """Edit factories; ``k`` varies the target so repeated runs do not hit the same node."""
+    """Edit factories; ``k`` varies the target so repeated runs do not hit the same node.
+
+    Targets are found by shape, not by name, so any model works (the generated chain, a
+    torch export ...): nodes from the middle of the main graph onwards.
+    """
     main = doc.index.main
     ids = doc.scope(main).node_ids
     mid = len(ids) // 2
+    outputs = set(doc.scope(main).output_names())
 
-    def node(k: int, op: str) -> int:
-        for nid in ids[mid + 7 * k:]:
-            if doc.node(nid).op_type == op:
-                return nid
-        raise LookupError(op)
+    def node(k: int, want: Callable[[onnx.NodeProto], bool]) -> int:
+        found = 0
+        for nid in ids[mid:]:
+            if want(doc.node(nid)):
+                if found == k:
+                    return nid
+                found += 1
+        raise LookupError("no node fits this edit")
+
+    def float_attr(n: onnx.NodeProto) -> bool:
+        return any(a.type == onnx.AttributeProto.FLOAT for a in n.attribute)
+
+    def two_inputs(n: onnx.NodeProto) -> bool:
+        return len(n.input) >= 2 and all(n.input[:2])
+
+    def pass_through(n: onnx.NodeProto) -> bool:
+        return len(n.output) == 1 and bool(n.input) and bool(n.input[0]) and n.output[0] not in outputs
 
     def value(k: int) -> str:
-        return doc.node(node(k, "LeakyRelu")).output[0]
+        return doc.node(node(k, pass_through)).output[0]
 
+    def set_float(k: int) -> SetAttribute:
+        nid = node(k, float_attr)
+        a = next(a for a in doc.node(nid).attribute if a.type == onnx.AttributeProto.FLOAT)
+        return SetAttribute(nid, a.name, a.f + 0.5)
+
+    first_input = doc.scope(main).input_names()[0]
     return {
-        "rename node": lambda k: SetNodeField(node(k, "Mul"), "name", f"renamed_{k}"),
-        "set attribute": lambda k: SetAttribute(node(k, "LeakyRelu"), "alpha", 0.2 + k),
-        "rewire input": lambda k: SetNodeInput(node(k, "Mul"), 1, "x"),
+        "rename node": lambda k: SetNodeField(ids[mid + k], "name", f"renamed_{k}"),
+        "set attribute": set_float,
+        "rewire input": lambda k: SetNodeInput(node(k, two_inputs), 1, first_input),
         "add node": lambda k: AddNode(main, "Relu", name=f"extra_{k}", inputs=[value(k)], outputs=[f"extra_out_{k}"]),
-        "delete node (reconnect)": lambda k: DeleteNodes([node(k, "LeakyRelu")], reconnect=True),
+        "delete node (reconnect)": lambda k: DeleteNodes([node(k, pass_through)], reconnect=True),
         "set value type": lambda k: SetValueType(main, value(k), T.FLOAT16, ["batch", 16]),
         "set dimension": lambda k: SetDimension(main, value(k), 0, 4),
         "rename value": lambda k: RenameValue(main, value(k), f"v_renamed_{k}"),
@@ -115,14 +138,18 @@ def _time_edits(doc: Document, reps: int) -> dict[str, tuple[float, float]]:
     for label, make in _edits(doc).items():
         do_t, undo_t = [], []
         for k in range(reps):
-            cmd = make(k)
+            try:
+                cmd = make(k)
+            except LookupError:
+                break
             t = time.perf_counter()
             doc.execute(cmd)
             do_t.append(time.perf_counter() - t)
             t = time.perf_counter()
             doc.undo()
             undo_t.append(time.perf_counter() - t)
-        out[label] = (statistics.median(do_t), statistics.median(undo_t))
+        if do_t:
+            out[label] = (statistics.median(do_t), statistics.median(undo_t))
     return out
 
 
@@ -171,7 +198,7 @@ def print_report(r: dict) -> None:
           f"{r['initial_problems']} problems")
     print(f"{'edit':28} {'live do':>9} {'live undo':>10} {'bare do':>9} {'bare undo':>10}  (ms, medians)")
     for label, (d, u) in r["live"].items():
-        bd, bu = r["bare"][label]
+        bd, bu = r["bare"].get(label, (float("nan"), float("nan")))
         print(f"{label:28} {d * 1e3:9.2f} {u * 1e3:10.2f} {bd * 1e3:9.2f} {bu * 1e3:10.2f}")
     print(f"median over all edits and undos, edit + validation: {r['median_ms']:.2f} ms "
           f"(slowest kind {r['max_median_ms']:.2f} ms)")

@@ -88,3 +88,33 @@ def test_render_errors(tmp_path, capsys):
     if model.is_file():
         assert _run([str(model), "-o", str(tmp_path / "x.bmp")]) == 1
         assert _run([str(model), "-o", str(tmp_path / "x.png"), "--scope", "/nope"]) == 2
+
+
+def test_render_large_png_draws_the_overview_without_a_scene(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    from editor.cli.render import configure_parser, render_model
+
+    nodes, x = [], "x"
+    for i in range(500):
+        nodes += [helper.make_node("Relu", [x], [f"r{i}"], name=f"/m/b{i}/Relu"),
+                  helper.make_node("Add", [x, f"r{i}"], [f"o{i}"], name=f"/m/b{i}/Add"),
+                  helper.make_node("Sigmoid", [f"o{i}"], [f"s{i}"], name=f"/m/b{i}/Sigmoid")]
+        x = f"s{i}"
+    graph = helper.make_graph(nodes, "big", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, [4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "big.onnx"
+    onnx.save(model, str(path))
+    parser = argparse.ArgumentParser()
+    configure_parser(parser)
+    out = tmp_path / "big.png"
+    facts = render_model(model, out, parser.parse_args([str(path), "-o", str(out), "--expanded", "--max-size", "4000"]))
+    assert "scene" not in facts["timings"]  # drawn straight from the layout
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(out))
+    assert not image.isNull() and max(image.width(), image.height()) <= 4000
+    corner = image.pixel(0, 0)
+    assert any(image.pixel(x, y) != corner for y in range(0, image.height(), 5) for x in range(image.width()))

@@ -84,6 +84,12 @@ def test_collapsed_view_groups_with_deduplicated_boundary_edges():
     # opening one layer shows its nodes, but its single-node sub-scope "mlp" (2 nodes) is a group
     dg3 = build_display_graph(m.graph, ids, opsets={"": 18}, expanded={"/model", "/model/layers.1"})
     assert "g:/model/layers.1/mlp" in {b.key for b in dg3.boxes}
+    # open groups are reported per box, for outlines and "collapse"
+    assert dg3.box_groups["g:/model/layers.1/mlp"] == "/model/layers.1"
+    assert dg3.box_groups["g:/model/layers.0"] == "/model"
+    add1 = next(b for b in dg3.boxes if b.name == "/model/layers.1/Add")
+    assert dg3.box_groups[add1.key] == "/model/layers.1"
+    assert "in:x" not in dg3.box_groups
 
 
 def test_scopes_and_group_tree_rules():
@@ -172,3 +178,27 @@ def test_real_model_repeats_recognised():
     dg = build_display_graph(m.graph, list(range(len(m.graph.node))),
                              opsets={o.domain: o.version for o in m.opset_import}, expanded=set())
     assert len(dg.boxes) < 50
+
+
+def test_default_expanded_opens_the_single_big_group():
+    m = _model(6)
+    from editor.viewmodel import default_expanded
+
+    opened = default_expanded(m.graph, target=6)
+    assert opened == {"/model"}
+    # a small model simply opens completely
+    assert default_expanded(m.graph) >= {"/model", "/model/layers.0"}
+    dg = build_display_graph(m.graph, list(range(len(m.graph.node))), opsets={"": 18}, expanded=opened)
+    assert sum(b.kind == "group" for b in dg.boxes) >= 6
+
+
+def test_torch_dynamo_name_scopes_become_groups():
+    from editor.viewmodel.groups import scoped_name
+
+    node = helper.make_node("Add", ["a", "b"], ["c"], name="node_add_12")
+    p = node.metadata_props.add()
+    p.key = "pkg.torch.onnx.name_scopes"
+    p.value = "['', 'model', 'model.layers.3', 'model.layers.3.self_attn', 'add_12']"
+    assert scoped_name(node) == "/model/layers.3/self_attn/node_add_12"
+    plain = helper.make_node("Add", ["a", "b"], ["c"], name="/x/y/Add")
+    assert scoped_name(plain) == "/x/y/Add"

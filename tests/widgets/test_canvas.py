@@ -19,7 +19,7 @@ from onnx import TensorProto, helper  # noqa: E402
 pytest.importorskip("PySide6")
 
 import widgets.canvas  # noqa: E402,F401 - installs the None guard before Qt is used
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt  # noqa: E402
+from PySide6.QtCore import QPointF, QRectF, Qt  # noqa: E402
 from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 
 from editor.layout import layout_graph  # noqa: E402
@@ -88,6 +88,27 @@ def _px(image: QImage, rect: QRectF, scale: float, x: float, y: float) -> QColor
     return image.pixelColor(int((x - rect.x()) * scale), int((y - rect.y()) * scale))
 
 
+def _near(image: QImage, rect: QRectF, scale: float, x: float, y: float, r: int = 2) -> list[QColor]:
+    """Pixels within ``r`` pixels of a scene point (thin antialiased lines straddle pixels)."""
+    cx, cy = int((x - rect.x()) * scale), int((y - rect.y()) * scale)
+    return [image.pixelColor(cx + dx, cy + dy) for dx in range(-r, r + 1) for dy in range(-r, r + 1)]
+
+
+def _tinted(c: QColor, colour: QColor, bg: QColor, frac: float = 0.4) -> bool:
+    """``c`` lies at least ``frac`` of the way from ``bg`` towards ``colour`` (AA coverage)."""
+    num = den = 0.0
+    for a, t, b in ((c.red(), colour.red(), bg.red()), (c.green(), colour.green(), bg.green()),
+                    (c.blue(), colour.blue(), bg.blue())):
+        num += (b - a) * (b - t)
+        den += (b - t) * (b - t)
+    if den == 0:
+        return False
+    k = num / den  # projection of (bg - c) on (bg - colour)
+    off = sum((bg_c - k * (bg_c - t_c) - a_c) ** 2 for a_c, t_c, bg_c in
+              ((c.red(), colour.red(), bg.red()), (c.green(), colour.green(), bg.green()), (c.blue(), colour.blue(), bg.blue())))
+    return k >= frac and off ** 0.5 < 40
+
+
 def _close(a: QColor, b: QColor, tol: int = 40) -> bool:
     return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue()) <= tol
 
@@ -127,9 +148,10 @@ def test_edge_between_two_boxes_is_edge_coloured(qtbot):
     (x0, y0), (x1, y1) = route[0], route[1]
     mx, my = (x0 + x1) / 2, (y0 + y1) / 2
     # the mid point of the first segment, or one pixel beside it (antialiasing)
-    found = [_px(image, rect, 2.0, mx + dx, my) for dx in (-0.5, 0.0, 0.5)]
+    found = _near(image, rect, 2.0, mx, my)
     edge_colour = scene.palette_.edge
-    assert any(_close(c, edge_colour, 60) for c in found), [c.name() for c in found]
+    bg = scene.palette_.background
+    assert any(_tinted(c, edge_colour, bg) for c in found), [c.name() for c in found]
     background = _px(image, rect, 2.0, rect.x() + 2, rect.y() + 2)
     assert _close(background, scene.palette_.background, 6)
 
@@ -247,8 +269,9 @@ def test_highlighted_edges_are_drawn_in_highlight_colour(qtbot):
     image, rect = _render(scene, 2.0)
     edge = next(e for e in scene.graph.edges if e.src == relu and e.dst == sig)
     (x0, y0), (x1, y1) = scene.layout_result.routes[edge.key][:2]
-    found = [_px(image, rect, 2.0, (x0 + x1) / 2 + dx, (y0 + y1) / 2) for dx in (-0.5, 0.0, 0.5)]
-    assert any(_close(c, scene.palette_.highlight, 80) for c in found), [c.name() for c in found]
+    found = _near(image, rect, 2.0, (x0 + x1) / 2, (y0 + y1) / 2)
+    bg = scene.palette_.background
+    assert any(_tinted(c, scene.palette_.highlight, bg, 0.5) for c in found), [c.name() for c in found]
 
 
 def test_path_between_two_selected_nodes(qtbot):

@@ -299,3 +299,18 @@ def test_op_docs_keep_angle_brackets(qtbot):
     text = panel.text()
     assert "(Tensor<T>)" in text and "y = max(0, x)" in text
     assert "Outputs" in text and "Y" in text
+
+
+@weights_needed
+def test_outline_lists_constant_weights(qtbot, window):
+    tab = open_model(qtbot, window, PPOCR)
+    doc = tab.doc
+    constants = [n for n in doc.main.node_ids if doc.node(n).op_type == "Constant"]
+    model = window.outline.model
+    assert model.count(("Graph", "Constants")) == len(constants)
+    nid = constants[5]
+    index = model.index_for(Target.of_tensor(doc.index.main, doc.node(nid).output[0], nid))
+    assert index.isValid()
+    with qtbot.waitSignal(window.weights.statsReady, timeout=30_000):
+        window.outline.select_index(index)
+    assert window.weights.weight.node == nid

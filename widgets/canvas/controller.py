@@ -37,6 +37,7 @@ class GraphController(QObject):
         self._opsets: Mapping[str, int] = {}
         self._value_info = None
         self._expanded: set[str] | None = set()
+        self._scoped: dict[str, str] = {}
 
     @property
     def runner(self) -> LayoutRunner:
@@ -47,14 +48,30 @@ class GraphController(QObject):
         return None if self._expanded is None else set(self._expanded)
 
     def set_source(self, graph, node_ids: Sequence[int], *, opsets: Mapping[str, int], value_info=None,
-                   expanded: Collection[str] | None = (), sync: bool = False) -> None:
-        """Show ``graph`` (a GraphProto) with ``expanded`` groups open (None = flat)."""
+                   expanded: Collection[str] | str | None = "auto", sync: bool = False) -> None:
+        """Show ``graph`` (a GraphProto) with ``expanded`` groups open.
+
+        ``None`` = flat (every node), ``"auto"`` = the view model's first view
+        (``default_expanded``: big enough to be useful, small enough to lay out at once).
+        """
+        from editor.viewmodel import default_expanded, scoped_name
+
         self._graph = graph
         self._node_ids = list(node_ids)
         self._opsets = dict(opsets)
         self._value_info = value_info
+        if expanded == "auto":
+            expanded = default_expanded(graph)
         self._expanded = None if expanded is None else set(expanded)
+        self._scoped = {f"n:{nid}": scoped_name(node) for nid, node in zip(self._node_ids, graph.node)}
         self.relayout(keep_positions=False, sync=sync)
+
+    def scope_of(self, key: str) -> str:
+        """Group path a box lies in ("" at the root); a group box's own path for groups."""
+        if key.startswith("g:"):
+            return key[2:]
+        name = self._scoped.get(key, "")
+        return name.rsplit("/", 1)[0] if "/" in name else ""
 
     def build_display_graph(self):
         from editor.viewmodel import build_display_graph
@@ -83,9 +100,9 @@ class GraphController(QObject):
         path = key[2:] if key.startswith("g:") else key
         if self._expanded is None:
             # flat view: collapsing a scope means "everything open except this one"
-            from editor.viewmodel import build_group_tree
+            from editor.viewmodel import build_group_tree, scoped_name
 
-            names = [n.name for n in self._graph.node]
+            names = [scoped_name(n) for n in self._graph.node]
             tree = build_group_tree(names, list(range(len(names))))
             self._expanded = set(tree.parent) - {path}
         elif path in self._expanded:

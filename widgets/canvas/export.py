@@ -118,3 +118,64 @@ def export_svg(scene: GraphScene, path: str | Path, *, selection_only: bool = Fa
     rect = export_rect(scene, selection_only=selection_only)
     write_svg(scene, path, rect, title=title)
     return QSize(max(1, int(rect.width())), max(1, int(rect.height())))
+
+
+def overview_png(display, layout, path: str | Path, *, scale: float = 2.0, dark: bool = False,
+                 max_side: int = MAX_SIDE, max_pixels: int = MAX_PIXELS) -> QSize | None:
+    """PNG of a whole graph straight from the display model and layout, without a scene.
+
+    Returns ``None`` (and writes nothing) when the capped scale leaves room for text: then
+    the caller should build a scene and use :func:`export_png`. Below ``BATCH_LOD`` a
+    scene paints exactly this anyway (boxes as filled rectangles per colour, edges as
+    straight polylines), so building 10k items just to draw rectangles would be waste.
+    """
+    from PySide6.QtGui import QPainterPath, QPen, QTransform
+
+    from widgets.canvas.palette import dark_palette, light_palette
+    from widgets.canvas.style import BATCH_LOD
+
+    pos = layout.positions
+    boxes = [b for b in display.boxes if b.key in pos]
+    if not boxes:
+        return None
+    x0 = min(pos[b.key][0] for b in boxes)
+    y0 = min(pos[b.key][1] for b in boxes)
+    x1 = max(pos[b.key][0] + b.width for b in boxes)
+    y1 = max(pos[b.key][1] + b.height for b in boxes)
+    rect = QRectF(x0, y0, x1 - x0, y1 - y0).adjusted(-EXPORT_MARGIN, -EXPORT_MARGIN, EXPORT_MARGIN, EXPORT_MARGIN)
+    s = fit_scale(rect, scale, max_side=max_side, max_pixels=max_pixels)
+    if s >= BATCH_LOD:
+        return None
+    palette = dark_palette() if dark else light_palette()
+    width = max(1, int(round(rect.width() * s)))
+    height = max(1, int(round(rect.height() * s)))
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    image.fill(palette.background)
+    edges = QPainterPath()
+    for route in layout.routes.values():
+        if len(route) >= 2:
+            edges.moveTo(route[0][0], route[0][1])
+            for x, y in route[1:]:
+                edges.lineTo(x, y)
+    fills: dict[str, QPainterPath] = {}
+    for b in boxes:
+        p = fills.get(b.category)
+        if p is None:
+            p = fills[b.category] = QPainterPath()
+        x, y = pos[b.key]
+        p.addRect(QRectF(x, y, b.width, b.height))
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    painter.setTransform(QTransform(s, 0, 0, s, -rect.x() * s, -rect.y() * s))
+    pen = QPen(palette.edge, 1.0)
+    pen.setCosmetic(True)
+    painter.setPen(pen)
+    painter.drawPath(edges)
+    painter.setPen(Qt.PenStyle.NoPen)
+    for category, p in sorted(fills.items()):
+        painter.setBrush(palette.category(category))
+        painter.drawPath(p)
+    painter.end()
+    if not image.save(str(path), "PNG", 50):
+        raise OSError(f"cannot write PNG {str(path)!r}")
+    return image.size()

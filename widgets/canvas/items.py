@@ -22,9 +22,8 @@ from PySide6.QtGui import (
     QPainterPath,
     QPen,
     QStaticText,
-    QTransform,
 )
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyle, QStyleOptionGraphicsItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem
 
 from widgets.canvas.style import (
     ANTIALIAS_LOD,
@@ -80,7 +79,10 @@ class NodeItem(QGraphicsRectItem):
     # NOTE: a QGraphicsRectItem rather than a bare QGraphicsItem so that ``boundingRect``
     # stays in C++: Qt asks every item in the exposed area for it on every frame, and a
     # Python override costs ~6 us per call (65 ms for 10k boxes, measured). The rect item's
-    # (never drawn) pen width supplies the margin for selection outlines.
+    # (never drawn) rect supplies the margin for selection outlines.
+    # NOTE: no item cache (ItemCoordinateCache / DeviceCoordinateCache): measured on a 10k
+    # graph at 100 % and 50 % zoom, cached frames and pans were no faster than uncached ones
+    # (a box paints in ~30 us; text is already QStaticText), and the caches cost memory.
     """
 
     def __init__(self, box, pos: tuple[float, float], style: CanvasStyle, *, show_names: bool = False,
@@ -168,6 +170,8 @@ class NodeItem(QGraphicsRectItem):
             self._paint_terminal(painter)
         else:
             self._paint_node(painter)
+            if self.box.subgraphs:
+                self._paint_subgraph_badge(painter)
         if self._texts is None:
             self._texts = self._layout_text()
         self._paint_texts(painter)
@@ -220,6 +224,16 @@ class NodeItem(QGraphicsRectItem):
         painter.setPen(style.border_pen)
         painter.setBrush(_NO_BRUSH)
         painter.drawRoundedRect(r, RADIUS, RADIUS)
+
+    def _paint_subgraph_badge(self, painter: QPainter) -> None:
+        """Control-flow nodes (If/Loop/Scan) carry their bodies: a stacked-squares badge."""
+        style = self._style
+        cx, cy = self._rect.right() - 4.0, self._rect.top()
+        painter.setPen(style.border_pen)
+        painter.setBrush(style.fill_brush)
+        painter.drawRoundedRect(QRectF(cx - 5.0, cy - 3.0, 9.0, 9.0), 1.5, 1.5)
+        painter.setBrush(self._brush)
+        painter.drawRoundedRect(QRectF(cx - 7.0, cy - 5.0, 9.0, 9.0), 1.5, 1.5)
 
     def _paint_terminal(self, painter: QPainter) -> None:
         r = self._rect
@@ -336,6 +350,8 @@ class NodeItem(QGraphicsRectItem):
             lines.append(_esc(box.name))
         if box.kind == "group":
             lines.append(f"{box.child_count} nodes — double-click to expand")
+        if box.subgraphs:
+            lines.append("bodies: " + ", ".join(_esc(g) for g in box.subgraphs))
         for k, v in box.weights:
             lines.append(f"{_esc(k)}: {_esc(v)}")
         for k, v in box.details:
@@ -382,61 +398,6 @@ def rounded_polyline(path: QPainterPath, points: Sequence[tuple[float, float]], 
     path.lineTo(points[-1][0], points[-1][1])
 
 
-def route_pieces(points: Sequence[tuple[float, float]], max_len: float, radius: float = _CORNER) -> list[tuple]:
-    """The rounded polyline of ``points`` as pieces: ``("L", x0, y0, x1, y1)`` straight runs
-    no longer than ``max_len`` and ``("Q", x0, y0, cx, cy, x1, y1)`` corners.
-
-    # NOTE: pieces let a long edge be drawn by the tiles it passes through, each stroking
-    # only its local part: stroking a 600k-unit polyline costs the same whether or not it is
-    # on screen (Qt builds the whole outline before clipping): 12 ms a frame, measured.
-    """
-    n = len(points)
-    out: list[tuple] = []
-    if n < 2:
-        return out
-
-    def line(x0: float, y0: float, x1: float, y1: float) -> None:
-        d = math.hypot(x1 - x0, y1 - y0)
-        k = max(1, int(math.ceil(d / max_len)))
-        for i in range(k):
-            out.append(("L", x0 + (x1 - x0) * i / k, y0 + (y1 - y0) * i / k,
-                        x0 + (x1 - x0) * (i + 1) / k, y0 + (y1 - y0) * (i + 1) / k))
-
-    cx0, cy0 = points[0]
-    for i in range(1, n - 1):
-        px, py = points[i - 1]
-        cx, cy = points[i]
-        nx, ny = points[i + 1]
-        d1 = math.hypot(cx - px, cy - py)
-        d2 = math.hypot(nx - cx, ny - cy)
-        if d1 < 1e-6 or d2 < 1e-6:
-            continue
-        r = min(radius, d1 / 2.0, d2 / 2.0)
-        ax, ay = cx - (cx - px) / d1 * r, cy - (cy - py) / d1 * r
-        bx, by = cx + (nx - cx) / d2 * r, cy + (ny - cy) / d2 * r
-        line(cx0, cy0, ax, ay)
-        out.append(("Q", ax, ay, cx, cy, bx, by))
-        cx0, cy0 = bx, by
-    line(cx0, cy0, points[-1][0], points[-1][1])
-    return out
-
-
-def pieces_path(pieces: Sequence[tuple]) -> QPainterPath:
-    """A path of route pieces (consecutive pieces are joined without a new sub-path)."""
-    path = QPainterPath()
-    last = None
-    for piece in pieces:
-        if last is None or abs(piece[1] - last[0]) > 1e-6 or abs(piece[2] - last[1]) > 1e-6:
-            path.moveTo(piece[1], piece[2])
-        if piece[0] == "L":
-            path.lineTo(piece[3], piece[4])
-            last = (piece[3], piece[4])
-        else:
-            path.quadTo(piece[3], piece[4], piece[5], piece[6])
-            last = (piece[5], piece[6])
-    return path
-
-
 def arrow_head(path: QPainterPath, tip: tuple[float, float], before: tuple[float, float]) -> None:
     """Append a filled triangle pointing from ``before`` to ``tip``."""
     dx, dy = tip[0] - before[0], tip[1] - before[1]
@@ -479,15 +440,17 @@ class EdgeLabel:
 class EdgeTileItem(QGraphicsItem):
     """All edges whose routes start in one spatial tile, painted as a few batched paths."""
 
-    def __init__(self, polylines: list[list[tuple[float, float]]], pieces: list[tuple], straight: QPainterPath,
+    def __init__(self, polylines: list[list[tuple[float, float]]], straight: QPainterPath,
                  arrows: QPainterPath, stubs: QPainterPath, labels: list[EdgeLabel], style: CanvasStyle) -> None:
         super().__init__()
-        # NOTE: zoomed in, the tile strokes ``pieces``: the rounded parts of every edge that
-        # passes through it (see route_pieces), turned into a path on first use and kept.
-        # Zoomed out it strokes ``straight``: the whole polylines of the edges that start
-        # here (cheap at that scale). ``polylines`` (whole, rounded later) serve the SVG writer.
+        # NOTE: zoomed out the tile strokes ``straight`` (the routes as given); closer in, the
+        # same routes with rounded corners, built from ``polylines`` on the first such paint
+        # and kept: a zoomed-out view or an export of a 15k-edge graph never pays for them.
+        # Rounded corners lie inside the polyline's hull: the bounding rect does not change.
+        # Edge pens are cosmetic (a fixed 1.3 px): Qt strokes cosmetic pens segment by
+        # segment with clipping, a scaled pen through a full outline of the whole path,
+        # which made zoomed-in frames 1.5x slower (measured).
         self._polylines = polylines
-        self._pieces = pieces
         self._lines: QPainterPath | None = None
         self._straight = straight
         self._arrows = arrows
@@ -495,10 +458,6 @@ class EdgeTileItem(QGraphicsItem):
         self._labels = labels
         self._style = style
         rect = straight.boundingRect().united(arrows.boundingRect()).united(stubs.boundingRect())
-        for piece in pieces:
-            xs = piece[1::2]
-            ys = piece[2::2]
-            rect = rect.united(QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)))
         for label in labels:
             rect = rect.united(label.rect)
         self._bounds = rect.adjusted(-3.0, -3.0, 3.0, 3.0)
@@ -523,11 +482,13 @@ class EdgeTileItem(QGraphicsItem):
         aa = lod >= ANTIALIAS_LOD
         painter.setRenderHint(_AA, aa)
         painter.setBrush(_NO_BRUSH)
-        painter.setPen(style.edge_pen if lod >= 0.8 else style.edge_pen_cosmetic)
+        painter.setPen(style.edge_pen)
         # rounded corners are invisible when zoomed far out; straight polylines stroke faster
         if lod >= STRAIGHT_LOD:
             if self._lines is None:
-                self._lines = pieces_path(self._pieces)
+                self._lines = QPainterPath()
+                for pts in self._polylines:
+                    rounded_polyline(self._lines, pts)
             painter.drawPath(self._lines)
         else:
             painter.drawPath(self._straight)
@@ -664,7 +625,6 @@ class HighlightItem(QGraphicsItem):
                     painter.drawRect(r)
 
 
-_ = QTransform  # re-exported type used by callers' annotations
 
 
 class OverviewItem(QGraphicsItem):

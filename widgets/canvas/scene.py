@@ -31,7 +31,6 @@ from widgets.canvas.items import (
     OverviewItem,
     arrow_head,
     rounded_polyline,
-    route_pieces,
     trimmed_route,
 )
 from widgets.canvas.palette import Palette, dark_palette, light_palette
@@ -254,7 +253,6 @@ class GraphScene(QGraphicsScene):
         style = self._style
         lm = style.label_metrics
         tiles: dict[tuple[int, int], list] = defaultdict(list)
-        pieces: dict[tuple[int, int], list] = defaultdict(list)
         heads: dict[tuple[int, int], list] = defaultdict(list)
         ref_dst: dict[tuple[int, int], list] = defaultdict(list)
         overview = QPainterPath()
@@ -276,12 +274,10 @@ class GraphScene(QGraphicsScene):
             x0, y0 = route[0]
             tiles[(int(x0 // EDGE_TILE), int(y0 // EDGE_TILE))].append(edge)
             pts = trimmed_route(route)
-            for piece in route_pieces(pts, EDGE_TILE):
-                pieces[(int(piece[1] // EDGE_TILE), int(piece[2] // EDGE_TILE))].append(piece)
             tx, ty = route[-1]
             heads[(int(tx // EDGE_TILE), int(ty // EDGE_TILE))].append((route[-1], pts[-2]))
         rect = QRectF(self._graph_rect)
-        for cell in sorted(set(tiles) | set(pieces) | set(heads) | set(ref_dst)):
+        for cell in sorted(set(tiles) | set(heads) | set(ref_dst)):
             edges = tiles.get(cell, ())
             polylines: list[list[tuple[float, float]]] = []
             straight = QPainterPath()
@@ -314,7 +310,7 @@ class GraphScene(QGraphicsScene):
                     if not any(lrect.intersects(other.rect) for other in labels[-8:]):
                         labels.append(EdgeLabel(pos, edge.label, lrect))
             overview.addPath(straight)
-            tile = EdgeTileItem(polylines, pieces.get(cell, []), straight, arrows, stubs, labels, style)
+            tile = EdgeTileItem(polylines, straight, arrows, stubs, labels, style)
             self._tiles.append(tile)
             self.addItem(tile)
             rect = rect.united(tile.boundingRect())

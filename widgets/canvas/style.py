@@ -70,17 +70,19 @@ class CanvasStyle:
         self.reference_pen = QPen(pal.reference, 1.2)
         self.reference_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
 
-        self.edge_pen = QPen(pal.edge, 1.2)
+        self.edge_pen = QPen(pal.edge, 1.3)
+        self.edge_pen.setCosmetic(True)
         self.edge_pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-        # round caps hide the joints between the pieces of an edge drawn by two tiles
-        self.edge_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        self.edge_pen_cosmetic = QPen(pal.edge, 1.0)
-        self.edge_pen_cosmetic.setCosmetic(True)
+        self.edge_pen_cosmetic = self.edge_pen
         self.edge_brush = QBrush(pal.edge)
 
         self.selection_pen = QPen(pal.selection, 2.5)
         self.selection_pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-        self.highlight_pen = QPen(pal.highlight, 2.0)
+        # neighbours (producers/consumers) get a lighter, thinner, dashed outline than the
+        # selection so that the two never read as the same thing
+        neighbour = QColor(pal.highlight)
+        neighbour.setAlpha(170)
+        self.highlight_pen = QPen(neighbour, 1.6, Qt.PenStyle.DashLine)
         self.highlight_pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
         self.path_pen = QPen(pal.path, 2.5)
         self.path_pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)

@@ -80,6 +80,7 @@ class GraphView(QGraphicsView):
         self._band = QRectF()
         self._band_base: set[str] = set()
         self.rubberBandChanged.connect(self._on_band)
+        self.scope_resolver = None  # Callable[[str], str] | None, see scope_of
         self._space = False
         self._panning = False
         self._pan_last = QPoint()
@@ -362,7 +363,8 @@ class GraphView(QGraphicsView):
                 for path in scope_paths(item.key[2:] + "/x")[:-1]:
                     menu.addAction(f"Collapse {path}", lambda p=path: self.groupToggled.emit(f"g:{p}"))
             else:
-                for path in reversed(scope_paths(item.box.name)):
+                scope = self.scope_of(item.key)
+                for path in reversed(scope_paths(scope + "/x") if scope else []):
                     menu.addAction(f"Collapse {path}", lambda p=path: self.groupToggled.emit(f"g:{p}"))
             if not self._scene.is_selected(item.key):
                 self._scene.select_keys([item.key])
@@ -374,6 +376,19 @@ class GraphView(QGraphicsView):
         act.setChecked(self._scene.show_names())
         act.toggled.connect(self._scene.set_show_names)
         menu.exec(event.globalPos())
+
+    def scope_of(self, key: str) -> str:
+        """Group path of a box: from ``scope_resolver`` (the controller knows exporter
+        metadata scopes) or else from the node's name."""
+        if self.scope_resolver is not None:
+            return self.scope_resolver(key)
+        item = self._scene.item_for(key)
+        if item is None:
+            return ""
+        if item.box.kind == "group":
+            return item.box.name
+        paths = scope_paths(item.box.name)
+        return paths[-1] if paths else ""
 
     def key_at(self, pos: QPoint) -> str | None:
         """Key of the box under a viewport position, if any."""

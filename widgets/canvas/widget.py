@@ -15,7 +15,7 @@ from widgets.canvas.breadcrumb import Breadcrumb
 from widgets.canvas.controller import GraphController
 from widgets.canvas.minimap import Minimap
 from widgets.canvas.scene import GraphScene
-from widgets.canvas.view import GraphView, scope_paths
+from widgets.canvas.view import GraphView
 
 MINIMAP_MARGIN = 12
 
@@ -33,6 +33,7 @@ class CanvasWidget(QWidget):
         self.breadcrumb = Breadcrumb(self)
         self.controller = GraphController(self.scene, self)
         self.minimap = Minimap(self.view, self.view)
+        self.view.scope_resolver = self.controller.scope_of
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -47,7 +48,7 @@ class CanvasWidget(QWidget):
         self._fit_next = True
         self.controller.laidOut.connect(self._on_laid_out)
 
-    def set_source(self, graph, node_ids, *, opsets, value_info=None, expanded=(), sync: bool = False) -> None:
+    def set_source(self, graph, node_ids, *, opsets, value_info=None, expanded="auto", sync: bool = False) -> None:
         """Show a graph scope (GraphProto + stable node ids); fits it once laid out."""
         self._fit_next = True
         self.breadcrumb.set_root_label(graph.name or "Graph")
@@ -59,16 +60,7 @@ class CanvasWidget(QWidget):
             self.view.zoom_to_fit()
 
     def _on_selection(self, keys: list) -> None:
-        path = ""
-        if keys:
-            item = self.scene.item_for(keys[0])
-            if item is not None:
-                if item.box.kind == "group":
-                    path = item.box.name
-                else:
-                    scopes = scope_paths(item.box.name)
-                    path = scopes[-1] if scopes else ""
-        self.breadcrumb.set_path(path)
+        self.breadcrumb.set_path(self.controller.scope_of(keys[0]) if keys else "")
 
     def select_scope(self, path: str) -> None:
         """Select every box inside ``path`` ("" = fit the whole graph) and frame them."""
@@ -76,11 +68,11 @@ class CanvasWidget(QWidget):
             self.view.zoom_to_fit()
             return
         prefix = path + "/"
-        keys = [
-            key for key, item in self.scene.node_items().items()
-            if (item.box.kind == "group" and (item.box.name == path or item.box.name.startswith(prefix)))
-            or (item.box.kind == "node" and item.box.name.startswith(prefix))
-        ]
+        keys = []
+        for key in self.scene.node_items():
+            scope = self.controller.scope_of(key)
+            if scope == path or scope.startswith(prefix):
+                keys.append(key)
         if keys:
             self.view.select_keys(keys, center=False)
             self.view.fit_rect(self.scene.keys_rect(keys).adjusted(-40, -40, 40, 40), max_scale=1.2)

@@ -18,8 +18,9 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
+    QHeaderView,
+    QTreeWidget,
+    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -108,8 +109,19 @@ class FindPanel(QWidget):
         self.regex = QCheckBox("Regex", self)
         self.case = QCheckBox("Match case", self)
         self.status = QLabel(self)
-        self.results = QListWidget(self)
-        self.results.setUniformItemSizes(True)
+        self.results = QTreeWidget(self)
+        self.results.setColumnCount(3)
+        self.results.setHeaderLabels(["Kind", "Match", "Where"])
+        self.results.setRootIsDecorated(False)
+        self.results.setUniformRowHeights(True)
+        self.results.setAlternatingRowColors(True)
+        header = self.results.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        header.resizeSection(2, 110)
+        self.results.setTextElideMode(Qt.TextElideMode.ElideLeft)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.regex)
@@ -132,7 +144,8 @@ class FindPanel(QWidget):
         self.regex.toggled.connect(self.run)
         self.case.toggled.connect(self.run)
         self.query.returnPressed.connect(self._on_return)
-        self.results.currentRowChanged.connect(self._on_row)
+        self.results.currentItemChanged.connect(
+            lambda item, _prev: self._on_row(self.results.indexOfTopLevelItem(item) if item is not None else -1))
         prev = QShortcut(QKeySequence("Shift+Return"), self.query)
         prev.activated.connect(self.previous)
         self._tab = None
@@ -171,10 +184,13 @@ class FindPanel(QWidget):
             self.resultsChanged.emit(0)
             return
         self._row_syncing = True
+        items = []
         for m in self._matches:
-            item = QListWidgetItem(f"{_KIND_LABEL[m.what]}  {m.text}    —  {m.where}")
-            item.setToolTip(m.where)
-            self.results.addItem(item)
+            item = QTreeWidgetItem([_KIND_LABEL[m.what], m.text, m.where])
+            item.setToolTip(1, m.text)
+            item.setToolTip(2, m.where)
+            items.append(item)
+        self.results.addTopLevelItems(items)
         self._row_syncing = False
         n = len(self._matches)
         self.status.setText(f"{n} match{'es' if n != 1 else ''}" if n < MAX_RESULTS else f"first {n} matches")
@@ -210,6 +226,7 @@ class FindPanel(QWidget):
         n = len(self._matches)
         if not n:
             return
-        row = self.results.currentRow()
+        current = self.results.currentItem()
+        row = self.results.indexOfTopLevelItem(current) if current is not None else -1
         row = 0 if row < 0 and delta > 0 else (row + delta) % n
-        self.results.setCurrentRow(row)
+        self.results.setCurrentItem(self.results.topLevelItem(row))

@@ -3,7 +3,7 @@
 ``OutlineModel`` is a ``QAbstractItemModel`` adapter over the Document's index (checked
 with pytest-qt's ``qtmodeltester``): for each graph — the main graph, each If/Loop/Scan
 body under the node that owns it, each model-local function — its inputs, outputs,
-initializers and nodes. It is rebuilt (model reset) when the document changes structure;
+initializers, Constant-node tensors and nodes. It is rebuilt (model reset) when the document changes structure;
 it holds names and ids only, never protobuf objects.
 """
 
@@ -123,6 +123,23 @@ class OutlineModel(QAbstractItemModel):
                     detail = self._type_text(sid, name)
                     target = Target.of_value(sid, name)
                 self._remember(_Item(sec, name, detail, target))
+        constants = [nid for nid in scope.node_ids
+                     if doc.node(nid).op_type == "Constant" and doc.node(nid).domain in ("", "ai.onnx")
+                     and len(doc.node(nid).output)]
+        if constants:
+            # Paddle and spox exports keep every weight in Constant nodes: list them with
+            # the initializers' look, so weights are one click away either way
+            sec = _Item(item, "Constants", str(len(constants)), header=True)
+            for nid in constants:
+                node = doc.node(nid)
+                attr = node.attribute[0] if len(node.attribute) else None
+                detail = ""
+                if attr is not None and attr.type == attr.TENSOR:
+                    dims = "x".join(str(d) for d in attr.t.dims) or "scalar"
+                    detail = f"{dims} {_dtype(attr.t.data_type)}"
+                elif attr is not None:
+                    detail = attr.name
+                self._remember(_Item(sec, node.output[0], detail, Target.of_tensor(sid, node.output[0], nid)))
         nodes = _Item(item, "Nodes", str(len(scope.node_ids)), header=True)
         for nid in scope.node_ids:
             node = doc.node(nid)
