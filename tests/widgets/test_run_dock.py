@@ -210,6 +210,11 @@ def test_profile_table_and_heat_map(qtbot, qtmodeltester, window, dock) -> None:
     assert heat.overlay.scene() is None
     panel.heatmap_check.setChecked(True)
     assert heat.overlay.scene() is tab.canvas.scene
+    # double-clicking a row selects its node on the canvas
+    slowest = next(proxy.index(r, 0) for r in range(proxy.rowCount()) if tab.doc.find_nodes(proxy.index(r, 0).data()))
+    panel.profile_view.doubleClicked.emit(slowest)
+    current = tab.selection.current
+    assert current is not None and current.kind == "node" and tab.doc.node(current.node).name == slowest.data()
     # a plain run replaces the profiled result: its heat map goes
     assert run_and_wait(qtbot, dock).ok
     assert heat.overlay.scene() is None and panel.profile_model.rowCount() == 0

@@ -113,7 +113,7 @@ class HeatMapOverlay(QGraphicsItem):
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(colour)
                 painter.drawRoundedRect(badge, 3, 3)
-                painter.setPen(QColor(40, 20, 0))
+                painter.setPen(QColor(40, 20, 0) if colour.lightness() > 120 else QColor(255, 255, 255))
                 painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
 
 
