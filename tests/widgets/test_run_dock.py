@@ -252,6 +252,16 @@ def test_edit_marks_result_stale_and_runs_edited_model(qtbot, window, dock) -> N
     assert source.data is not None and source.key.startswith("doc:")  # the edited document, not the file
     result = run_and_wait(qtbot, dock)
     assert result.ok and not dock.controller.stale
+    # an edited input shape rebuilds the input panel, keeping the input modes
+    from editor.commands import SetDimension
+
+    inputs = dock.controller.input_panel
+    inputs.editors["h"].set_mode("zeros")
+    tab.doc.execute(SetDimension(tab.doc.index.main, "input", 0, "frames"))
+    assert inputs.dims.keys() == ["frames"]
+    assert inputs.editors["h"].current_mode() == "zeros"
+    tab.doc.undo()
+    assert inputs.dims.keys() == ["seq_len"]
 
 
 def test_screenshot_of_window_after_run(qtbot, tmp_path, window, dock) -> None:
@@ -266,3 +276,29 @@ def test_screenshot_of_window_after_run(qtbot, tmp_path, window, dock) -> None:
     assert image.width() >= 1400
     assert shot.stat().st_size > 10_000
     assert tab.canvas.scene is dock.heatmaps[id(tab)].overlay.scene()
+
+
+def test_time_limit_stops_a_hanging_run(qtbot, monkeypatch, window, dock) -> None:
+    monkeypatch.setenv("ONNX_STUDIO_RUNTIME_TEST_HOOKS", "1")
+    open_model(qtbot, window, SILERO)
+    dock.panel.options.timeout.setValue(1)
+    dock._debug = "hang"
+    result = run_and_wait(qtbot, dock)
+    assert result.status == "timeout"
+    assert "Time limit reached" in dock.panel.banner.text()
+    assert dock.act_run.isEnabled()
+
+
+def test_closing_the_window_stops_a_running_worker(qtbot, monkeypatch, window, dock) -> None:
+    monkeypatch.setenv("ONNX_STUDIO_RUNTIME_TEST_HOOKS", "1")
+    open_model(qtbot, window, SILERO)
+    dock._debug = "hang"
+    assert dock.run()
+    qtbot.waitUntil(lambda: dock.service.runner.worker_pid is not None, timeout=RUN_TIMEOUT_MS)
+    pid = dock.service.runner.worker_pid
+    window.close()
+    assert dock.service.runner.worker_pid is None
+    import os
+
+    with pytest.raises(OSError):
+        os.kill(pid, 0)  # the child process is gone
