@@ -110,6 +110,10 @@ class RunThread(QThread):
     def run(self) -> None:  # noqa: D102 - QThread entry point
         try:
             self.result = execute(self.runner, self.request)
+            # statistics of every tensor here, off the GUI thread: the results table asks
+            # for all of them at once, and "every value" of a big model is a lot of numbers
+            for record in self.result.outputs.values():
+                _ = record.stats
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the thread silently
             self.result = RunResult(status="failed", error=f"{type(exc).__name__}: {exc}",
                                     attempts=[Attempt("?", "failed", str(exc))])
