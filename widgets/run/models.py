@@ -40,11 +40,21 @@ class ResultsModel(QAbstractTableModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._records: list = []
+        self._rows: dict[int, tuple[list, list]] = {}
 
     def set_records(self, records) -> None:
         self.beginResetModel()
         self._records = list(records)
+        self._rows: dict[int, tuple[list, list]] = {}
         self.endResetModel()
+
+    def _row(self, row: int) -> tuple[list, list]:
+        """(raw cells, display texts) of a row, made once: views ask for them often."""
+        cached = self._rows.get(row)
+        if cached is None:
+            cells = self._cells(self._records[row])
+            cached = self._rows[row] = (cells, [c if isinstance(c, str) else fmt_number(c) for c in cells])
+        return cached
 
     def records(self) -> list:
         return list(self._records)
@@ -82,10 +92,9 @@ class ResultsModel(QAbstractTableModel):
         r = self._records[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            value = self._cells(r)[col]
-            return value if isinstance(value, str) else fmt_number(value)
+            return self._row(index.row())[1][col]
         if role == SORT_ROLE:
-            value = self._cells(r)[col]
+            value = self._row(index.row())[0][col]
             if col == 2 and r.stats is not None:
                 return float(r.stats.size)
             if isinstance(value, (bool, np.bool_)):

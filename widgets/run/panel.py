@@ -165,12 +165,13 @@ class RunPanel(QWidget):
         self.results_proxy = _sortable(self.results_model, self)
         self.results_view = _table(values)
         self.results_view.setModel(self.results_proxy)
+        # NOTE: columns are fitted once per result (show_result), not in ResizeToContents
+        # mode: that mode measures again on every layout change, thousands of data() calls
+        # for an "every value" result whenever the busy bar appears
         header = self.results_view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        header.setResizeContentsPrecision(200)  # "every value" can be thousands of rows
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setResizeContentsPrecision(100)
         header.setStretchLastSection(False)
-        header.resizeSection(0, 180)
         self.results_view.selectionModel().currentRowChanged.connect(self._on_result_row)
         split = QSplitter(Qt.Orientation.Horizontal, values)
         split.setChildrenCollapsible(False)
@@ -222,9 +223,8 @@ class RunPanel(QWidget):
         self.profile_view = _table(prof)
         self.profile_view.setModel(self.profile_proxy)
         ph = self.profile_view.horizontalHeader()
-        ph.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        ph.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        ph.setResizeContentsPrecision(200)
+        ph.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        ph.setResizeContentsPrecision(100)
         ph.setStretchLastSection(False)
         self.profile_view.sortByColumn(2, Qt.SortOrder.DescendingOrder)
         self.profile_view.doubleClicked.connect(
@@ -310,10 +310,22 @@ class RunPanel(QWidget):
                                          f"{mapped} on the canvas")
         else:
             self.profile_summary.setText("Press Profile to time every node." if c is not None else "")
+        self._fit_columns(self.results_view, first=200)
+        self._fit_columns(self.profile_view, first=320)
         if self.results_model.rowCount():
             self.results_view.selectRow(0)
         else:
             self.detail.set_value(None, None)
+
+    @staticmethod
+    def _fit_columns(view: QTableView, *, first: int) -> None:
+        """Fit the columns to the (first rows of the) data once; the name column is capped."""
+        model = view.model()
+        if model is None or not model.rowCount():
+            return
+        view.resizeColumnsToContents()
+        header = view.horizontalHeader()
+        header.resizeSection(0, min(max(header.sectionSize(0), 120), first))
 
     def summary_html(self) -> str:
         """Which backend ran, how long it took, and why other backends were passed over."""
