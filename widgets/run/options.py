@@ -114,6 +114,10 @@ class RunOptionsPanel(QWidget):
         for w in (self.intra, self.inter, self.timeout, self.memory):
             w.valueChanged.connect(self._changed)
         self.unfused.toggled.connect(self._changed)
+        for combo in (self.backend, self.level, self.capture):
+            # narrow docks: the combos shrink instead of pushing the form off the side
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(8)
         self.providers.itemChanged.connect(self._changed)
         self.providers.model().rowsMoved.connect(self._changed)
 
