@@ -133,6 +133,7 @@ def _screenshot(args: argparse.Namespace) -> int:
 
     window.modelShown.connect(shoot)
     window.loadFailed.connect(lambda message: finish(2, message))
+    window.layoutFailed.connect(lambda message: finish(1, f"cannot lay out '{model}': {message}"))
     QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, lambda: finish(2, f"timed out after {SCREENSHOT_TIMEOUT_MS // 1000} s "
                                                               f"waiting for '{model}' to be shown"))
     window.open_path(model, data_dir=args.data_dir)
