@@ -302,3 +302,13 @@ def test_closing_the_window_stops_a_running_worker(qtbot, monkeypatch, window, d
 
     with pytest.raises(OSError):
         os.kill(pid, 0)  # the child process is gone
+
+
+def test_options_tab_lists_the_worker_providers(qtbot, window, dock) -> None:
+    open_model(qtbot, window, SILERO)
+    panel = dock.panel
+    with qtbot.waitSignal(dock.service.providersKnown, timeout=RUN_TIMEOUT_MS):
+        panel.left_tabs.setCurrentWidget(panel.options_page)
+    providers = [panel.options.providers.item(i).data(0x0100) for i in range(panel.options.providers.count())]
+    assert "CPUExecutionProvider" in providers and providers[-1] == "CPUExecutionProvider"
+    assert run_and_wait(qtbot, dock).ok  # the warm worker runs the model

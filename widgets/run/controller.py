@@ -172,8 +172,8 @@ class RunService(QObject):
     def submit(self, request: RunRequest, owner: RunController) -> RunThread:
         if self._thread is not None:
             raise StudioError("a run is already in progress")
-        if self._providers_thread is not None:
-            self._providers_thread.wait()  # the Runner serialises anyway; keep one thread
+        # NOTE: a providers query still in flight is not waited for here (that could be a
+        # worker start on the GUI thread): the Runner's own lock puts the run after it
         thread = RunThread(self.runner, request, self)
         thread.done.connect(self._on_done)
         self._thread = thread
