@@ -181,8 +181,10 @@ class InitializerToConstant(Command):
         else:
             value.CopyFrom(tensor)
             value.name = ""
-        uses = doc.consumers(self.scope, self.name)
-        pos = min((s.position(n) for n, _ in uses), default=0)
+        # before the first node that reads it, directly or through a body that captures it
+        # (a use inside a body counts at the position of its top-level owner node)
+        pos = min((s.position(_top_owner(doc, self.scope, n)) for n, _ in
+                   doc.consumers(self.scope, self.name, nested=True)), default=0)
         taken = {n.name for _, _, n in doc.index.iter_nodes()}
         from editor.commands.common import fresh_name
 
@@ -194,6 +196,13 @@ class InitializerToConstant(Command):
         tx.apply(RemoveItem(scope_target(self.scope), "initializer", k))
         tx.apply(InsertItem(scope_target(self.scope), "node", pos, node))
         self.node_id = doc.scope(self.scope).node_ids[pos]
+
+
+def _top_owner(doc: Document, sid: ScopeId, nid: NodeId) -> NodeId:
+    """The node of scope ``sid`` that is ``nid`` or holds it in a (nested) body."""
+    while doc.scope_of(nid).id != sid:
+        nid = doc.scope_of(nid).owner
+    return nid
 
 
 class SetConstantValue(Command):

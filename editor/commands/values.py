@@ -54,6 +54,20 @@ def rename_value_ops(doc: Document, tx: Transaction, sid: ScopeId, old: str, new
     tx.apply(MoveValueId(sid, old, new))
 
 
+def capturing_scopes(doc: Document, sid: ScopeId, name: str) -> list[ScopeId]:
+    """Bodies nested (at any depth) in scope ``sid`` that see ``sid``'s value ``name``
+    (they do not define a value of that name themselves)."""
+    found: list[ScopeId] = []
+    stack = [sub for nid in doc.scope(sid).node_ids for sub in doc.index.children.get(nid, ())]
+    while stack:
+        sub = stack.pop()
+        if name in doc.scope(sub).defined_names():
+            continue  # shadowed: the body's own value of that name
+        found.append(sub)
+        stack += [s for nid in doc.scope(sub).node_ids for s in doc.index.children.get(nid, ())]
+    return found
+
+
 class RenameValue(Command):
     """Rename a value; its producer, every use (nested bodies too), graph inputs/outputs,
     value_info and initializer follow."""
@@ -71,12 +85,26 @@ class RenameValue(Command):
             return
         names = names_in_scope(doc, self.scope)
         require(self.old in names, f"there is no value {describe(self.old)} in this graph")
+        # NOTE: a body that merely captures the value (uses a name defined further out) must
+        # not rename only its own uses: they would then name nothing. The value is renamed
+        # where it is defined, and every capturing body follows from there.
+        sid = self.scope
+        if self.old not in doc.scope(sid).defined_names():
+            sid = doc.resolve_value(sid, self.old)
+            sid = self.scope if sid is None else sid
+            names = names_in_scope(doc, sid)
         require(self.new not in names, f"the name {describe(self.new)} is already used in this graph")
-        for outer in doc.index.scope_chain(self.scope)[1:]:
+        for outer in doc.index.scope_chain(sid)[1:]:
             require(self.new not in outer.defined_names(),
                     f"the name {describe(self.new)} is defined in an enclosing graph")
+        # a body that captures the value and already uses the new name for something of its
+        # own would silently read the wrong value afterwards
+        for inner in capturing_scopes(doc, sid, self.old):
+            require(self.new not in names_in_scope(doc, inner),
+                    f"the name {describe(self.new)} is already used in {doc.index.path(inner)}, "
+                    f"which uses {describe(self.old)}")
         self.label = f"Rename value {self.old!r} to {self.new!r}"
-        rename_value_ops(doc, tx, self.scope, self.old, self.new)
+        rename_value_ops(doc, tx, sid, self.old, self.new)
 
     def script(self) -> str:
         return f"doc.rename_value({self.scope}, {self.old!r}, {self.new!r})"

@@ -91,10 +91,13 @@ class Command:
         return changes
 
     def absorb(self, later: Command) -> None:
-        """Fold ``later`` (already applied) into this command: one undo step for both."""
+        """Fold ``later`` (already applied) into this command: one undo step for both.
+
+        The step keeps its first label: typing "conv1" -> "conv12" -> "conv123" is one
+        "Rename node 'conv1'", named for the state that undo returns to.
+        """
         self._forward += later._forward
         self._inverse += later._inverse
-        self.label = later.label
         self.timestamp = later.timestamp
 
 
