@@ -109,6 +109,16 @@ def iter_graph_attributes(node: onnx.NodeProto) -> Iterator[tuple[str, int, onnx
             yield attr.name, i, g
 
 
+def tree_node_ids(tree: IdTree) -> list[NodeId]:
+    """Every node id in a node's id tree: the node, then the nodes of its bodies (any depth)."""
+    out = [tree[0]]
+    for _attr, scope_trees in tree[1]:
+        for scope_tree in scope_trees:
+            for node_tree in scope_tree[1]:
+                out += tree_node_ids(node_tree)
+    return out
+
+
 class ModelIndex:
     """Scopes and ids of one model. Built once at load, then kept current by the ops."""
 
@@ -277,6 +287,15 @@ class ModelIndex:
             self._link(scope, nid, node)
 
     # -- queries -------------------------------------------------------------------------
+    def nested_node_ids(self, nid: NodeId) -> list[NodeId]:
+        """Ids of the nodes inside node ``nid``'s bodies, at any depth (not ``nid`` itself)."""
+        out: list[NodeId] = []
+        for sid in self.children.get(nid, ()):
+            for inner in self.scopes[sid].node_ids:
+                out.append(inner)
+                out += self.nested_node_ids(inner)
+        return out
+
     def scope_of(self, nid: NodeId) -> Scope:
         return self.scopes[self.node_scope[nid]]
 
