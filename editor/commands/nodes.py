@@ -102,6 +102,9 @@ class AddNode(Command):
         specs = attribute_specs(schema) if schema else {}
         for key, value in self.attributes.items():
             spec = specs.get(key)
+            # as SetAttribute does: an op with a schema takes only the attributes it declares
+            require(schema is None or spec is not None,
+                    f"{self.op_type} has no attribute {key!r} at opset {version}")
             node.attribute.append(make_attribute(key, value, spec.type if spec else None))
         if self.with_defaults:
             for key, spec in specs.items():

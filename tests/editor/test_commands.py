@@ -184,6 +184,7 @@ def test_add_node_schema_defaults_and_domains() -> None:
     refuse(doc, AddNode(0, "Relu", position=99), "outside the graph")
     refuse(doc, AddNode(99, "Relu"), "no graph with id 99")
     refuse(doc, AddNode(0, "Conv", attributes={"kernel_shape": "wide"}), "kernel_shape")
+    refuse(doc, AddNode(0, "Relu", attributes={"alpha": 0.5}), "Relu has no attribute 'alpha' at opset 17")
     out = doc.node(cmd.node_id).output[0]
     refuse(doc, AddNode(0, "Relu", outputs=[out]), "already has a producer")
     refuse(doc, AddNode(0, "Relu", outputs=["a", "a"]), "given twice")

@@ -90,6 +90,34 @@ def state(doc: Document) -> tuple[bytes, dict]:
     return doc.serialize(), doc.index.snapshot()
 
 
+def node_bytes(doc: Document) -> dict[int, bytes]:
+    return {nid: node.SerializeToString() for nid, node in doc.index.nodes.items()}
+
+
+def check_changeset(doc: Document, before: dict[int, bytes], cs, what: str) -> None:  # noqa: ANN001
+    """The ChangeSet of a step names exactly the nodes that came and went, and every node
+    whose bytes changed (directly, or through a body it holds)."""
+    after = node_bytes(doc)
+    added, removed = after.keys() - before.keys(), before.keys() - after.keys()
+    assert cs.nodes_added == added, f"{what}: nodes_added {sorted(cs.nodes_added)} != {sorted(added)}"
+    assert cs.nodes_removed == removed, f"{what}: nodes_removed {sorted(cs.nodes_removed)} != {sorted(removed)}"
+    assert cs.nodes_changed <= after.keys(), f"{what}: nodes_changed names nodes that are gone"
+    for nid in before.keys() & after.keys():
+        if before[nid] == after[nid] or nid in cs.nodes_changed:
+            continue
+        inner = set(doc.index.nested_node_ids(nid))
+        assert inner & (cs.nodes_changed | cs.nodes_added) or inner_scopes(doc, nid) & cs.scopes, (
+            f"{what}: node {nid} ({doc.node(nid).op_type}) changed but the ChangeSet does not say so")
+
+
+def inner_scopes(doc: Document, nid: int) -> set[int]:
+    out = set(doc.index.children.get(nid, ()))
+    for sid in list(out):
+        for inner in doc.scope(sid).node_ids:
+            out |= inner_scopes(doc, inner)
+    return out
+
+
 NAMES = st.sampled_from(["x", "y", "new_value", "tmp", "w", "bias", "", "a b", "ü", "t"])
 TEXT = st.text(alphabet="abcXYZ_09 .:/", max_size=8)
 BAD_IDS = st.sampled_from([-1, 10**9, "0", None])
@@ -133,6 +161,8 @@ class EditMachine(RuleBasedStateMachine):
     @initialize()
     def open(self) -> None:
         self.doc = Document(onnx.load_from_string(model_bytes(self.key)))
+        self.emitted: list = []
+        self.doc.changed.connect(self.emitted.append)
         self.original = state(self.doc)
         self.applied = 0
         self.refused = 0
@@ -306,6 +336,8 @@ class EditMachine(RuleBasedStateMachine):
             cmd = self._command(data)
         except CommandError:
             return  # some constructors validate eagerly; nothing was touched
+        nodes_before = node_bytes(doc)
+        self.emitted.clear()
         try:
             doc.execute(cmd)
         except CommandError:
@@ -322,13 +354,20 @@ class EditMachine(RuleBasedStateMachine):
         self.applied += 1
         STATS[(type(cmd).__name__, "applied")] += 1
         assert doc.stack.undo_label
+        assert len(self.emitted) == 1, "one changed event per command"
+        check_changeset(doc, nodes_before, self.emitted[0], cmd.label)
         # exact undo and redo of this one step (a merged step undoes further back: skip then)
         if doc.stack.index == depth + 1:
+            nodes_after = node_bytes(doc)
+            self.emitted.clear()
             doc.undo()
             assert state(doc) == before, f"undo of {cmd.label!r} is not exact"
+            check_changeset(doc, nodes_after, self.emitted[-1], f"undo of {cmd.label}")
             doc.check_invariants()
+            self.emitted.clear()
             doc.redo()
             assert state(doc) == after, f"redo of {cmd.label!r} is not exact"
+            check_changeset(doc, nodes_before, self.emitted[-1], f"redo of {cmd.label}")
             doc.check_invariants()
 
     @rule()
