@@ -103,7 +103,10 @@ def iter_graph_attributes(node: onnx.NodeProto) -> Iterator[tuple[str, int, onnx
     ``index`` is -1 for a GRAPH attribute and the list position for a GRAPHS attribute.
     """
     for attr in node.attribute:
-        if attr.type == onnx.AttributeProto.GRAPH or attr.HasField("g"):
+        # NOTE: inside a function, a GRAPH attribute may only reference an attribute of the
+        # function (ref_attr_name) and hold no body: indexing its empty default ``g`` made a
+        # phantom scope that edits could write into.
+        if attr.HasField("g") or (attr.type == onnx.AttributeProto.GRAPH and not attr.ref_attr_name):
             yield attr.name, -1, attr.g
         for i, g in enumerate(attr.graphs):
             yield attr.name, i, g

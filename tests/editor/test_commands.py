@@ -839,3 +839,22 @@ def test_unexpected_errors_roll_back_and_become_command_errors(silero: Document)
 
     err = refuse(silero, FunctionCommand("Boom", boom), "Boom failed: bug")
     assert "RuntimeError" in err.details
+
+
+def test_rename_a_sparse_initializer_and_value_info() -> None:
+    sparse = _sparse()
+    sparse.values.name = "sp"
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "sp"], ["y"], name="add")], "g",
+        [helper.make_tensor_value_info("x", T.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", T.FLOAT, [3])],
+        sparse_initializer=[sparse],
+        value_info=[helper.make_tensor_value_info("sp", T.FLOAT, [3])],
+    )
+    doc = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    apply(doc, RenameValue(0, "sp", "dense_soon"))
+    g = doc.model.graph
+    assert g.sparse_initializer[0].values.name == "dense_soon" and g.value_info[0].name == "dense_soon"
+    assert list(g.node[0].input) == ["x", "dense_soon"]
+    onnx.checker.check_model(doc.model)
+    refuse(doc, AddInitializer(0, "dense_soon", np.ones(3, np.float32)), "already defined")

@@ -248,3 +248,25 @@ def test_save_emits_path_and_clean(tmp_path) -> None:  # noqa: ANN001
     target = doc.save(tmp_path / "new.onnx")
     assert rec.of("path_changed") == [(str(target),)] and rec.of("clean_changed")[-1] == (True,)
     assert onnx.load(str(target)).doc_string == "x"
+
+
+def test_graph_attributes_referencing_function_attributes_have_no_scope() -> None:
+    from onnx import helper
+
+    node = helper.make_node("If", ["c"], ["o"], name="choose")
+    for name, ref in (("then_branch", "tb"), ("else_branch", "eb")):
+        attr = node.attribute.add()
+        attr.name, attr.type, attr.ref_attr_name = name, onnx.AttributeProto.GRAPH, ref
+    fn = helper.make_function("local", "Choose", ["c"], ["o"], [node], [helper.make_opsetid("", 17)],
+                              attributes=["tb", "eb"])
+    model = helper.make_model(helper.make_graph([], "g", [], []), functions=[fn],
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    raw = model.SerializeToString()
+    doc = Document(onnx.load_from_string(raw))
+    assert [s.kind for s in doc.index.scopes.values()] == ["main", "function"]
+    nid = doc.find_nodes("choose")[0]
+    assert doc.index.children[nid] == []
+    doc.execute(SetNodeField(nid, "name", "pick"))
+    doc.check_invariants()
+    doc.undo_all()
+    assert doc.serialize() == raw
