@@ -54,15 +54,12 @@ def rename_value_ops(doc: Document, tx: Transaction, sid: ScopeId, old: str, new
     tx.apply(MoveValueId(sid, old, new))
 
 
-def capturing_scopes(doc: Document, sid: ScopeId, name: str) -> list[ScopeId]:
-    """Bodies nested (at any depth) in scope ``sid`` that see ``sid``'s value ``name``
-    (they do not define a value of that name themselves)."""
+def nested_scopes(doc: Document, sid: ScopeId) -> list[ScopeId]:
+    """Every body nested (at any depth) in scope ``sid``."""
     found: list[ScopeId] = []
     stack = [sub for nid in doc.scope(sid).node_ids for sub in doc.index.children.get(nid, ())]
     while stack:
         sub = stack.pop()
-        if name in doc.scope(sub).defined_names():
-            continue  # shadowed: the body's own value of that name
         found.append(sub)
         stack += [s for nid in doc.scope(sub).node_ids for s in doc.index.children.get(nid, ())]
     return found
@@ -97,12 +94,12 @@ class RenameValue(Command):
         for outer in doc.index.scope_chain(sid)[1:]:
             require(self.new not in outer.defined_names(),
                     f"the name {describe(self.new)} is defined in an enclosing graph")
-        # a body that captures the value and already uses the new name for something of its
-        # own would silently read the wrong value afterwards
-        for inner in capturing_scopes(doc, sid, self.old):
+        # a nested body that already uses the new name would read the renamed value instead
+        # of its own (or break SSA across scopes, which the checker rejects)
+        for inner in nested_scopes(doc, sid):
             require(self.new not in names_in_scope(doc, inner),
                     f"the name {describe(self.new)} is already used in {doc.index.path(inner)}, "
-                    f"which uses {describe(self.old)}")
+                    "a graph nested in this one")
         self.label = f"Rename value {self.old!r} to {self.new!r}"
         rename_value_ops(doc, tx, sid, self.old, self.new)
 

@@ -515,7 +515,10 @@ def test_rename_value_refusals(nested: Document) -> None:
     refuse(nested, RenameValue(then, "bias", "c"), "enclosing graph")
     # "acc_out" is a name of the Loop body, which captures "w": renaming w to it would
     # make the body read its own value instead of the weights
-    refuse(nested, RenameValue(0, "w", "acc_out"), "'acc_out' is already used in main/branch.then_branch/then_loop.body")
+    refuse(nested, RenameValue(0, "w", "acc_out"),
+           "'acc_out' is already used in main/branch.then_branch/then_loop.body, a graph nested in this one")
+    # even for a value the body does not use: names must stay unique across nested scopes
+    refuse(nested, RenameValue(0, "c", "acc_out"), "already used in main/branch.then_branch/then_loop.body")
     refuse(nested, RenameValue(42, "x", "y2"), "no graph with id 42")
 
 
