@@ -270,10 +270,28 @@ def _refuse_cycle(doc: Document, sid: ScopeId, nid: NodeId, name: str) -> None:
         if cur in seen:
             continue
         seen.add(cur)
-        for i in doc.node(cur).input:
+        for i in _reads(doc, cur):
             p = scope.producers.get(i)
             if p is not None and p not in seen:
                 stack.append(p)
+
+
+def _reads(doc: Document, nid: NodeId) -> set[str]:
+    """Names node ``nid`` reads: its inputs and what its bodies capture from outside.
+
+    NOTE: an If/Loop/Scan depends on the values its bodies capture just as on its inputs;
+    ignoring them let a rewire close a cycle through a body.
+    """
+    names = set(doc.node(nid).input)
+    stack = list(doc.index.children.get(nid, ()))
+    while stack:
+        sub = doc.scope(stack.pop())
+        defined = sub.defined_names()
+        names |= {n for n in sub.consumers if n not in defined}
+        names |= {n for n in sub.output_names() if n not in defined}
+        stack += [s for inner in sub.node_ids for s in doc.index.children.get(inner, ())]
+    names.discard("")
+    return names
 
 
 class AddNodePort(Command):

@@ -344,6 +344,14 @@ def test_set_node_input_and_ports(anywhere) -> None:  # noqa: ANN001
     refuse(doc, RemoveNodePort(nid, "input", 99), "has no input 99")
 
 
+def test_rewire_refuses_cycles_through_bodies(nested: Document) -> None:
+    # the If's else branch captures "h": Relu (producing h) must not read the If's output
+    relu = by_name(nested, "relu")
+    refuse(nested, SetNodeInput(relu, 0, "y"), "would make a cycle")
+    refuse(nested, AddNodePort(relu, "input", "y"), "would make a cycle")
+    apply(nested, SetNodeInput(by_name(nested, "mul"), 1, "x"))
+
+
 def test_rewire_refuses_cycles() -> None:
     doc = open_doc(backend("test_scan9_sum"))
     body = scope_where(doc, "body")
