@@ -90,6 +90,8 @@ class AddNode(Command):
                 require(not o or o not in scope.initializer_names(), f"{describe(o)} is an initializer")
             require(len(set(o for o in outputs if o)) == len([o for o in outputs if o]),
                     "the same output name is given twice")
+        loop = sorted({i for i in inputs if i} & {o for o in outputs if o})
+        require(not loop, f"input {describe(loop[0]) if loop else ''} is this node's own output")
         node = onnx.NodeProto()
         node.op_type = self.op_type
         if domain:

@@ -188,6 +188,7 @@ def test_add_node_schema_defaults_and_domains() -> None:
     out = doc.node(cmd.node_id).output[0]
     refuse(doc, AddNode(0, "Relu", outputs=[out]), "already has a producer")
     refuse(doc, AddNode(0, "Relu", outputs=["a", "a"]), "given twice")
+    refuse(doc, AddNode(0, "Relu", inputs=["loop"], outputs=["loop"]), "own output")
     # ai.onnx.ml is imported by the logistic regression model
     ml = open_doc(REAL / "ort_logreg_iris.onnx")
     cmd = apply(ml, AddNode(0, "Normalizer", domain="ai.onnx.ml", with_defaults=True))
