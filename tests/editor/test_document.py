@@ -270,3 +270,27 @@ def test_graph_attributes_referencing_function_attributes_have_no_scope() -> Non
     doc.check_invariants()
     doc.undo_all()
     assert doc.serialize() == raw
+
+
+def test_redo_gives_back_the_same_ids_so_later_commands_redo() -> None:
+    """Regression: redo used to re-add nodes (and bodies) under fresh ids, so redoing a
+    later command that targets the added node raised KeyError."""
+    from onnx import helper
+
+    doc = Document.new(opset=17)
+    body = helper.make_graph([helper.make_node("Identity", ["a"], ["b"], name="inner")], "b",
+                             [], [helper.make_tensor_value_info("b", onnx.TensorProto.FLOAT, [1])])
+    nid = doc.execute(AddNode(0, "If", inputs=["c"], outputs=["o"], name="choose",
+                              attributes={"then_branch": body, "else_branch": body})).node_id
+    inner = doc.index.nested_node_ids(nid)
+    doc.execute(SetNodeField(nid, "name", "pick"))
+    doc.execute(SetNodeField(inner[0], "name", "inner2"))
+    doc.execute(SetAttribute(nid, "then_branch", body))  # replaces a body: new ids for it
+    after = (doc.serialize(), doc.index.snapshot())
+    for _ in range(3):
+        doc.undo_all()
+        assert doc.serialize() == Document.new(opset=17).serialize()
+        while doc.redo():
+            pass
+        assert (doc.serialize(), doc.index.snapshot()) == after
+        doc.check_invariants()
