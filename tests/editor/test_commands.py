@@ -870,3 +870,44 @@ def test_rename_a_sparse_initializer_and_value_info() -> None:
     assert list(g.node[0].input) == ["x", "dense_soon"]
     onnx.checker.check_model(doc.model)
     refuse(doc, AddInitializer(0, "dense_soon", np.ones(3, np.float32)), "already defined")
+
+
+def test_labels_read_well(nested: Document) -> None:
+    doc = nested
+    relu, mul = by_name(doc, "relu"), by_name(doc, "mul")
+    cases = [
+        (AddNode(0, "Sigmoid", inputs=["x"]), "Add Sigmoid node"),
+        (SetNodeField(relu, "name", "act"), "Rename node 'relu'"),
+        (SetNodeField(relu, "op_type", "Elu"), "Change op type of 'act' to Elu"),
+        (SetNodeInput(mul, 1, "x"), "Connect input"),
+        (SetNodeInput(mul, 1, ""), "Disconnect input"),
+        (AddNodePort(mul, "output", "extra"), "Add node output"),
+        (RemoveNodePort(mul, "output", 1), "Remove node output"),
+        (SetAttribute(relu, "alpha", 0.5), "Set Elu.alpha of 'act'"),
+        (RemoveAttribute(relu, "alpha"), "Remove attribute 'alpha'"),
+        (RenameValue(0, "h", "hidden"), "Rename value 'h' to 'hidden'"),
+        (SetValueType(0, "hidden", T.FLOAT, ["N"]), "Set type of 'hidden'"),
+        (SetDimension(0, "hidden", 0, 4), "Set dimension 0 of 'hidden'"),
+        (AddGraphValue(0, "output", "hidden"), "Add graph output 'hidden'"),
+        (MoveGraphValue(0, "output", "hidden", 0), "Move graph output 'hidden'"),
+        (RemoveGraphValue(0, "output", "hidden"), "Remove graph output 'hidden'"),
+        (AddInitializer(0, "k", np.ones(2, np.float32)), "Add initializer 'k'"),
+        (ReplaceInitializer(0, "k", np.zeros(2, np.float32)), "Replace initializer 'k'"),
+        (CastInitializer(0, "k", T.FLOAT16), "Cast initializer 'k' to FLOAT16"),
+        (InitializerToConstant(0, "k"), "Convert initializer 'k' to Constant"),
+        (RemoveInitializer(0, "trip", force=True), "Remove initializer 'trip'"),
+        (SetModelField("producer_name", "me"), "Set model producer name"),
+        (SetGraphField(0, "doc_string", "d"), "Set graph doc string"),
+        (SetMetadataProp("k", "v"), "Set metadata 'k'"),
+        (SetOpsetImport("ai.onnx.ml", 3), "Set opset ai.onnx.ml to 3"),
+        (DeleteNodes([by_name(doc, "then_neg")]), "Delete node 'then_neg'"),
+    ]
+    for cmd, label in cases:
+        doc.execute(cmd)
+        assert doc.stack.undo_label == label
+    k = next(nid for _, nid, n in doc.index.iter_nodes() if n.op_type == "Constant")
+    doc.execute(ConstantToInitializer(k))
+    assert doc.stack.undo_label == "Convert Constant 'k' to initializer"
+    labels = doc.stack.labels()
+    doc.undo_all()
+    assert doc.stack.labels() == labels and doc.stack.redo_label == "Add Sigmoid node"
