@@ -174,9 +174,24 @@ class DeleteNodes(Command):
                     f"cannot reconnect through {describe(node.name or node.op_type)}: "
                     f"graph output {describe(out)} would alias {describe(src)}",
                 )
+                # a body's output must be computed in the body: it cannot name a value the
+                # body captures from outside (onnx.checker: "not an output of any node")
+                require(
+                    out not in scope.output_names() or src in scope.defined_names(),
+                    f"cannot reconnect through {describe(node.name or node.op_type)}: graph output "
+                    f"{describe(out)} would name {describe(src)}, which this graph does not define",
+                )
                 # uses in this graph and in bodies that capture the value follow the input
                 for use_nid, k in doc.consumers(sid, out, nested=True):
                     if use_nid != nid:
+                        # inside a body that defines its own value named like ``src``, the
+                        # rewired use would read that one instead
+                        for inner in doc.index.scope_chain(doc.scope_of(use_nid).id):
+                            if inner.id == sid:
+                                break
+                            require(src not in inner.defined_names(),
+                                    f"cannot reconnect through {describe(node.name or node.op_type)}: "
+                                    f"{doc.index.path(inner.id)} has its own {describe(src)}")
                         tx.apply(ReplaceItem(node_target(use_nid), "input", k, src))
                 # a graph output this node produced now reads the pass-through input
                 outs = scope.output_names()

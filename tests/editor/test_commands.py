@@ -242,6 +242,16 @@ def test_delete_with_reconnect_of_a_graph_output(nested: Document) -> None:
     apply(nested, DeleteNodes([by_name(nested, "mul")], reconnect=True))
     assert nested.scope(0).output_names() == ["y"]
     assert nested.model.graph.output[0].type.tensor_type.elem_type == T.FLOAT
+    # the Loop body has its own "acc_in"; a captured use of h there cannot become "acc_in"
+    doc2 = Document(nested_model())
+    body = scope_where(doc2, "body")
+    doc2.execute(AddNodePort(by_name(doc2, "body_cond"), "input", "h"))
+    doc2.execute(AddNode(0, "Identity", inputs=["x"], outputs=["acc_in"], position=0))
+    doc2.execute(SetNodeInput(by_name(doc2, "relu"), 0, "acc_in"))
+    refuse(doc2, DeleteNodes([by_name(doc2, "relu")], reconnect=True), "then_loop.body has its own 'acc_in'")
+    assert body in doc2.index.scopes
+    # a body output cannot name a value the body captures
+    refuse(nested, DeleteNodes([by_name(nested, "else_id")], reconnect=True), "which this graph does not define")
     # a body output cannot become an alias of another body output
     doc = open_doc(backend("test_scan9_sum"))
     body = scope_where(doc, "body")
