@@ -104,6 +104,11 @@ class CastInitializer(Command):
         k, tensor = _find_initializer(doc, self.scope, self.name)
         if tensor.data_type == self.elem_type:
             return
+        # numbers have no one agreed text form (onnx.numpy_helper raises deep inside on
+        # them): refuse up front instead of failing half way
+        require((self.elem_type == T.STRING) == (tensor.data_type == T.STRING),
+                f"cannot cast {T.DataType.Name(tensor.data_type)} initializer {describe(self.name)} to "
+                f"{T.DataType.Name(self.elem_type)}: only numbers convert to numbers")
         array = tensor_to_array(tensor, doc.store)
         new = array_to_tensor(array, self.name, self.elem_type)
         tx.apply(ReplaceItem(scope_target(self.scope), "initializer", k, new))

@@ -690,6 +690,27 @@ def test_cast_refusals(silero: Document) -> None:
     refuse(silero, CastInitializer(0, "nope", T.FLOAT16), "no initializer 'nope'")
     silero.execute(CastInitializer(0, name, T.FLOAT))  # already float: no-op, no undo step
     assert not silero.stack.can_undo
+    err = refuse(silero, CastInitializer(0, name, T.STRING), "cannot cast FLOAT initializer .* to STRING")
+    assert err.details is None  # a clean refusal, not a crash inside the command
+    apply(silero, AddInitializer(0, "words", np.array(["a", "b"], dtype=object)))
+    refuse(silero, CastInitializer(0, "words", T.FLOAT), "cannot cast STRING initializer 'words' to FLOAT")
+
+
+def test_cast_initializer_to_every_numeric_type() -> None:
+    doc = Document.new(opset=21)
+    doc.execute(AddInitializer(0, "w", np.array([1.5, -2.0, 3.0], np.float32)))
+    raw = doc.serialize()
+    for elem_type in T.DataType.values():
+        if elem_type in (T.UNDEFINED, T.STRING):
+            continue
+        doc.execute(CastInitializer(0, "w", elem_type))
+        t = doc.initializer(0, "w")[1]
+        assert t.data_type == elem_type and list(t.dims) == [3]
+        assert numpy_helper.to_array(t).shape == (3,)
+        doc.check_invariants()
+        while doc.stack.index > 1:
+            doc.undo()
+        assert doc.serialize() == raw
 
 
 def _text(v):  # noqa: ANN001, ANN202 - string tensors come back as str or bytes
