@@ -660,6 +660,16 @@ def test_initializer_add_replace_remove(silero: Document) -> None:
     refuse(fdoc, AddInitializer(fn_scope(fdoc, "AddRelu"), "w", np.ones(1)), "functions have no initializers")
 
 
+@pytest.mark.parametrize("value", [np.array([1, 2], dtype=object), None, np.array(["a", 3], dtype=object)],
+                         ids=["boxed-ints", "none", "mixed"])
+def test_arrays_that_are_not_tensors_are_refused(value) -> None:  # noqa: ANN001
+    doc = Document.new(opset=17)
+    const = doc.execute(AddNode(0, "Constant", outputs=["k"], attributes={"value_int": 1})).node_id
+    for cmd in (AddInitializer(0, "w", value), SetConstantValue(const, value)):
+        err = refuse(doc, cmd, "cannot make a tensor")
+        assert err.details is None
+
+
 def test_initializers_in_subgraphs(silero: Document) -> None:
     sid = scope_where(silero, "then_branch")
     apply(silero, AddInitializer(sid, "body_w", np.ones(3, np.float32)))
