@@ -957,3 +957,44 @@ def test_labels_read_well(nested: Document) -> None:
     labels = doc.stack.labels()
     doc.undo_all()
     assert doc.stack.labels() == labels and doc.stack.redo_label == "Add Sigmoid node"
+
+
+def test_wrong_typed_arguments_never_change_the_document() -> None:
+    """Every command, every argument replaced by a value of the wrong type: execute either
+    applies it or refuses with a CommandError, and a refusal leaves the document as it was.
+    (Constructors may reject nonsense eagerly with a TypeError-like error: nothing ran.)"""
+    import inspect
+
+    import editor.commands as commands
+
+    weird = [None, 3, "x", -1, 1.5, [], {}, b"x", "", ("model",), 10**9]
+    good = {"scope": 0, "node_id": 0, "node_ids": [0], "op_type": "Relu", "field": "name", "value": "v",
+            "index": 0, "name": "x", "kind": "input", "old": "x", "new": "x2", "elem_type": 1, "shape": [1],
+            "axis": 0, "dim": 1, "key": "k", "owner": ("model",), "domain": "", "version": 3}
+    raw = nested_model().SerializeToString()
+    doc = Document(onnx.load_from_string(raw))
+    snapshot = doc.index.snapshot()
+    for cname in commands.__all__:
+        cls = getattr(commands, cname)
+        if cname in ("CompositeCommand", "FunctionCommand"):
+            continue
+        params = [p for p in inspect.signature(cls.__init__).parameters.values() if p.name != "self"]
+        for p in params:
+            for w in weird:
+                args = {q.name: good.get(q.name, q.default if q.default is not inspect.Parameter.empty else "x")
+                        for q in params}
+                args[p.name] = w
+                pos = [args[q.name] for q in params if q.kind == q.POSITIONAL_OR_KEYWORD]
+                kw = {q.name: args[q.name] for q in params if q.kind == q.KEYWORD_ONLY}
+                try:
+                    cmd = cls(*pos, **kw)
+                except (CommandError, TypeError, ValueError, AttributeError):
+                    continue
+                try:
+                    doc.execute(cmd)
+                except CommandError:
+                    assert doc.serialize() == raw and doc.index.snapshot() == snapshot, f"{cname}({p.name}={w!r})"
+                    continue
+                doc.check_invariants()
+                doc.undo_all()
+                assert doc.serialize() == raw and doc.index.snapshot() == snapshot, f"undo {cname}({p.name}={w!r})"
