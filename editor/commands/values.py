@@ -109,7 +109,8 @@ class RenameValue(Command):
 
 def make_type(elem_type: int, shape: Sequence[Dim] | None) -> onnx.TypeProto:
     """A tensor TypeProto; ``shape`` None = unranked; a dim None = unknown."""
-    require(elem_type in T.DataType.values(), f"unknown element type {describe(elem_type)}")
+    require(elem_type in T.DataType.values() and elem_type != T.UNDEFINED,
+            f"unknown element type {describe(elem_type)}")
     tp = onnx.TypeProto()
     tp.tensor_type.elem_type = elem_type
     if shape is not None:

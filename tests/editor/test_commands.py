@@ -576,6 +576,8 @@ def test_value_types_and_dims(silero: Document) -> None:
     assert len(doc.model.graph.value_info) == n_vi + 1
     refuse(doc, SetValueType(0, inner, T.FLOAT, [-3]), "negative")
     refuse(doc, SetValueType(0, inner, 12345, [1]), "unknown element type")
+    refuse(doc, SetValueType(0, inner, T.UNDEFINED, [1]), "unknown element type 0")
+    refuse(doc, AddGraphValue(0, "input", "q", T.UNDEFINED), "unknown element type 0")
     refuse(doc, SetValueType(0, inner, T.FLOAT, [1.5]), "neither a size nor a name")
     refuse(doc, SetValueType(0, inner, T.FLOAT, [" "]), "needs a name")
     refuse(doc, SetValueType(0, "nope", T.FLOAT, [1]), "no value 'nope'")
