@@ -323,9 +323,11 @@ class _Side:
             for k, name in enumerate(ins):
                 if name:
                     self.consumers[name].append((i, k))
-        self.graph_inputs = scope.input_names()
-        self.graph_outputs = scope.output_names()
         self.initializers = scope.initializer_names()
+        # IR < 4 lists initializers among the inputs too: they are weights, not inputs
+        weights = set(self.initializers)
+        self.graph_inputs = [n for n in scope.input_names() if n not in weights]
+        self.graph_outputs = scope.output_names()
         self.order = self._toposort()
         self.matched: list[int] = [-1] * n  # index of the partner on the other side
 

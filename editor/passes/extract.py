@@ -19,6 +19,10 @@ count as that node's inputs. Initializers the cut needs come along as initialize
 Boundary values get their types from the graph (inputs, outputs, value_info of the scope
 and the enclosing scopes), then from shape inference on a copy, then (outputs only) from
 shape inference on the extracted model; an input whose type cannot be found is refused.
+A boundary value whose *rank* nothing can tell (say, the output of an ``If`` whose branches
+differ in rank) keeps a tensor type without a shape: onnxruntime runs such a model, but
+``onnx.checker`` refuses shape-less main-graph inputs and outputs (give those values a
+shape in the document, or move the cut).
 
 # NOTE: external data. By default (``inline_external=True``) weights stored outside the
 # model file are read through ``doc.store`` and put inline, so the result is standalone
@@ -320,7 +324,7 @@ class _Extraction:
                 graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
         for sp in sparse:
             graph.sparse_initializer.add().CopyFrom(sp)
-        outputs_known = all(name in types for name in outs)
+        outputs_known = all(name in types and _has_shape(types[name]) for name in outs)
         for name in outs:
             vi = graph.output.add()
             vi.name = name
@@ -371,8 +375,14 @@ def _type_outputs_by_inference(model: onnx.ModelProto) -> None:
     known = {vi.name: vi.type for vi in list(inferred.graph.value_info) + list(inferred.graph.output)
              if vi.type.WhichOneof("value") is not None}
     for vi in model.graph.output:
-        if vi.type.WhichOneof("value") is None and vi.name in known:
+        if vi.name in known and (vi.type.WhichOneof("value") is None
+                                 or (not _has_shape(vi.type) and _has_shape(known[vi.name]))):
             vi.type.CopyFrom(known[vi.name])
+
+
+def _has_shape(t: onnx.TypeProto) -> bool:
+    """False for a tensor type of unknown rank (the checker wants a shape on graph I/O)."""
+    return not t.HasField("tensor_type") or t.tensor_type.HasField("shape")
 
 
 def _constant_tensor(node: onnx.NodeProto, name: str) -> onnx.TensorProto | None:
