@@ -21,8 +21,8 @@ map every node id of each side (all scopes) to ``"same" | "changed" | "added" |
 # * loose rounds when strict ones stall: the op signature without attributes (attribute
 #   edits), then without the op (op type edits, only one-to-one), then names alone.
 #
-# Equal keys on several nodes (parallel identical branches) are paired by name first, then
-# in graph order. Every round is linear in the graph, and list order never matters, so a
+# Equal keys on several nodes (parallel identical branches, equal constants) are paired by
+# output value names first, then node names, then graph order. Every round is linear in the graph, and list order never matters, so a
 # re-ordered (differently toposorted) graph diffs as identical. Intermediate value names are
 # not part of any key, so a renamed value is reported as a rename, not as rewiring.
 """
@@ -507,9 +507,10 @@ class _Differ:
                 if unique_only and (len(cands) != 1 or count_a[ka[i]] != 1):
                     continue
                 pick = 0
-                if len(cands) > 1:
-                    same_name = [k for k, j in enumerate(cands) if B.names[j] == A.names[i]]
-                    pick = same_name[0] if same_name else 0
+                if len(cands) > 1:  # a tie (identical structure): same value names, then same node name
+                    outs = A.nodes[i].output
+                    pick = next((k for k, j in enumerate(cands) if B.nodes[j].output == outs),
+                                next((k for k, j in enumerate(cands) if B.names[j] == A.names[i]), 0))
                 j = cands.pop(pick)
                 A.matched[i], B.matched[j] = j, i
                 made += 1
