@@ -427,6 +427,11 @@ class _Differ:
     def _scope(self, sa: Scope, sb: Scope, outer: dict[str, str]) -> bool:
         """Match and compare two scopes; ``outer`` maps B names of enclosing values to A
         names. Returns True when anything differs."""
+        if sa.graph.SerializeToString() == sb.graph.SerializeToString() and not any(
+            b != a for b, a in outer.items()
+        ):
+            self._pair_identical(sa, sb)  # the common case in a diff: an untouched graph
+            return False
         A, B = _Side(self.da, sa), _Side(self.db, sb)
         path = self.da.index.path(sa.id)
         changed = False
@@ -611,6 +616,20 @@ class _Differ:
                 changed = True
         changed |= self._graph_io(sa, sb, path, in_map, out_map, renames)
         return changed
+
+    def _pair_identical(self, sa: Scope, sb: Scope) -> None:
+        ia, ib, r = self.da.index, self.db.index, self.result
+        todo = [(sa, sb)]
+        while todo:
+            x, y = todo.pop()
+            for na, nb in zip(x.node_ids, y.node_ids):
+                r.pairs[na] = nb
+                r.status_a[na] = r.status_b[nb] = SAME
+                cb = {(ib.scopes[s].attr, ib.scopes[s].attr_index): s for s in ib.children.get(nb, ())}
+                for s in ia.children.get(na, ()):
+                    key = (ia.scopes[s].attr, ia.scopes[s].attr_index)
+                    if key in cb:
+                        todo.append((ia.scopes[s], ib.scopes[cb[key]]))
 
     @staticmethod
     def _mark_all_node(index: ModelIndex, nid: int, status: dict[int, str], value: str) -> None:
