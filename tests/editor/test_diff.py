@@ -285,3 +285,48 @@ def test_large_generated_models_diff_quickly() -> None:
     assert d.nodes_added == [] and d.nodes_removed == []
     assert sum("op_type" in c.kinds for c in d.nodes_changed) == 1
     assert elapsed < 10  # about 1 s on a quiet machine; generous for shared CI
+
+
+SILERO = CORPUS / "real" / "silero_vad_16k_op15.onnx"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_renames_on_a_model_with_subgraphs(seed: int) -> None:
+    base, doc = Document.open(SILERO), Document.open(SILERO)
+    rng = random.Random(seed)
+    main = doc.main
+    named = [nid for nid in main.node_ids if doc.node(nid).name]
+    renamed_nodes = rng.sample(named, 5)
+    for k, nid in enumerate(renamed_nodes):
+        doc.execute(SetNodeField(nid, "name", f"renamed_{k}"))
+    # values captured by If bodies included: the bodies change, but only by the rename
+    captured = sorted({name for nid in main.node_ids for name in _captured_by(doc, nid)})
+    plain = sorted(v for v in main.producers if v not in captured and v not in main.output_names())
+    values = rng.sample(captured, 2) + rng.sample(plain, 2)
+    for k, v in enumerate(values):
+        doc.execute(RenameValue(main.id, v, f"value_{k}"))
+    d = diff_models(base, doc)
+    only_kinds(d, nodes_changed=5, values_renamed=4)
+    assert all(c.kinds == ["renamed"] for c in d.nodes_changed)
+    assert {c.b.name for c in d.nodes_changed} == {f"renamed_{k}" for k in range(5)}
+    assert {(v.old, v.new) for v in d.values_renamed} == {(v, f"value_{k}") for k, v in enumerate(values)}
+
+
+def _captured_by(doc: Document, nid: int) -> list[str]:
+    from editor.passes.extract import captured_names
+
+    node = doc.node(nid)
+    return [n for a in node.attribute if a.HasField("g") for n in captured_names(a.g)]
+
+
+def test_changed_if_body_and_added_inner_node() -> None:
+    base, doc = Document.open(SILERO), Document.open(SILERO)
+    if_id = next(nid for nid in doc.main.node_ids if doc.node(nid).op_type == "If")
+    body = doc.index.children[if_id][0]
+    inner = doc.index.scopes[body]
+    first_out = inner.graph.node[0].output[0]
+    doc.execute(AddNode(body, "Identity", name="probe", inputs=[first_out], outputs=["probe_out"]))
+    d = diff_models(base, doc)
+    only_kinds(d, nodes_changed=1, nodes_added=1)
+    assert d.nodes_changed[0].b.id == if_id and d.nodes_changed[0].kinds == ["subgraph"]
+    assert d.nodes_added[0].name == "probe" and "." in d.nodes_added[0].scope
