@@ -431,6 +431,11 @@ class _Differ:
             b != a for b, a in outer.items()
         ):
             self._pair_identical(sa, sb)  # the common case in a diff: an untouched graph
+            if not sa.is_function and any(uses_external_data(t) for t in sa.graph.initializer):
+                # the same references may still point at different bytes (another folder)
+                before = len(self.result.initializers_changed)
+                self._match_initializers(sa, sb)
+                return len(self.result.initializers_changed) > before
             return False
         A, B = _Side(self.da, sa), _Side(self.db, sb)
         path = self.da.index.path(sa.id)

@@ -266,6 +266,10 @@ class _Extraction:
             if name not in produced and name not in stop and name not in inits and name not in sparse:
                 raise CommandError(f"output {name!r} is not computed by the extracted nodes")
         ins = list(dict.fromkeys(inputs))
+        used = {u for n in nodes for u in _node_uses(n)} | set(outputs)
+        for name in ins:
+            if name not in used:
+                raise CommandError(f"input {name!r} does not lead to any of the outputs {', '.join(map(repr, outputs))}")
         return self._build(nodes, ins, list(dict.fromkeys(outputs)), list(inits.values()), list(sparse.values()),
                            label=f"{', '.join(ins)} -> {', '.join(outputs)}")
 

@@ -195,6 +195,8 @@ def test_refusals() -> None:
         extract_model(doc, inputs=["h"], outputs=["nope"])
     with pytest.raises(CommandError, match="depends on graph input 'c'"):
         extract_model(doc, inputs=["h"], outputs=["s"])
+    with pytest.raises(CommandError, match="input 'x' does not lead to any of the outputs 'z'"):
+        extract_model(doc, inputs=["x", "y"], outputs=["z"])
     with pytest.raises(CommandError, match="not both"):
         extract_model(doc, node_ids=_ids(doc, "sig"), inputs=["z"], outputs=["s"])
     with pytest.raises(CommandError, match="is not in graph"):
