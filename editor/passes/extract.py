@@ -35,7 +35,7 @@ shape in the document, or move the cut).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import onnx
@@ -97,12 +97,17 @@ def extract_model(
     outputs: Sequence[str] | None = None,
     scope: int | None = None,
     inline_external: bool = True,
+    shapes: Mapping[str, Sequence[int | str | None]] | None = None,
 ) -> onnx.ModelProto:
     """A new model made of part of ``doc``'s graph ``scope`` (default: the main graph).
 
     Give either ``node_ids`` or both ``inputs`` and ``outputs`` (value names). Raises
     :class:`CommandError` when the request does not describe a valid cut (quoting the
     offending name) and :class:`ExternalDataError` when an external weight cannot be read.
+
+    ``shapes`` gives shapes (int, symbolic name or None per axis) for boundary values whose
+    rank static inference cannot tell, say from a run that captured them; it fills only
+    tensor types that have no shape, never overrides a declared one.
     """
     doc = _as_document(doc)
     sid = doc.index.main if scope is None else scope
@@ -114,15 +119,17 @@ def extract_model(
     if node_ids is not None and (inputs is not None or outputs is not None):
         raise CommandError("give either node ids or input and output names, not both")
     if node_ids is not None:
-        return _Extraction(doc, sc, inline_external).from_nodes(node_ids)
+        return _Extraction(doc, sc, inline_external, shapes).from_nodes(node_ids)
     if inputs is None or outputs is None:
         raise CommandError("give node ids, or both input and output names")
-    return _Extraction(doc, sc, inline_external).from_names(list(inputs), list(outputs))
+    return _Extraction(doc, sc, inline_external, shapes).from_names(list(inputs), list(outputs))
 
 
 class _Extraction:
-    def __init__(self, doc: Document, sc: Scope, inline_external: bool) -> None:
+    def __init__(self, doc: Document, sc: Scope, inline_external: bool,
+                 shapes: Mapping[str, Sequence[int | str | None]] | None) -> None:
         self.doc, self.sc, self.inline_external = doc, sc, inline_external
+        self.shapes = dict(shapes or {})
         self.chain = doc.index.scope_chain(sc.id)  # this scope first, then the enclosing ones
         self._types: dict[str, onnx.TypeProto] | None = None
 
@@ -290,7 +297,7 @@ class _Extraction:
         copy = onnx.ModelProto()
         copy.CopyFrom(self.doc.model)
         try:
-            inferred = onnx.shape_inference.infer_shapes(copy, strict_mode=False)
+            inferred = onnx.shape_inference.infer_shapes(copy, strict_mode=False, data_prop=True)
         except Exception:  # noqa: BLE001 - inference is best effort; unknown types are reported later
             return {}
         found: dict[str, onnx.TypeProto] = {}
@@ -346,6 +353,8 @@ class _Extraction:
         model.functions.extend(_used_functions(src, nodes))
         if not outputs_known:
             _type_outputs_by_inference(model)
+        if self.shapes:
+            _fill_shapes(model.graph, self.shapes)
         if self.inline_external:
             _inline_external(model, self.doc)
         return model
@@ -373,7 +382,7 @@ def _graphs_along(model: onnx.ModelProto, doc: Document, chain: list[Scope]) -> 
 def _type_outputs_by_inference(model: onnx.ModelProto) -> None:
     """Fill the types of untyped outputs from shape inference on the extracted model."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     except Exception:  # noqa: BLE001 - leave them untyped; the checker will say so
         return
     known = {vi.name: vi.type for vi in list(inferred.graph.value_info) + list(inferred.graph.output)
@@ -382,6 +391,21 @@ def _type_outputs_by_inference(model: onnx.ModelProto) -> None:
         if vi.name in known and (vi.type.WhichOneof("value") is None
                                  or (not _has_shape(vi.type) and _has_shape(known[vi.name]))):
             vi.type.CopyFrom(known[vi.name])
+
+
+def _fill_shapes(graph: onnx.GraphProto, shapes: dict[str, Sequence[int | str | None]]) -> None:
+    for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+        dims = shapes.get(vi.name)
+        if dims is None or not vi.type.HasField("tensor_type") or vi.type.tensor_type.HasField("shape"):
+            continue
+        shape = vi.type.tensor_type.shape
+        shape.SetInParent()  # an empty shape is a scalar: present even with no dims
+        for d in dims:
+            dim = shape.dim.add()
+            if isinstance(d, str):
+                dim.dim_param = d
+            elif d is not None:
+                dim.dim_value = int(d)
 
 
 def _has_shape(t: onnx.TypeProto) -> bool:

@@ -247,3 +247,24 @@ def test_external_data_inline_or_kept(tmp_path: Path) -> None:
         assert [uses_external_data(t) for t in kept.graph.initializer] == [True]
     finally:
         doc.store.close()
+
+
+def test_shapes_fill_what_inference_cannot_tell() -> None:
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["r"], name="sum", keepdims=1),
+             helper.make_node("Relu", ["r"], ["y"], name="relu")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                                       helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    doc = Document(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=10))
+    relu = _ids(doc, "relu")
+    part = extract_model(doc, node_ids=relu)
+    (r,) = part.graph.input
+    assert r.type.tensor_type.elem_type == TensorProto.FLOAT and not r.type.tensor_type.HasField("shape")
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(part)
+    part = extract_model(doc, node_ids=relu, shapes={"r": [2, "one"], "y": [2, None]})
+    onnx.checker.check_model(part, full_check=True)
+    dims = part.graph.input[0].type.tensor_type.shape.dim
+    assert (dims[0].dim_value, dims[1].dim_param) == (2, "one")
+    (y,) = _session(part).run(None, {"r": np.array([[-1.0], [2.0]], np.float32)})
+    np.testing.assert_array_equal(y, [[0.0], [2.0]])
