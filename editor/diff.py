@@ -19,7 +19,8 @@ map every node id of each side (all scopes) to ``"same" | "changed" | "added" |
 # * backward: the same from the graph outputs, over each output's consumers;
 # * names: nodes left over whose unique names agree (same op) are paired;
 # * loose rounds when strict ones stall: the op signature without attributes (attribute
-#   edits), then without the op (op type edits, only one-to-one), then names alone.
+#   edits), names alone (same op or not), then without the op (op type edits: same inputs
+#   and same consumers, one-to-one, and names must not disagree when names are stable).
 #
 # Equal keys on several nodes (parallel identical branches, equal constants) are paired by
 # output value names first, then node names, then graph order. Every round is linear in the graph, and list order never matters, so a
@@ -498,6 +499,9 @@ class _Differ:
             return keys
 
         def pair(ka: list[int], kb: list[int], unique_only: bool = False) -> int:
+            """Match unmatched nodes with equal keys; ``unique_only``: only one-to-one keys,
+            and, where names are stable between the models, not two nodes whose names differ
+            (a deleted node and an added one in its place stay removed + added)."""
             buckets: dict[int, list[int]] = defaultdict(list)
             for j in B.order:
                 if B.matched[j] < 0:
@@ -507,6 +511,7 @@ class _Differ:
                 for i in A.order:
                     if A.matched[i] < 0:
                         count_a[ka[i]] += 1
+            veto = unique_only and names_trusted()
             made = 0
             for i in A.order:
                 if A.matched[i] >= 0:
@@ -514,7 +519,8 @@ class _Differ:
                 cands = buckets.get(ka[i])
                 if not cands:
                     continue
-                if unique_only and (len(cands) != 1 or count_a[ka[i]] != 1):
+                if unique_only and (len(cands) != 1 or count_a[ka[i]] != 1
+                                    or (veto and A.names[i] and B.names[cands[0]] and A.names[i] != B.names[cands[0]])):
                     continue
                 pick = 0
                 if len(cands) > 1:  # a tie (identical structure): same value names, then same node name
@@ -525,6 +531,15 @@ class _Differ:
                 A.matched[i], B.matched[j] = j, i
                 made += 1
             return made
+
+        def names_trusted() -> bool:
+            """Most matched pairs with names kept them: a name change then means something."""
+            named = same = 0
+            for i, j in enumerate(A.matched):
+                if j >= 0 and A.names[i] and B.names[j]:
+                    named += 1
+                    same += A.names[i] == B.names[j]
+            return named > 0 and same * 2 > named
 
         def by_name(same_op: bool) -> int:
             count_a: dict[str, int] = defaultdict(int)
@@ -567,8 +582,9 @@ class _Differ:
             lambda: pair(forward(A, A.sig_op, vkey_a), forward(B, B.sig_op, vkey_b)),
             lambda: pair(backward(A, A.sig_op, out_anchor_a), backward(B, B.sig_op, out_anchor_b)),
             lambda: by_name(same_op=False),
-            lambda: pair(forward(A, None, vkey_a), forward(B, None, vkey_b), unique_only=True),
-            lambda: pair(backward(A, None, out_anchor_a), backward(B, None, out_anchor_b), unique_only=True),
+            # op type edits: same inputs and same consumers, whatever the op
+            lambda: pair(_combine(forward(A, None, vkey_a), backward(A, None, out_anchor_a)),
+                         _combine(forward(B, None, vkey_b), backward(B, None, out_anchor_b)), unique_only=True),
         ]
         for _ in range(20):
             if all_matched():
@@ -658,7 +674,7 @@ class _Differ:
             kinds.append("renamed")
         if na.op_type != nb.op_type:
             kinds.append("op_type")
-        if (na.domain or "") not in ((nb.domain or ""),) and {na.domain, nb.domain} != {"", "ai.onnx"}:
+        if _domain(na.domain) != _domain(nb.domain):
             kinds.append("domain")
         if na.doc_string != nb.doc_string:
             kinds.append("doc_string")
@@ -695,10 +711,10 @@ class _Differ:
         if xa == "" or xb == "":
             return xa == xb
         pa, pb = A.producer.get(xa), B.producer.get(xb)
-        if pa is not None or pb is not None:
-            if pa is None or pb is None:
-                return False
+        if pa is not None and pb is not None and A.matched[pa[0]] >= 0:
             return A.matched[pa[0]] == pb[0] and pa[1] == pb[1]
+        # a producer that was removed or added is reported as such; the wiring is the same
+        # when the name is (through renames)
         return b_to_a.get(xb, xb) == xa
 
     def _compare_bodies(self, nid_a: int, nid_b: int, b_to_a: dict[str, str]) -> list[str]:
@@ -828,6 +844,14 @@ class _Differ:
 
 
 # -- helpers ---------------------------------------------------------------------------
+def _combine(x: list[int], y: list[int]) -> list[int]:
+    return [hash(p) for p in zip(x, y)]
+
+
+def _domain(d: str) -> str:
+    return "" if d == "ai.onnx" else d
+
+
 def _fkey(fn: onnx.FunctionProto) -> tuple[str, str, str]:
     return (fn.domain, fn.name, fn.overload)
 

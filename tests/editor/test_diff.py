@@ -364,3 +364,20 @@ def test_external_initializers_compared_in_chunks(tmp_path, monkeypatch) -> None
     finally:
         for doc in docs:
             doc.store.close()
+
+
+def test_replaced_node_with_stable_names_is_removed_and_added() -> None:
+    base, doc = Document(small_model()), Document(small_model())
+    doc.execute(DeleteNodes([node_id(doc, "relu")]))
+    doc.execute(AddNode(doc.index.main, "Sigmoid", name="sig", inputs=["add"], outputs=["relu"]))
+    d = diff_models(base, doc)
+    only_kinds(d, nodes_removed=1, nodes_added=1)
+    assert (d.nodes_removed[0].name, d.nodes_added[0].name) == ("relu", "sig")
+
+
+def test_op_type_edit_keeps_the_pair() -> None:
+    base, doc = Document(small_model()), Document(small_model())
+    doc.execute(SetNodeField(node_id(doc, "relu"), "op_type", "Sigmoid"))
+    d = diff_models(base, doc)
+    only_kinds(d, nodes_changed=1)
+    assert d.nodes_changed[0].kinds == ["op_type"]
