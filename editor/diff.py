@@ -41,6 +41,7 @@ import onnx
 from onnx import helper
 
 from editor.io.tensors import NUMPY_DTYPES, dtype_name, tensor_to_numpy, uses_external_data
+from editor.types import tensor_text, type_text
 
 if TYPE_CHECKING:
     from editor.document import Document
@@ -756,17 +757,17 @@ class _Differ:
                 if bn is None:
                     if kind == "input" and name in inits_a:
                         continue  # IR < 4 initializer-inputs: reported with the initializers
-                    r.io_changes.append(IOChange(path, kind, name, _type_text(v.type), None))
+                    r.io_changes.append(IOChange(path, kind, name, type_text(v.type), None))
                     changed = True
                     continue
                 seen_b.add(bn)
-                ta, tb = _type_text(v.type), _type_text(vb[bn].type)
+                ta, tb = type_text(v.type), type_text(vb[bn].type)
                 if ta != tb:
                     r.io_changes.append(IOChange(path, kind, name, ta, tb))
                     changed = True
             for name, v in vb.items():
                 if name not in seen_b and not (kind == "input" and name in inits_b):
-                    r.io_changes.append(IOChange(path, kind, name, None, _type_text(v.type)))
+                    r.io_changes.append(IOChange(path, kind, name, None, type_text(v.type)))
                     changed = True
         return changed
 
@@ -793,10 +794,10 @@ class _Differ:
         matched_a = set(mapping.values())
         for n in ta:
             if n not in matched_a:
-                r.initializers_removed.append(f"{n!r} {_tensor_text(ta[n])}" + ("" if path == "main" else f" in {path}"))
+                r.initializers_removed.append(f"{n!r} {tensor_text(ta[n])}" + ("" if path == "main" else f" in {path}"))
         for n in tb:
             if n not in mapping:
-                r.initializers_added.append(f"{n!r} {_tensor_text(tb[n])}" + ("" if path == "main" else f" in {path}"))
+                r.initializers_added.append(f"{n!r} {tensor_text(tb[n])}" + ("" if path == "main" else f" in {path}"))
         for bn, an in mapping.items():
             change = self._compare_tensors(path, an, ta[an], tb[bn])
             if change is not None:
@@ -827,7 +828,7 @@ class _Differ:
             kinds.append("dtype")
         if list(ta.dims) != list(tb.dims):
             kinds.append("shape")
-        old, new = _tensor_text(ta), _tensor_text(tb)
+        old, new = tensor_text(ta), tensor_text(tb)
         if kinds:
             return InitializerChange(path, name, kinds, old, new)
         try:
@@ -873,43 +874,11 @@ def _match_names(a: list[str], b: list[str], *, by_position: bool) -> dict[str, 
     return mapping
 
 
-def _type_text(t: onnx.TypeProto) -> str:
-    kind = t.WhichOneof("value")
-    if kind is None:
-        return "(untyped)"
-    if kind in ("tensor_type", "sparse_tensor_type"):
-        tt = getattr(t, kind)
-        elem = dtype_name(tt.elem_type).lower() if tt.elem_type else "?"
-        if not tt.HasField("shape"):
-            return f"{elem}[...]"
-        dims = []
-        for d in tt.shape.dim:
-            which = d.WhichOneof("value")
-            dims.append(str(d.dim_value) if which == "dim_value" else d.dim_param if which == "dim_param" else "?")
-        prefix = "sparse " if kind == "sparse_tensor_type" else ""
-        return f"{prefix}{elem}[{','.join(dims)}]"
-    if kind == "sequence_type":
-        return f"seq({_type_text(t.sequence_type.elem_type)})"
-    if kind == "optional_type":
-        return f"optional({_type_text(t.optional_type.elem_type)})"
-    if kind == "map_type":
-        return f"map({dtype_name(t.map_type.key_type).lower()},{_type_text(t.map_type.value_type)})"
-    return kind
-
-
-def _tensor_text(t: onnx.TensorProto) -> str:
-    try:
-        elem = dtype_name(t.data_type).lower()
-    except Exception:  # noqa: BLE001
-        elem = str(t.data_type)
-    return f"{elem}[{','.join(str(d) for d in t.dims)}]"
-
-
 def _attr_text(attr: onnx.AttributeProto) -> str:
     if attr.ref_attr_name:
         return f"@{attr.ref_attr_name}"
     if attr.type in (onnx.AttributeProto.TENSOR,):
-        return f"tensor {_tensor_text(attr.t)}"
+        return f"tensor {tensor_text(attr.t)}"
     if attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
         return "<graph>"
     try:

@@ -45,6 +45,7 @@ from onnx import TensorProto
 
 from editor.io import iter_tensors, tensor_nbytes, uses_external_data
 from editor.weights import dtype_label, list_weights
+from editor.types import shape_dims
 
 if TYPE_CHECKING:
     from editor.document import Document
@@ -136,27 +137,8 @@ def type_label(tp: onnx.TypeProto) -> tuple[str, str]:
     return "undefined", "undefined"
 
 
-def shape_of(tp: onnx.TypeProto) -> list[int | str | None] | None:
-    """Dims of a tensor type: ints, symbolic names, ``None`` for unknown; ``None`` if no shape."""
-    which = tp.WhichOneof("value")
-    if which == "tensor_type":
-        t = tp.tensor_type
-    elif which == "sparse_tensor_type":
-        t = tp.sparse_tensor_type
-    else:
-        return None
-    if not t.HasField("shape"):
-        return None
-    dims: list[int | str | None] = []
-    for d in t.shape.dim:
-        which_dim = d.WhichOneof("value")
-        if which_dim == "dim_value":
-            dims.append(int(d.dim_value))
-        elif which_dim == "dim_param":
-            dims.append(d.dim_param)
-        else:
-            dims.append(None)
-    return dims
+#: dims of a tensor type (ints, symbolic names, None for unknown); None when unranked
+shape_of = shape_dims
 
 
 def describe_value(vi: onnx.ValueInfoProto) -> dict[str, Any]:

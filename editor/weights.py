@@ -38,6 +38,7 @@ from onnx import AttributeProto, TensorProto
 from editor.errors import LoadError, SaveError, StudioError
 from editor.io import tensor_nbytes, tensor_to_numpy, uses_external_data
 from editor.io.tensors import NUMPY_DTYPES, element_count, raw_nbytes
+from editor.types import dtype_name
 
 if TYPE_CHECKING:
     from editor.document import Document
@@ -69,16 +70,8 @@ for _name, _bits in (("INT2", 2), ("UINT2", 2)):
         _PACKED[getattr(TensorProto, _name)] = _bits
 
 
-def dtype_label(elem_type: int) -> str:
-    """Numpy-like lower-case label of an ONNX element type (``float32``, ``bfloat16`` ...)."""
-    if elem_type == TensorProto.FLOAT:
-        return "float32"
-    if elem_type == TensorProto.DOUBLE:
-        return "float64"
-    try:
-        return TensorProto.DataType.Name(elem_type).lower()
-    except ValueError:
-        return f"type{elem_type}"
+#: numpy-like label of an ONNX element type (kept under this name for callers)
+dtype_label = dtype_name
 
 
 @dataclass(frozen=True)

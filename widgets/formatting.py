@@ -9,60 +9,10 @@ from __future__ import annotations
 import onnx
 from onnx import AttributeProto, TensorProto, TypeProto
 
+from editor.types import dims_text, dtype_name, tensor_text, type_text  # noqa: F401 - re-exported for panels
+
 MAX_LIST = 24
 MAX_TEXT = 200
-
-
-def dtype_name(elem_type: int) -> str:
-    if elem_type == 0:
-        return "?"
-    try:
-        return onnx.helper.tensor_dtype_to_np_dtype(elem_type).name if elem_type not in _SPECIAL else _SPECIAL[elem_type]
-    except Exception:  # noqa: BLE001 - float8 / int4 / float4 have no plain numpy dtype
-        try:
-            return TensorProto.DataType.Name(elem_type).lower()
-        except ValueError:
-            return f"dtype{elem_type}"
-
-
-_SPECIAL = {TensorProto.STRING: "string", TensorProto.BOOL: "bool", TensorProto.BFLOAT16: "bfloat16"}
-
-
-def dims_text(shape) -> str:
-    dims = []
-    for d in shape.dim:
-        if d.HasField("dim_value"):
-            dims.append(str(d.dim_value))
-        elif d.HasField("dim_param"):
-            dims.append(d.dim_param)
-        else:
-            dims.append("?")
-    return "[" + ",".join(dims) + "]"
-
-
-def type_text(tp: TypeProto | None) -> str:
-    """``float32[1,3,224,224]``, ``float32`` (rank unknown), ``seq(...)``, ``map(k,v)``."""
-    if tp is None:
-        return ""
-    which = tp.WhichOneof("value")
-    if which == "tensor_type" or which == "sparse_tensor_type":
-        tt = getattr(tp, which)
-        text = dtype_name(tt.elem_type)
-        if tt.HasField("shape"):
-            text += dims_text(tt.shape)
-        return f"sparse {text}" if which == "sparse_tensor_type" else text
-    if which == "sequence_type":
-        return f"seq({type_text(tp.sequence_type.elem_type)})"
-    if which == "map_type":
-        return f"map({dtype_name(tp.map_type.key_type)},{type_text(tp.map_type.value_type)})"
-    if which == "optional_type":
-        return f"optional({type_text(tp.optional_type.elem_type)})"
-    return ""
-
-
-def tensor_text(t: TensorProto) -> str:
-    shape = "[" + ",".join(str(d) for d in t.dims) + "]"
-    return f"{dtype_name(t.data_type)}{shape}"
 
 
 def human_bytes(n: int | float) -> str:

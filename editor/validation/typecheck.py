@@ -20,6 +20,7 @@ import onnx
 from onnx import defs
 
 from editor.validation.problems import ERROR
+from editor.types import type_text
 
 if TYPE_CHECKING:
     from editor.validation.validator import Validator
@@ -96,24 +97,6 @@ def _first_line(exc: BaseException) -> str:
     for prefix in ("[ShapeInferenceError]", "[TypeInferenceError]"):
         text = text.replace(prefix, "").strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def type_text(tp: onnx.TypeProto) -> str:
-    kind = tp.WhichOneof("value")
-    if kind in ("tensor_type", "sparse_tensor_type"):
-        t = getattr(tp, kind)
-        elem = onnx.TensorProto.DataType.Name(t.elem_type).lower() if t.elem_type else "?"
-        if not t.HasField("shape"):
-            return f"{elem}[...]"
-        dims = ",".join(
-            str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim
-        )
-        return f"{elem}[{dims}]"
-    if kind == "sequence_type":
-        return f"seq({type_text(tp.sequence_type.elem_type)})"
-    if kind == "optional_type":
-        return f"optional({type_text(tp.optional_type.elem_type)})"
-    return kind or "?"
 
 
 def type_conflict(inferred: onnx.TypeProto, declared: onnx.TypeProto) -> str | None:

@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 
 import onnx
 
+
 from editor.viewmodel.categories import CATEGORIES, category_of
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
+from editor.types import dtype_name
 
 __all__ = [
     "Box", "Edge", "DisplayGraph", "build_display_graph", "category_of", "CATEGORIES",
@@ -101,21 +103,6 @@ class DisplayGraph:
 
 # --------------------------------------------------------------------------- text helpers
 
-_DTYPE_NAMES: dict[int, str] = {}
-
-
-def _dtype_name(elem_type: int) -> str:
-    name = _DTYPE_NAMES.get(elem_type)
-    if name is None:
-        try:
-            name = onnx.TensorProto.DataType.Name(elem_type).lower()
-        except ValueError:
-            name = f"dtype{elem_type}"
-        name = {"float": "float32", "double": "float64"}.get(name, name)
-        _DTYPE_NAMES[elem_type] = name
-    return name
-
-
 def shape_text(vi: onnx.ValueInfoProto | None) -> str:
     """``"1x64x56x56"`` for a tensor value's shape, ``""`` when unknown or not a tensor."""
     if vi is None or not vi.type.HasField("tensor_type"):
@@ -136,7 +123,7 @@ def shape_text(vi: onnx.ValueInfoProto | None) -> str:
 
 def _tensor_text(dims: Sequence[int], elem_type: int) -> str:
     shape = "x".join(str(d) for d in dims) if len(dims) else "scalar"
-    return f"{shape} {_dtype_name(elem_type)}"
+    return f"{shape} {dtype_name(elem_type)}"
 
 
 def _attr_text(attr: onnx.AttributeProto) -> str | None:

@@ -122,7 +122,7 @@ def test_replace_initializer_values_and_shape() -> None:
     assert ic.name == "b" and ic.kinds == ["values"] and ic.differing == 1 and ic.max_abs_diff == pytest.approx(4.0)
     doc.execute(ReplaceInitializer(doc.index.main, "b", np.ones((1, 4), dtype=np.float64)))
     (ic,) = diff_models(base, doc).initializers_changed
-    assert ic.kinds == ["dtype", "shape"] and ic.old == "float[4]" and ic.new == "double[1,4]"
+    assert ic.kinds == ["dtype", "shape"] and ic.old == "float32[4]" and ic.new == "float64[1,4]"
 
 
 def test_initializer_tolerance() -> None:
@@ -223,7 +223,7 @@ def test_io_type_and_metadata_changes() -> None:
     b.producer_name = "other"
     helper.set_model_props(b, {"author": "me"})
     d = diff_models(a, b)
-    assert [(c.kind, c.name, c.old, c.new) for c in d.io_changes] == [("input", "x", "float[2,3]", "float[N,3]")]
+    assert [(c.kind, c.name, c.old, c.new) for c in d.io_changes] == [("input", "x", "float32[2,3]", "float32[N,3]")]
     assert {c.field for c in d.model_changes} == {"producer_name", "metadata:author"}
     assert d.nodes_changed == [] and d.nodes_added == [] and d.nodes_removed == []
 

@@ -209,7 +209,7 @@ def test_declared_types_are_checked_against_inference(live: Validator) -> None:
     doc.execute(SetValueType(main, "b", T.FLOAT, [2, 3]))
     (p,) = live.problems
     assert (p.code, p.node_id, p.value) == ("type-mismatch", node_id(doc, "t1"), "b")
-    assert "float[2,3]" in p.message and "float[3,2]" in p.message
+    assert "float32[2,3]" in p.message and "float32[3,2]" in p.message
     # changing the producer's attribute fixes it
     doc.execute(SetAttribute(node_id(doc, "t1"), "perm", [0, 1]))
     assert live.problems == []
