@@ -19,6 +19,10 @@ class ChangeSet:
     nodes_changed: set[NodeId] = field(default_factory=set)
     scopes: set[ScopeId] = field(default_factory=set)  # graphs whose lists/fields changed
     scope_fields: set[tuple[ScopeId, str]] = field(default_factory=set)  # (scope, "input"|"initializer"|...)
+    #: graph-list elements edited in place: (scope, "input"|"output"|"value_info"|"initializer"..., position)
+    items: set[tuple[ScopeId, str, int]] = field(default_factory=set)
+    #: graph lists that had elements inserted or removed (positions in ``items`` may be stale)
+    lists_reshaped: set[tuple[ScopeId, str]] = field(default_factory=set)
     values_renamed: list[tuple[ScopeId, str, str]] = field(default_factory=list)
     model_fields: set[str] = field(default_factory=set)  # producer_name, metadata_props, opset_import ...
     structure: bool = False  # scopes appeared or disappeared (subgraphs, functions)
@@ -30,6 +34,8 @@ class ChangeSet:
         self.nodes_changed |= other.nodes_changed
         self.scopes |= other.scopes
         self.scope_fields |= other.scope_fields
+        self.items |= other.items
+        self.lists_reshaped |= other.lists_reshaped
         self.values_renamed += other.values_renamed
         self.model_fields |= other.model_fields
         self.structure |= other.structure

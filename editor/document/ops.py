@@ -59,7 +59,17 @@ def resolve(index: ModelIndex, target: Target) -> Any:
     raise ValueError(f"unknown op target {target!r}")
 
 
-def _touch(index: ModelIndex, changes: ChangeSet, target: Target, field: str) -> None:
+def _touch(
+    index: ModelIndex,
+    changes: ChangeSet,
+    target: Target,
+    field: str,
+    *,
+    position: int | None = None,
+    reshaped: bool = False,
+) -> None:
+    """Record what an op touched. For a graph's lists, also which element changed in place
+    (``position``) or that elements were inserted or removed (``reshaped``)."""
     kind = target[0]
     if kind == "model":
         if field == "graph":
@@ -69,12 +79,17 @@ def _touch(index: ModelIndex, changes: ChangeSet, target: Target, field: str) ->
     elif kind == "scope":
         changes.scopes.add(target[1])
         changes.scope_fields.add((target[1], field))
+        if reshaped:
+            changes.lists_reshaped.add((target[1], field))
+        elif position is not None:
+            changes.items.add((target[1], field, position))
     elif kind == "node":
         changes.nodes_changed.add(target[1])
         changes.scopes.add(index.node_scope[target[1]])
     elif kind == "item":
         changes.scopes.add(target[1])
         changes.scope_fields.add((target[1], target[2]))
+        changes.items.add((target[1], target[2], target[3]))
 
 
 class Op:
@@ -156,7 +171,7 @@ class InsertItem(Op):
             _attr_edit(index, self.target[1], changes, lambda: seq.insert(pos, self.value), None, self.ids)
         else:
             seq.insert(pos, self.value)
-        _touch(index, changes, self.target, self.field)
+        _touch(index, changes, self.target, self.field, reshaped=True)
         if is_node_list:
             scope = index.scopes[self.target[1]]
             nid = index._register_node(scope, pos, seq[pos], self.ids)
@@ -202,7 +217,7 @@ class RemoveItem(Op):
             del seq[pos]
         if self.target == ("model",) and self.field == "functions":
             index.rebind_function_scopes()
-        _touch(index, changes, self.target, self.field)
+        _touch(index, changes, self.target, self.field, reshaped=True)
         return InsertItem(self.target, self.field, pos, old, ids)
 
 
@@ -242,7 +257,7 @@ class ReplaceItem(Op):
                 )
             else:
                 old.CopyFrom(self.value)
-        _touch(index, changes, self.target, self.field)
+        _touch(index, changes, self.target, self.field, position=pos)
         return ReplaceItem(self.target, self.field, pos, undo_value, old_ids)
 
 

@@ -1,0 +1,106 @@
+"""``onnx-studio check MODEL [--json] [--full]``: list a model's problems.
+
+Exit codes: 0 no errors (warnings and notes allowed), 1 at least one error, 2 the file
+cannot be read (a :class:`~editor.errors.LoadError`, printed by the dispatcher as
+``error: ...``).
+
+The live checks (the same ones the editor runs after each edit) always run; ``--full`` adds
+``onnx.checker`` (full) and strict shape inference with data propagation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from editor.document import Document
+from editor.errors import LoadError
+from editor.validation import Problem, Validator, full_check
+from editor.validation.full import raw_full_check, to_problems
+from editor.validation.problems import ERROR, INFO, WARNING, sort_key
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "check",
+        help="validate a model and list its problems (exit 1 when there are errors)",
+        description="Validate MODEL: operator schemas at the model's opset, names (SSA, undefined, "
+        "order), declared vs inferred types. Exit 0 without errors, 1 with errors, 2 when the "
+        "file cannot be read.",
+    )
+    p.add_argument("model", metavar="MODEL", help="the .onnx file")
+    p.add_argument("--json", action="store_true", help="print the problems as a JSON list")
+    p.add_argument("--full", action="store_true",
+                   help="also run onnx.checker (full) and strict shape inference")
+    return p
+
+
+def load_document(path: str | os.PathLike) -> Document:
+    """Open ``path`` as a document (the one place this command reads a file)."""
+    try:
+        import editor.io  # noqa: F401 - present once the io branch is merged
+    except ImportError:
+        return _load_plain(Path(path))
+    return Document.open(path)
+
+
+def _load_plain(path: Path) -> Document:
+    import onnx
+
+    if not path.is_file():
+        raise LoadError(f"cannot read {str(path)!r}: no such file")
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is "not a model"
+        raise LoadError(f"cannot read {str(path)!r}: not an ONNX model ({type(exc).__name__})") from exc
+    if not model.HasField("graph") and not model.ir_version:
+        raise LoadError(f"cannot read {str(path)!r}: not an ONNX model (no graph, no IR version)")
+    return Document(model, path=path)
+
+
+def check_document(doc: Document, *, full: bool = False) -> list[Problem]:
+    problems = Validator(doc, live=False).validate_all()
+    if full:
+        path = doc.path
+        if path is not None and getattr(doc, "format", "binary") == "binary" and not doc.is_modified:
+            extra = to_problems(raw_full_check(path), doc)  # lets the checker see external data
+        else:
+            extra = full_check(doc.model, doc)
+        seen = {(p.code, p.node_id) for p in problems}
+        problems = problems + [p for p in extra if (p.code, p.node_id) not in seen]
+    return sorted(problems, key=sort_key)
+
+
+def problem_record(doc: Document, p: Problem) -> dict:
+    node = doc.index.nodes.get(p.node_id) if p.node_id is not None else None
+    return {
+        "severity": p.severity,
+        "code": p.code,
+        "message": p.message,
+        "node": p.node_id,
+        "node_name": node.name if node is not None else None,
+        "op_type": node.op_type if node is not None else None,
+        "value": p.value,
+        "graph": p.graph,
+        "source": p.source,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    doc = load_document(args.model)
+    problems = check_document(doc, full=args.full)
+    if args.json:
+        from editor.cli import emit_json
+
+        emit_json([problem_record(doc, p) for p in problems])
+    else:
+        for p in problems:
+            where = p.graph or "model"
+            print(f"{p.severity:7} {where}: {p.message} [{p.code}]")
+        counts = {s: sum(1 for p in problems if p.severity == s) for s in (ERROR, WARNING, INFO)}
+        if problems:
+            print(f"{counts[ERROR]} error(s), {counts[WARNING]} warning(s), {counts[INFO]} note(s)")
+        else:
+            print(f"{args.model}: no problems found")
+    return 1 if any(p.severity == ERROR for p in problems) else 0

@@ -1,0 +1,227 @@
+"""``onnx-studio render MODEL -o FILE.svg|FILE.png``: draw a model's graph headless.
+
+The same pipeline as the canvas: display model (``editor.viewmodel``) -> layout
+(``editor.layout``) -> ``widgets.canvas`` scene -> PNG (QImage) or SVG (QSvgGenerator).
+Qt is imported only inside :func:`run` (and with ``QT_QPA_PLATFORM=offscreen`` when there
+is no display), so importing this module — and ``editor`` as a whole — never loads Qt.
+
+``--collapsed`` (default) draws name-scope groups as single boxes, ``--expanded`` draws every
+node; ``--scope PATH`` opens the groups down to PATH and draws only what lies inside it.
+Exit codes: 0 written, 2 the model cannot be loaded or the scope does not exist, 1 other
+errors (output not writable, unknown format).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from editor.errors import LoadError, StudioError
+
+FORMATS = (".png", ".svg")
+
+
+def load_model(path: str | Path) -> Any:
+    """The model at ``path`` (weights stay external). The one place render reads files.
+
+    # NOTE: uses ``editor.io.load_model`` (binary and text syntax, typed errors) when that
+    # module is present, plain ``onnx.load`` otherwise; node ids are node indices
+    # (``range(len(graph.node))``) until render works from a Document.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise LoadError(f"no such model file: {str(p)!r}")
+    try:
+        from editor.io import load_model as io_load_model  # type: ignore[attr-defined]
+    except ImportError:
+        io_load_model = None
+    if io_load_model is not None:
+        loaded = io_load_model(p)
+        try:
+            return loaded.model
+        finally:
+            loaded.close()
+    import onnx
+
+    try:
+        return onnx.load(str(p), load_external_data=False)
+    except Exception as exc:  # noqa: BLE001 - protobuf raises several unrelated types
+        raise LoadError(f"cannot parse {str(p)!r} as an ONNX model: {exc}") from exc
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register the ``render`` sub-command on an ``argparse`` subparsers object."""
+    p = subparsers.add_parser(
+        "render",
+        help="draw a model's graph to PNG or SVG",
+        description="Draw a model's graph (as the canvas shows it) to a PNG or SVG file.",
+    )
+    configure_parser(p)
+    return p
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="path of the .onnx model")
+    p.add_argument("-o", "--output", required=True, help="output file, .png or .svg")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--collapsed", dest="expanded", action="store_false",
+                      help="name scopes as group boxes, the editor's first view (default)")
+    mode.add_argument("--expanded", dest="expanded", action="store_true", help="every node drawn (flat)")
+    p.set_defaults(expanded=False)
+    p.add_argument("--scope", default="", metavar="PATH", help="draw only the inside of this name scope, e.g. /model/layers.0")
+    p.add_argument("--scale", type=float, default=2.0, help="PNG pixels per layout unit (default 2; reduced for huge graphs)")
+    p.add_argument("--max-size", type=int, default=8192, metavar="PX", help="longest PNG side in pixels (default 8192)")
+    p.add_argument("--names", action="store_true", help="show node names in the boxes")
+    p.add_argument("--dark", action="store_true", help="dark theme")
+    p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")
+    p.set_defaults(func=run)
+
+
+def _opsets(model: Any) -> dict[str, int]:
+    return {op.domain: op.version for op in model.opset_import}
+
+
+def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
+    """Set of open group paths for the requested mode and scope (None = flat).
+
+    ``--collapsed`` is the editor's first view (``editor.viewmodel.default_expanded``: the
+    top groups opened while the picture stays small), not a single box.
+    """
+    from editor.viewmodel import build_group_tree, default_expanded, scoped_name
+
+    scope = args.scope.rstrip("/")
+    if not scope:
+        return None if args.expanded else default_expanded(model.graph)
+    names = [scoped_name(n) for n in model.graph.node]
+    tree = build_group_tree(names, list(range(len(names))))
+    if scope not in tree:
+        known = sorted(tree.parent)[:8]
+        raise LoadError(f"no group {scope!r} in the model (groups include: {', '.join(known) or 'none'})")
+    opened = {scope}
+    p = tree.parent.get(scope, "")
+    while p:
+        opened.add(p)
+        p = tree.parent.get(p, "")
+    if args.expanded:
+        prefix = scope + "/"
+        opened |= {g for g in tree.parent if g.startswith(prefix)}
+    return opened
+
+
+def _inside(model: Any, display: Any, scope: str) -> list[str]:
+    """Keys of the boxes that lie inside group ``scope`` (node ids are node indices here)."""
+    from editor.viewmodel import scoped_name
+
+    prefix = scope.rstrip("/") + "/"
+    scoped = [scoped_name(n) for n in model.graph.node]
+    out = []
+    for b in display.boxes:
+        if b.kind == "group" and b.name.startswith(prefix):
+            out.append(b.key)
+        elif b.kind == "node" and b.node_id is not None and scoped[b.node_id].startswith(prefix):
+            out.append(b.key)
+    return out
+
+
+def _ensure_qt_app() -> Any:
+    if not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
+            and sys.platform.startswith("linux"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(["onnx-studio-render"])
+    return app
+
+
+def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, log=None) -> dict[str, Any]:
+    """Lay out and draw ``model``; returns facts about the result (sizes, counts, timings)."""
+    from editor.layout import layout_graph
+    from editor.viewmodel import build_display_graph
+
+    out = Path(output)
+    suffix = out.suffix.lower()
+    if suffix not in FORMATS:
+        raise StudioError(f"unknown output format {out.suffix!r} (use .png or .svg)")
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    expanded = _expanded_for(model, args)
+    graph = model.graph
+    display = build_display_graph(graph, list(range(len(graph.node))), opsets=_opsets(model), expanded=expanded)
+    timings["viewmodel"] = time.perf_counter() - t
+    t = time.perf_counter()
+    result = layout_graph(display)
+    timings["layout"] = time.perf_counter() - t
+    t = time.perf_counter()
+    _ensure_qt_app()
+    from widgets.canvas.export import export_png, export_svg, overview_png
+    from widgets.canvas.scene import GraphScene
+
+    if suffix == ".png" and not args.scope and len(display.boxes) >= 1500:
+        # too big for text at the capped scale: draw the zoomed-out picture directly
+        size = overview_png(display, result, out, scale=args.scale, dark=args.dark, max_side=args.max_size)
+        if size is not None:
+            timings["draw"] = time.perf_counter() - t
+            return {"boxes": len(display.boxes), "edges": len(display.edges),
+                    "width": size.width(), "height": size.height(), "timings": timings}
+    scene = GraphScene(dark=args.dark, show_names=args.names)
+    scene.set_graph(display, result)
+    timings["scene"] = time.perf_counter() - t
+    t = time.perf_counter()
+    selection_only = False
+    if args.scope:
+        inside = _inside(model, display, args.scope)
+        if inside:
+            scene.select_keys(inside)
+            selection_only = True
+    if suffix == ".png":
+        size = export_png(scene, out, selection_only=selection_only, scale=args.scale, max_side=args.max_size)
+    else:
+        size = export_svg(scene, out, selection_only=selection_only, title=graph.name)
+    timings["draw"] = time.perf_counter() - t
+    return {
+        "boxes": len(display.boxes),
+        "edges": len(display.edges),
+        "width": size.width(),
+        "height": size.height(),
+        "timings": timings,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of the sub-command; returns the process exit code."""
+    try:
+        t0 = time.perf_counter()
+        model = load_model(args.model)
+        t_load = time.perf_counter() - t0
+        facts = render_model(model, args.output, args)
+    except StudioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    total = sum(facts["timings"].values())
+    print(f"{args.output}: {facts['boxes']} boxes, {facts['edges']} edges, "
+          f"{facts['width']}x{facts['height']} in {total:.2f} s", file=sys.stderr)
+    if args.timings:
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in facts["timings"].items())
+        print(f"timings (s): load {t_load:.3f}, {parts}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m editor.cli.render MODEL -o FILE`` (the same as ``onnx-studio render``)."""
+    parser = argparse.ArgumentParser(prog="onnx-studio render")
+    configure_parser(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,156 @@
+"""Layered layout of a :class:`~editor.viewmodel.DisplayGraph`: pure, deterministic, cancellable.
+
+``layout_graph`` is a pure function of the display model (plus, optionally, the previous
+result to stay close to): no Qt, no globals, safe to run on a worker thread. Progress is
+reported through a callback in ``[0, 1]``; a :class:`CancelToken` is checked between phases
+and iterations and raises :class:`Cancelled`.
+
+The algorithm lives in :mod:`editor.layout.sugiyama` (array code); this module converts
+between boxes/edges and arrays, and handles incremental re-layout
+(:mod:`editor.layout.incremental`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from editor.viewmodel import Box, DisplayGraph
+
+__all__ = ["Cancelled", "CancelToken", "LayoutResult", "layout_graph", "port_position"]
+
+
+class Cancelled(Exception):
+    """The layout was cancelled through its :class:`CancelToken`."""
+
+
+class CancelToken:
+    """Thread-safe cancellation flag shared between the GUI and a layout worker."""
+
+    __slots__ = ("_event",)
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+@dataclass(frozen=True)
+class LayoutResult:
+    positions: Mapping[str, tuple[float, float]]
+    routes: Mapping[str, tuple[tuple[float, float], ...]]
+    references: frozenset[str]
+    width: float
+    height: float
+    #: Additive: rank (layer index) of every box, and the (top, bottom) of each layer band.
+    ranks: Mapping[str, int] = field(default_factory=dict)
+    layers: tuple[tuple[float, float], ...] = ()
+    #: Additive: (width, height) of every box as laid out (lets an incremental re-layout
+    #: tell a resized box from an unchanged one).
+    sizes: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def port_position(box: Box, pos: tuple[float, float], side: str, index: int) -> tuple[float, float]:
+    """Scene position of port ``index`` on ``side`` ("in": top edge, "out": bottom edge)."""
+    x, y = pos
+    if side == "in":
+        n = box.n_in
+        yy = y
+    elif side == "out":
+        n = box.n_out
+        yy = y + box.height
+    else:
+        raise ValueError(f"port side must be 'in' or 'out', not {side!r}")
+    if n <= 0:
+        return (x + box.width / 2, yy)
+    i = min(max(index, 0), n - 1)
+    return (x + box.width * (i + 1) / (n + 1), yy)
+
+
+def _checker(progress: Callable[[float], None] | None, cancel: CancelToken | None):
+    def check(frac: float) -> None:
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled("layout cancelled")
+        if progress is not None:
+            progress(min(1.0, max(0.0, frac)))
+    return check
+
+
+def graph_arrays(graph: DisplayGraph) -> dict[str, np.ndarray]:
+    """Boxes and edges of ``graph`` as index arrays (edges to unknown boxes are dropped)."""
+    boxes = graph.boxes
+    index = {b.key: i for i, b in enumerate(boxes)}
+    w = np.fromiter((b.width for b in boxes), dtype=np.float64, count=len(boxes))
+    h = np.fromiter((b.height for b in boxes), dtype=np.float64, count=len(boxes))
+    n_in = np.fromiter((b.n_in for b in boxes), dtype=np.int64, count=len(boxes))
+    n_out = np.fromiter((b.n_out for b in boxes), dtype=np.int64, count=len(boxes))
+    get = index.get
+    es_l, ed_l, esp_l, edp_l, eidx = [], [], [], [], []
+    for k, e in enumerate(graph.edges):
+        a = get(e.src)
+        b = get(e.dst)
+        if a is None or b is None:
+            continue
+        es_l.append(a)
+        ed_l.append(b)
+        esp_l.append(e.src_port)
+        edp_l.append(e.dst_port)
+        eidx.append(k)
+    return {
+        "w": w, "h": h, "n_in": n_in, "n_out": n_out,
+        "es": np.asarray(es_l, dtype=np.int64), "ed": np.asarray(ed_l, dtype=np.int64),
+        "esp": np.asarray(esp_l, dtype=np.int64), "edp": np.asarray(edp_l, dtype=np.int64),
+        "eidx": np.asarray(eidx, dtype=np.int64),
+    }
+
+
+def layout_graph(
+    graph: DisplayGraph,
+    *,
+    previous: LayoutResult | None = None,
+    progress: Callable[[float], None] | None = None,
+    cancel: CancelToken | None = None,
+) -> LayoutResult:
+    """Lay ``graph`` out top to bottom. Same input, same output."""
+    from editor.layout.sugiyama import layout_arrays
+
+    check = _checker(progress, cancel)
+    if previous is not None:
+        from editor.layout.incremental import incremental_layout
+
+        res = incremental_layout(graph, previous, check)
+        if res is not None:
+            return res
+    arr = graph_arrays(graph)
+    lay = layout_arrays(arr["w"], arr["h"], arr["es"], arr["ed"], arr["esp"], arr["edp"],
+                        arr["n_in"], arr["n_out"], check=check)
+    return to_result(graph, arr, lay)
+
+
+def to_result(graph: DisplayGraph, arr: Mapping[str, np.ndarray], lay) -> LayoutResult:
+    boxes = graph.boxes
+    edges = graph.edges
+    keys = [b.key for b in boxes]
+    positions = dict(zip(keys, zip(lay.x.tolist(), lay.y.tolist())))
+    routes: dict[str, tuple[tuple[float, float], ...]] = {}
+    refs = []
+    eidx = arr["eidx"].tolist()
+    for j, k in enumerate(eidx):
+        r = lay.routes[j]
+        if r is None:
+            refs.append(edges[k].key)
+        else:
+            routes[edges[k].key] = tuple(r)
+    ranks = dict(zip(keys, lay.rank.tolist()))
+    layers = tuple(zip(lay.layer_top.tolist(), lay.layer_bottom.tolist()))
+    sizes = {b.key: (b.width, b.height) for b in boxes}
+    return LayoutResult(positions=positions, routes=routes, references=frozenset(refs),
+                        width=lay.width, height=lay.height, ranks=ranks, layers=layers, sizes=sizes)

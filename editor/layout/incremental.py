@@ -1,0 +1,216 @@
+"""Incremental re-layout after an edit: what the user already knows does not move.
+
+# NOTE: strategy. A full layered re-layout after inserting one node shifts every layer below
+# it (and x-coordinates everywhere, through the coordinate iterations), which is exactly the
+# jump users hate. So for small edits we keep the previous picture *exactly*:
+# * boxes present before with the same size keep their position and their layer band;
+# * a box whose size changed (an op renamed) keeps its centre and band when it still fits;
+# * new boxes go into the layer band below their producers (above their consumers when they
+#   have no producers), at the free spot nearest to their neighbours' ports; a band past the
+#   bottom is appended when needed (nothing above moves);
+# * edges between unchanged boxes keep their routes (they avoid boxes, and new boxes are
+#   placed clear of route columns); new edges are routed through the gaps between bands and
+#   a free column across the bands they span.
+# Large edits (more than ~5% of the boxes new, or a new box taller than its band) fall back to
+# a full layout: then the picture changes anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from editor.viewmodel import Box, DisplayGraph
+
+from editor.layout.sugiyama import DUMMY_GAP, H_GAP, MARGIN, V_GAP
+
+Interval = tuple[float, float]
+
+
+def _free_spot(occupied: list[Interval], width: float, desired: float) -> float:
+    """Left x of a free interval of ``width`` nearest to ``desired`` (left x)."""
+    occ = sorted(occupied)
+    cands = [desired, MARGIN]
+    for a, b in occ:
+        cands.append(b)
+        cands.append(a - width)
+    best = None
+    for c in cands:
+        if c < MARGIN:
+            continue
+        if all(c + width <= a or c >= b for a, b in occ):
+            d = abs(c - desired)
+            if best is None or d < best[0] or (d == best[0] and c < best[1]):
+                best = (d, c)
+    if best is None:  # everything left of the rightmost interval is taken
+        return max([MARGIN] + [b for _, b in occ])
+    return best[1]
+
+
+def _free_column(bands: list[list[Interval]], desired: float) -> float:
+    occ = [iv for band in bands for iv in band]
+    left = _free_spot(occ, 2 * DUMMY_GAP, desired - DUMMY_GAP)
+    return left + DUMMY_GAP
+
+
+def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], None]):
+    """A layout of ``graph`` that keeps ``previous`` positions, or ``None`` to lay out afresh."""
+    from editor.layout import LayoutResult, port_position
+
+    prev_pos = previous.positions
+    prev_sizes = getattr(previous, "sizes", None) or {}
+    if not prev_pos or not previous.layers or not previous.ranks or not prev_sizes:
+        return None
+    boxes = graph.boxes
+    n = len(boxes)
+    new_keys = [b.key for b in boxes if b.key not in prev_pos]
+    if len(new_keys) > max(3, 0.05 * n):
+        return None
+    check(0.1)
+    layers = [list(t) for t in previous.layers]
+    ranks: dict[str, int] = {}
+    pos: dict[str, tuple[float, float]] = {}
+    placed_by_band: dict[int, list[Interval]] = {}
+
+    def occupy(r: int, x0: float, x1: float, pad: float) -> None:
+        placed_by_band.setdefault(r, []).append((x0 - pad, x1 + pad))
+
+    pending: list[Box] = []
+    for b in boxes:
+        p = prev_pos.get(b.key)
+        if p is None:
+            pending.append(b)
+            continue
+        r = previous.ranks.get(b.key)
+        if r is None or r >= len(layers):
+            return None
+        top, bot = layers[r]
+        if prev_sizes.get(b.key) == (b.width, b.height):
+            pos[b.key] = p
+        else:
+            if b.height > bot - top + 0.6 * V_GAP:
+                return None  # would reach into the next band: lay out afresh
+            ow = prev_sizes.get(b.key, (b.width, b.height))[0]
+            pending.append(b)  # resized: re-placed below, near its old centre
+            pos[b.key] = (p[0] + ow / 2 - b.width / 2, top + (bot - top - b.height) / 2)
+            ranks[b.key] = r
+            continue
+        ranks[b.key] = r
+        occupy(r, p[0], p[0] + b.width, H_GAP / 2)
+    # Reused routes: an edge between two unmoved boxes keeps its polyline.
+    edges = graph.edges
+    moved = {b.key for b in pending}
+    routes: dict[str, tuple[tuple[float, float], ...]] = {}
+    refs: set[str] = set()
+    todo = []
+    prev_routes = previous.routes
+    for e in edges:
+        if e.src in moved or e.dst in moved or e.src not in pos or e.dst not in pos:
+            todo.append(e)
+            continue
+        if e.key in previous.references:
+            refs.add(e.key)
+            continue
+        r = prev_routes.get(e.key)
+        if r is None:
+            todo.append(e)
+            continue
+        routes[e.key] = r
+        # the vertical runs of a kept route occupy their column in the bands they cross
+        for (xa, ya), (xb, yb) in zip(r, r[1:]):
+            if xa == xb:
+                for k, (top, bot) in enumerate(layers):
+                    if min(ya, yb) < bot and max(ya, yb) > top:
+                        occupy(k, xa, xa, DUMMY_GAP)
+    check(0.3)
+    by_key = {b.key: b for b in boxes}
+    preds: dict[str, list] = {}
+    succs: dict[str, list] = {}
+    for e in edges:
+        preds.setdefault(e.dst, []).append(e)
+        succs.setdefault(e.src, []).append(e)
+    # Place resized boxes first (they want their old spot), then new ones in graph order.
+    pending.sort(key=lambda b: (b.key not in prev_pos,))
+    for b in pending:
+        if b.key in prev_pos:
+            r = ranks[b.key]
+            x0 = pos[b.key][0]
+            top, bot = layers[r]
+            x = _free_spot(placed_by_band.get(r, []), b.width + H_GAP, x0 - H_GAP / 2) + H_GAP / 2
+            pos[b.key] = (x, top + (bot - top - b.height) / 2)
+            occupy(r, x, x + b.width, H_GAP / 2)
+            continue
+        pr = [ranks[e.src] for e in preds.get(b.key, ()) if e.src in ranks]
+        sr = [ranks[e.dst] for e in succs.get(b.key, ()) if e.dst in ranks]
+        if pr:
+            r = max(pr) + 1
+        elif sr:
+            r = max(min(sr) - 1, 0)
+        else:
+            r = 0
+        while r < len(layers) and b.height > layers[r][1] - layers[r][0]:
+            r += 1
+        if r >= len(layers):
+            top = (layers[-1][1] if layers else MARGIN - V_GAP) + V_GAP
+            layers.append([top, top + b.height])
+            r = len(layers) - 1
+        xs = []
+        for e in preds.get(b.key, ()):
+            if e.src in pos:
+                xs.append(port_position(by_key[e.src], pos[e.src], "out", e.src_port)[0])
+        for e in succs.get(b.key, ()):
+            if e.dst in pos:
+                xs.append(port_position(by_key[e.dst], pos[e.dst], "in", e.dst_port)[0])
+        desired = (sum(xs) / len(xs) - b.width / 2) if xs else MARGIN
+        top, bot = layers[r]
+        x = _free_spot(placed_by_band.get(r, []), b.width + H_GAP, desired - H_GAP / 2) + H_GAP / 2
+        pos[b.key] = (x, top + (bot - top - b.height) / 2)
+        ranks[b.key] = r
+        occupy(r, x, x + b.width, H_GAP / 2)
+    check(0.6)
+    half = V_GAP / 2
+    for e in todo:
+        if e.src not in pos or e.dst not in pos:
+            continue
+        sb, db = by_key[e.src], by_key[e.dst]
+        P = port_position(sb, pos[e.src], "out", e.src_port)
+        Q = port_position(db, pos[e.dst], "in", e.dst_port)
+        ru, rv = ranks[e.src], ranks[e.dst]
+        # a resized box may reach a little past its band: stubs start/end at the box itself
+        ybot = max(layers[ru][1], P[1])
+        ytop = min(layers[rv][0], Q[1])
+        pts = [P]
+        if rv == ru + 1:
+            pts += [(P[0], ybot), (Q[0], ytop)]
+        elif rv > ru + 1:
+            xc = _free_column([placed_by_band.get(k, []) for k in range(ru + 1, rv)], (P[0] + Q[0]) / 2)
+            pts += [(P[0], ybot), (xc, layers[ru + 1][0]), (xc, layers[rv - 1][1]),
+                    (Q[0], ytop)]
+            for k in range(ru + 1, rv):
+                occupy(k, xc, xc, DUMMY_GAP)
+        else:
+            lo, hi = rv, ru
+            xc = _free_column([placed_by_band.get(k, []) for k in range(lo, hi + 1)], max(P[0], Q[0]) + H_GAP)
+            yb = max(layers[ru][1], P[1]) + half
+            ya = min(layers[rv][0], Q[1]) - half
+            pts += [(P[0], yb), (xc, yb), (xc, ya), (Q[0], ya)]
+            for k in range(lo, hi + 1):
+                occupy(k, xc, xc, DUMMY_GAP)
+        pts.append(Q)
+        # drop points equal to their predecessor
+        clean = [pts[0]]
+        for p in pts[1:]:
+            if p != clean[-1]:
+                clean.append(p)
+        if len(clean) == 1:
+            clean.append(Q)
+        routes[e.key] = tuple(clean)
+    check(0.9)
+    width = max([x + by_key[k].width for k, (x, _) in pos.items()] + [previous.width - MARGIN]) + MARGIN
+    for r in routes.values():
+        for x, _ in r:
+            width = max(width, x + MARGIN)
+    height = max(previous.height, layers[-1][1] + MARGIN + V_GAP / 2) if layers else previous.height
+    sizes = {b.key: (b.width, b.height) for b in boxes}
+    check(1.0)
+    return LayoutResult(positions=pos, routes=routes, references=frozenset(refs), width=width,
+                        height=height, ranks=ranks, layers=tuple((a, b) for a, b in layers), sizes=sizes)

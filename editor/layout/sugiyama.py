@@ -1,0 +1,539 @@
+"""The layered (Sugiyama) layout on plain arrays: ranking, ordering, coordinates, routes.
+
+Everything here works on integer box indices and numpy arrays; no per-edge Python objects
+appear in the inner loops. The phases:
+
+1. **ranks** -- cycles broken by a topological order that prefers graph order (ONNX graphs
+   are stored topologically sorted, so this is nearly always the identity), longest-path
+   ranks, then sources (graph inputs, shape generators) pulled down next to their first
+   consumer so they do not dangle from the top of the picture;
+2. **references** -- broadcast edges (one tensor feeding many far-apart consumers: rotary
+   tables, attention masks) are not routed but drawn as labelled stubs; this keeps dummy
+   counts bounded and the picture readable;
+3. **dummies** -- every routed edge longer than one rank becomes a chain of dummy vertices;
+4. **order** -- barycenter sweeps, all layers at once (Jacobi style): one ``bincount`` for
+   the barycenters and one ``lexsort`` by (rank, barycenter) per sweep;
+5. **x** -- iterative weighted pulls toward the neighbours' port positions, each followed by
+   a projection onto the packing constraints of every layer (left-push by a segmented
+   running maximum, right-push by a segmented running minimum, averaged: a vectorised,
+   two-sided cousin of Brandes-Köpf's balancing);
+6. **routes** -- polylines from the bottom port of the source through the dummy slots
+   (which no box can occupy) to the top port of the target.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+H_GAP = 24.0          # horizontal gap between two boxes of one layer
+DUMMY_W = 6.0         # width reserved for an edge passing through a layer
+DUMMY_GAP = 8.0       # gap next to a dummy slot
+V_GAP = 40.0          # vertical gap between layers
+MARGIN = 20.0
+PORT_PULL = 0.3       # how much the x pulls honour port offsets (0: centres, 1: ports)
+
+# NOTE: broadcast thresholds. A value with at least REF_MIN_FANOUT consumers, one of them more
+# than REF_SPAN ranks away, is a broadcast: its edges longer than REF_NEAR ranks are drawn as
+# reference stubs (its nearest consumer stays routed so the producer visibly connects). Any edge longer than REF_MAX_SPAN ranks is a
+# reference too: a line across hundreds of layers is unreadable and costs one dummy per rank.
+REF_MIN_FANOUT = 3
+REF_SPAN = 12
+REF_MAX_SPAN = 400
+REF_NEAR = 2
+
+Check = Callable[[float], None]
+
+
+@dataclass
+class ArrayLayout:
+    """Result of :func:`layout_arrays` (positions are top-left corners)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    rank: np.ndarray
+    routes: list[list[tuple[float, float]] | None]   # per edge; None for references
+    reference: np.ndarray                             # bool per edge
+    width: float
+    height: float
+    layer_top: np.ndarray
+    layer_bottom: np.ndarray
+
+
+# --------------------------------------------------------------------------- 1. ranks
+
+def topo_order(n: int, us: np.ndarray, vs: np.ndarray) -> np.ndarray:
+    """A topological order preferring low indices; cycles broken at the lowest index."""
+    if len(us) == 0 or bool(np.all(us < vs)):
+        return np.arange(n)
+    indeg = np.bincount(vs, minlength=n).tolist()
+    order_e = np.argsort(us, kind="stable")
+    succ_start = np.searchsorted(us[order_e], np.arange(n + 1)).tolist()
+    succ = vs[order_e].tolist()
+    heap = [i for i in range(n) if indeg[i] == 0]
+    heapq.heapify(heap)
+    done = [False] * n
+    out: list[int] = []
+    nxt_forced = 0
+    while len(out) < n:
+        if not heap:
+            while done[nxt_forced]:
+                nxt_forced += 1
+            heap.append(nxt_forced)
+            indeg[nxt_forced] = 0
+        v = heapq.heappop(heap)
+        if done[v]:
+            continue
+        done[v] = True
+        out.append(v)
+        for k in range(succ_start[v], succ_start[v + 1]):
+            w = succ[k]
+            if not done[w]:
+                indeg[w] -= 1
+                if indeg[w] == 0:
+                    heapq.heappush(heap, w)
+    return np.asarray(out, dtype=np.int64)
+
+
+def assign_ranks(n: int, us: np.ndarray, vs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ranks per box; returns (rank, topo_position, reversed_edge_mask)."""
+    order = topo_order(n, us, vs)
+    tpos = np.empty(n, dtype=np.int64)
+    tpos[order] = np.arange(n)
+    rev = tpos[us] > tpos[vs]
+    a = np.where(rev, vs, us)
+    b = np.where(rev, us, vs)
+    keep = a != b
+    a, b = a[keep], b[keep]
+    rank = [0] * n
+    if len(a):
+        # process edges in topological order of their target: rank[b] = max(rank[a] + 1)
+        eo = np.argsort(tpos[b], kind="stable")
+        al = a[eo].tolist()
+        bl = b[eo].tolist()
+        for u, v in zip(al, bl):
+            r = rank[u] + 1
+            if r > rank[v]:
+                rank[v] = r
+        # Pull sources down next to their nearest consumer.
+        indeg = np.bincount(b, minlength=n)
+        srcs = np.flatnonzero(indeg == 0)
+        if len(srcs):
+            rk = np.asarray(rank, dtype=np.int64)
+            big = np.iinfo(np.int64).max
+            mins = np.full(n, big, dtype=np.int64)
+            np.minimum.at(mins, a, rk[b])
+            has = mins[srcs] != big
+            s = srcs[has]
+            rk[s] = np.maximum(rk[s], mins[s] - 1)
+            rank = rk
+    rank = np.asarray(rank, dtype=np.int64)
+    if n:
+        rank -= rank.min()
+    return rank, tpos, rev
+
+
+# --------------------------------------------------------------------------- 2. references
+
+def choose_references(es: np.ndarray, esp: np.ndarray, span: np.ndarray) -> np.ndarray:
+    """Bool mask of edges drawn as references (see the NOTE on the thresholds)."""
+    m = len(es)
+    ref = np.abs(span) > REF_MAX_SPAN
+    if m == 0:
+        return ref
+    # group edges by source port
+    key = es.astype(np.int64) * 65536 + esp.astype(np.int64)
+    o = np.lexsort((np.abs(span), key))
+    ks = key[o]
+    new = np.ones(m, dtype=bool)
+    new[1:] = ks[1:] != ks[:-1]
+    gid = np.cumsum(new) - 1
+    fan = np.bincount(gid)
+    first = new  # shortest edge of each value (sorted by span within group)
+    sp = np.abs(span[o])
+    maxspan = np.zeros(len(fan), dtype=sp.dtype)
+    np.maximum.at(maxspan, gid, sp)
+    # a broadcast value: many consumers, some far away. Then every consumer but the nearest
+    # gets a stub unless it sits right below the producer (a fan of lines that all run
+    # along the same column says nothing a stub would not).
+    broadcast = (fan[gid] >= REF_MIN_FANOUT) & (maxspan[gid] > REF_SPAN)
+    big = broadcast & (sp > REF_NEAR) & ~first
+    ref[o[big]] = True
+    return ref
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _layer_index(rank: np.ndarray, perm: np.ndarray, n_layers: int) -> tuple[np.ndarray, np.ndarray]:
+    """(position of each vertex within its layer, start offset of each layer in ``perm``)."""
+    counts = np.bincount(rank, minlength=n_layers)
+    start = np.zeros(n_layers + 1, dtype=np.int64)
+    np.cumsum(counts, out=start[1:])
+    pos = np.empty(len(rank), dtype=np.int64)
+    pos[perm] = np.arange(len(rank)) - start[rank[perm]]
+    return pos, start
+
+
+# --------------------------------------------------------------------------- main
+
+def layout_arrays(
+    w: np.ndarray, h: np.ndarray, es: np.ndarray, ed: np.ndarray, esp: np.ndarray, edp: np.ndarray,
+    n_in: np.ndarray, n_out: np.ndarray, *, check: Check, key0: np.ndarray | None = None,
+    order_iters: int = 8, x_iters: int = 24,
+) -> ArrayLayout:
+    n = len(w)
+    m = len(es)
+    check(0.0)
+    # ---- 1. ranks
+    loops = es == ed
+    rank, tpos, rev = assign_ranks(n, es[~loops], ed[~loops])
+    rev_all = np.zeros(m, dtype=bool)
+    rev_all[~loops] = rev
+    check(0.15)
+    # ---- 2. references
+    span_signed = rank[ed] - rank[es]
+    ref = choose_references(es, esp, span_signed) | loops
+    routed = np.flatnonzero(~ref)
+    # orient routed edges downward: a -> b with rank[a] < rank[b]
+    ra = np.where(rev_all[routed], ed[routed], es[routed])
+    rb = np.where(rev_all[routed], es[routed], ed[routed])
+    # a reversed edge may still point upward or sideways after ranking: force rank order
+    span = rank[rb] - rank[ra]
+    bad = span <= 0
+    if bad.any():
+        # equal ranks cannot happen for a -> b with a != b after longest-path ranking; a
+        # negative span means the orientation disagrees with the ranks: swap.
+        ra2 = np.where(bad, rb, ra)
+        rb = np.where(bad, ra, rb)
+        ra = ra2
+        span = np.abs(span)
+        zero = span == 0
+        if zero.any():  # pathological (should not happen): treat as reference
+            ref[routed[zero]] = True
+            keepm = ~zero
+            routed, ra, rb, span = routed[keepm], ra[keepm], rb[keepm], span[keepm]
+    n_layers = int(rank.max()) + 1 if n else 0
+    # ---- 3. dummies
+    nd = np.maximum(span - 1, 0)
+    D = int(nd.sum())
+    N = n + D
+    # dummy j of routed edge k sits at rank rank[ra[k]] + 1 + j
+    d_edge = np.repeat(np.arange(len(routed)), nd)
+    d_start = np.zeros(len(routed) + 1, dtype=np.int64)
+    np.cumsum(nd, out=d_start[1:])
+    d_j = np.arange(D) - d_start[d_edge]
+    vrank = np.concatenate([rank, rank[ra][d_edge] + 1 + d_j])
+    # segments: chain ra -> d0 -> d1 ... -> rb for each routed edge
+    n_seg = int(span.sum())
+    seg_edge = np.repeat(np.arange(len(routed)), span)
+    s_start = np.zeros(len(routed) + 1, dtype=np.int64)
+    np.cumsum(span, out=s_start[1:])
+    s_j = np.arange(n_seg) - s_start[seg_edge]
+    # vertex id at chain position p of edge k: p=0 -> ra, p=span -> rb, else dummy
+    def chain_vertex(k: np.ndarray, p: np.ndarray) -> np.ndarray:
+        sp = span[k]
+        out = np.where(p == 0, ra[k], np.where(p == sp, rb[k], n + d_start[k] + p - 1))
+        return out
+    seg_a = chain_vertex(seg_edge, s_j)
+    seg_b = chain_vertex(seg_edge, s_j + 1)
+    is_dummy = np.zeros(N, dtype=bool)
+    is_dummy[n:] = True
+    # port offsets (relative to the vertex centre) at both ends of each segment
+    e_of_seg = routed[seg_edge]
+    out_off = np.zeros(m)
+    in_off = np.zeros(m)
+    if m:
+        no = np.maximum(n_out[es], 1)
+        ni = np.maximum(n_in[ed], 1)
+        out_off = w[es] * (np.minimum(esp, no - 1) + 1) / (no + 1) - w[es] / 2
+        in_off = w[ed] * (np.minimum(edp, ni - 1) + 1) / (ni + 1) - w[ed] / 2
+        out_off = np.where(n_out[es] > 0, out_off, 0.0)
+        in_off = np.where(n_in[ed] > 0, in_off, 0.0)
+    # offset at segment start (a side) / end (b side); reversed edges swap roles
+    e_rev = (ra != es[routed])[seg_edge]
+    a_off = np.where(s_j == 0, np.where(e_rev, in_off[e_of_seg], out_off[e_of_seg]), 0.0)
+    b_off = np.where(s_j + 1 == span[seg_edge], np.where(e_rev, out_off[e_of_seg], in_off[e_of_seg]), 0.0)
+    # NOTE: ports sit spread along the box edge (weights included), so aligning them exactly
+    # makes chains drift sideways, one port offset per layer. Aligning mostly centres keeps a
+    # chain straight; the residual offset still separates the inputs of a two-input node.
+    a_off *= PORT_PULL
+    b_off *= PORT_PULL
+    check(0.3)
+    # ---- 4. order
+    if key0 is None:
+        key0 = tpos.astype(np.float64)
+    else:
+        key0 = np.asarray(key0, dtype=np.float64)
+    kr = key0[ra][d_edge]
+    kb = key0[rb][d_edge]
+    frac = (d_j + 1) / (span[d_edge])
+    key = np.concatenate([key0, kr + (kb - kr) * frac])
+    perm = np.lexsort((key, vrank))
+    pos, lstart = _layer_index(vrank, perm, n_layers)
+    lsize = np.diff(lstart)
+    inv_size = 1.0 / np.maximum(lsize, 1)
+    # Leaves (one connection) hang off a neighbour; in the sweep toward that neighbour they
+    # tie with it, and the ties are spread alternately left and right of the neighbour's
+    # other attachments so e.g. the weight generators of a BatchNormalization surround the
+    # data path instead of pushing it to one side.
+    outdeg = np.bincount(seg_a, minlength=N)
+    indeg = np.bincount(seg_b, minlength=N)
+    leaf_src = (indeg == 0) & (outdeg == 1) & ~is_dummy   # hangs below... above its consumer
+    leaf_snk = (outdeg == 0) & (indeg == 1) & ~is_dummy
+    nb = np.full(N, -1, dtype=np.int64)
+    sa_leaf = leaf_src[seg_a]
+    nb[seg_a[sa_leaf]] = seg_b[sa_leaf]
+    sb_leaf = leaf_snk[seg_b]
+    nb[seg_b[sb_leaf]] = seg_a[sb_leaf]
+    leaves_src = np.flatnonzero(leaf_src)
+    leaves_snk = np.flatnonzero(leaf_snk)
+
+    def spread(leaves: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        if len(leaves) == 0:
+            return np.zeros(0)
+        o = np.lexsort((pos[leaves], nb[leaves]))
+        g = nb[leaves][o]
+        start = np.ones(len(o), dtype=bool)
+        start[1:] = g[1:] != g[:-1]
+        idx = np.arange(len(o))
+        k = idx - np.maximum.accumulate(np.where(start, idx, 0))
+        off = np.empty(len(o))
+        off[o] = np.where(k % 2 == 0, -1.0, 1.0) * (k // 2 + 1) * 1e-9
+        return off
+
+    for it in range(order_iters):
+        check(0.3 + 0.3 * it / max(order_iters, 1))
+        npos = (pos + 0.5) * inv_size[vrank]
+        if it % 2 == 0:
+            tgt, src = seg_b, seg_a
+        else:
+            tgt, src = seg_a, seg_b
+        s = np.bincount(tgt, weights=npos[src], minlength=N)
+        c = np.bincount(tgt, minlength=N)
+        bc = np.where(c > 0, s / np.maximum(c, 1), npos)
+        lv = leaves_src if it % 2 else leaves_snk
+        if len(lv):
+            bc[lv] += spread(lv, pos)
+        perm = np.lexsort((pos, bc, vrank))
+        pos, _ = _layer_index(vrank, perm, n_layers)
+    check(0.6)
+    # ---- 5. x coordinates (centres)
+    vw = np.concatenate([w, np.full(D, DUMMY_W)])
+    # separation between consecutive vertices of a layer (centre to centre)
+    pw = vw[perm]
+    pd = is_dummy[perm]
+    sep = np.zeros(N)
+    if N > 1:
+        gap = np.where(pd[1:] | pd[:-1], DUMMY_GAP, H_GAP)
+        sep[1:] = (pw[1:] + pw[:-1]) / 2 + gap
+    first_in_layer = np.zeros(N, dtype=bool)
+    first_in_layer[lstart[:-1][lsize > 0]] = True
+    sep[first_in_layer] = 0.0
+    csum = np.cumsum(sep)
+    off = csum - csum[lstart[vrank[perm]]] if N else csum  # cumulative offset within layer (perm order)
+    lay_perm = vrank[perm]
+    # initial: packed, each layer centred on 0
+    lay_len = np.zeros(n_layers)
+    if N:
+        last = lstart[1:][lsize > 0] - 1
+        lay_len[lsize > 0] = off[last]
+    cx_p = off - lay_len[lay_perm] / 2
+    # BIG keeps the segmented running max/min from leaking across layers
+    seg_w = np.where(is_dummy[seg_a] & is_dummy[seg_b], 8.0,
+                     np.where(is_dummy[seg_a] | is_dummy[seg_b], 2.0, 1.0))
+    # A leaf (a box with a single connection: a weight generator, an input, an output) follows
+    # its neighbour but barely pulls on it, so the main data path stays straight.
+    deg = np.bincount(seg_a, minlength=N) + np.bincount(seg_b, minlength=N)
+    leaf = (deg == 1) & ~is_dummy
+    w_b = seg_w * np.where(leaf[seg_a], 0.05, 1.0)   # pull on b exerted by a
+    w_a = seg_w * np.where(leaf[seg_b], 0.05, 1.0)   # pull on a exerted by b
+    inv = np.empty(N, dtype=np.int64)
+    inv[perm] = np.arange(N)
+    pa = inv[seg_a]
+    pb = inv[seg_b]
+    # Pull targets/values for "down" (from predecessors) and "up" (from successors) pulls.
+    # Leaves pull only on a vertex that has no other neighbour in that direction.
+    def pulls(tgt: np.ndarray, src_leaf: np.ndarray) -> np.ndarray:
+        nonleaf = np.bincount(tgt[~src_leaf], minlength=N)
+        return ~src_leaf | (nonleaf[tgt] == 0)
+
+    # Blocks (as in Brandes-Köpf's vertical alignment): a vertex and its only non-leaf
+    # successor, when it is that successor's only non-leaf predecessor, move together. Dummy
+    # chains of long edges and straight op chains become one block each, so they come out
+    # perfectly vertical and the iteration converges in a few rounds instead of diffusing
+    # along a chain one layer per round.
+    nl_out = np.bincount(seg_a[~leaf[seg_b]], minlength=N)
+    nl_in = np.bincount(seg_b[~leaf[seg_a]], minlength=N)
+    link = ~leaf[seg_a] & ~leaf[seg_b] & (nl_out[seg_a] == 1) & (nl_in[seg_b] == 1)
+    root = np.arange(N)
+    root[seg_b[link]] = seg_a[link]
+    while True:  # pointer jumping: log(chain length) rounds
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            break
+        root = nxt
+    root_p = root[perm]           # block of each vertex, in perm order
+    root_of_p = inv[root_p]       # block representative as a perm index
+    inter = root[seg_a] != root[seg_b]
+    inc_b = pulls(pb, leaf[seg_a]) & inter
+    inc_a = pulls(pa, leaf[seg_b]) & inter
+    T_dn, T_up = pb[inc_b], pa[inc_a]
+    A_dn, B_dn = pa[inc_b], (a_off - b_off)[inc_b]
+    A_up, B_up = pb[inc_a], (b_off - a_off)[inc_a]
+    T_both = np.concatenate([T_dn, T_up])
+    inc_both = pulls(T_both, np.concatenate([leaf[seg_a][inc_b], leaf[seg_b][inc_a]]))
+    T_both = T_both[inc_both]
+    A_both = np.concatenate([A_dn, A_up])[inc_both]
+    B_both = np.concatenate([B_dn, B_up])[inc_both]
+    cnt = {0: np.bincount(T_dn, minlength=N), 1: np.bincount(T_up, minlength=N),
+           2: np.bincount(T_both, minlength=N)}
+    starts = {}
+    for k, c in cnt.items():
+        st = np.zeros(N, dtype=np.int64)
+        np.cumsum(c[:-1], out=st[1:])
+        starts[k] = st
+    sets = {0: (T_dn, A_dn, B_dn), 1: (T_up, A_up, B_up), 2: (T_both, A_both, B_both)}
+    for it in range(x_iters):
+        if it % 4 == 0:
+            check(0.6 + 0.3 * it / max(x_iters, 1))
+        # alternate down/up/both pulls, then settle with both-sided pulls only
+        mode = (2, 0, 2, 1)[it % 4] if it < x_iters - 8 else 2
+        T, A, B = sets[mode]
+        c = cnt[mode]
+        # weighted-free median of the neighbours' (port-adjusted) positions, per vertex
+        vals = cx_p[A] + B
+        o = np.lexsort((vals, T))
+        vs = vals[o]
+        st = starts[mode]
+        has = c > 0
+        lo = st + np.maximum(c - 1, 0) // 2
+        hi = st + c // 2
+        med = np.where(has, (vs[np.minimum(lo, len(vs) - 1)] + vs[np.minimum(hi, len(vs) - 1)]) / 2, cx_p) \
+            if len(vs) else cx_p
+        # a block moves as one: the mean of its members' wishes (members without any
+        # outside neighbour have no wish)
+        wsum = np.bincount(root_of_p, weights=np.where(has, med, 0.0), minlength=N)
+        wcnt = np.bincount(root_of_p, weights=has.astype(np.float64), minlength=N)
+        bdes = np.where(wcnt > 0, wsum / np.maximum(wcnt, 1), cx_p)
+        desired = np.where(wcnt[root_of_p] > 0, bdes[root_of_p], med)
+        cx_p = _project(desired, off, lay_perm, n_layers)
+    check(0.9)
+    cx = np.empty(N)
+    cx[perm] = cx_p
+    # ---- 6. y and routes
+    heights = np.bincount(rank, weights=None, minlength=n_layers)  # placeholder for shape
+    lh = np.zeros(n_layers)
+    if n:
+        np.maximum.at(lh, rank, h)
+    lh = np.maximum(lh, 8.0)  # layers holding only dummies still get a little room
+    del heights
+    layer_top = np.zeros(n_layers)
+    if n_layers:
+        layer_top[1:] = np.cumsum(lh + V_GAP)[:-1]
+    layer_top += MARGIN
+    layer_bottom = layer_top + lh
+    minx = float((cx - vw / 2).min()) if N else 0.0
+    shift = MARGIN - minx
+    cx += shift
+    x = cx[:n] - w / 2
+    y = layer_top[rank] + (lh[rank] - h) / 2
+    routes = _routes(n, m, es, ed, esp, edp, x, y, w, h, n_in, n_out, rank, ref, routed, ra, rb, span,
+                     d_start, cx, layer_top, layer_bottom)
+    width = float((cx + vw / 2).max()) + MARGIN if N else 2 * MARGIN
+    height = float(layer_bottom[-1]) + MARGIN + V_GAP / 2 if n_layers else 2 * MARGIN
+    check(1.0)
+    return ArrayLayout(x=x, y=y, rank=rank, routes=routes, reference=ref, width=width, height=height,
+                       layer_top=layer_top, layer_bottom=layer_bottom)
+
+
+def _project(desired: np.ndarray, off: np.ndarray, lay: np.ndarray, n_layers: int) -> np.ndarray:
+    """Closest-ish packing: centres ``c`` with ``c[i+1] - c[i] >= sep`` in every layer.
+
+    With ``y = c - off`` the constraints read "y non-decreasing within a layer". A running
+    maximum pushes violators right, a running minimum from the right pushes them left; the
+    mean of two non-decreasing sequences is non-decreasing, so the average is feasible.
+    """
+    if len(desired) == 0:
+        return desired
+    yv = desired - off
+    span = float(np.abs(yv).max()) * 2 + 1.0
+    big = lay * span * 4.0
+    a = np.maximum.accumulate(yv + big) - big
+    b = (np.minimum.accumulate((yv + big)[::-1]) - big[::-1])[::-1]
+    return (a + b) / 2 + off
+
+
+def _routes(n, m, es, ed, esp, edp, x, y, w, h, n_in, n_out, rank, ref, routed, ra, rb, span, d_start,
+            cx, layer_top, layer_bottom) -> list[list[tuple[float, float]] | None]:
+    routes: list[list[tuple[float, float]] | None] = [None] * m
+    if m == 0:
+        return routes
+    no = np.maximum(n_out[es], 1)
+    ni = np.maximum(n_in[ed], 1)
+    px = np.where(n_out[es] > 0, x[es] + w[es] * (np.minimum(esp, no - 1) + 1) / (no + 1), x[es] + w[es] / 2)
+    py = y[es] + h[es]
+    qx = np.where(n_in[ed] > 0, x[ed] + w[ed] * (np.minimum(edp, ni - 1) + 1) / (ni + 1), x[ed] + w[ed] / 2)
+    qy = y[ed]
+    pxl, pyl, qxl, qyl = px.tolist(), py.tolist(), qx.tolist(), qy.tolist()
+    rankl = rank.tolist()
+    ltop = layer_top.tolist()
+    lbot = layer_bottom.tolist()
+    cxl = cx.tolist()
+    dsl = d_start.tolist()
+    rl = routed.tolist()
+    ral = ra.tolist()
+    esl = es.tolist()
+    edl = ed.tolist()
+    xl = x.tolist()
+    wl = w.tolist()
+    half = V_GAP / 2
+    for k, e in enumerate(rl):
+        u, v = esl[e], edl[e]
+        P = (pxl[e], pyl[e])
+        Q = (qxl[e], qyl[e])
+        ru, rv = rankl[u], rankl[v]
+        d0, d1 = dsl[k], dsl[k + 1]
+        pts = [P]
+        if ral[k] == u:  # downward edge
+            if lbot[ru] > P[1]:
+                pts.append((P[0], lbot[ru]))
+            r = ru + 1
+            for d in range(n + d0, n + d1):
+                xd = cxl[d]
+                pts.append((xd, ltop[r]))
+                pts.append((xd, lbot[r]))
+                r += 1
+            if ltop[rv] < Q[1]:
+                pts.append((Q[0], ltop[rv]))
+        else:  # reversed edge: leave downward, climb beside the boxes, enter from above
+            yb = lbot[ru] + half
+            xr_u = xl[u] + wl[u] + H_GAP / 2
+            xr_v = xl[v] + wl[v] + H_GAP / 2
+            pts.append((P[0], yb))
+            pts.append((xr_u, yb))
+            pts.append((xr_u, ltop[ru] - half))
+            r = ru - 1
+            for d in range(n + d1 - 1, n + d0 - 1, -1):
+                xd = cxl[d]
+                pts.append((xd, lbot[r] + half))
+                pts.append((xd, ltop[r] - half))
+                r -= 1
+            pts.append((xr_v, ltop[rv + 1] - half))
+            pts.append((xr_v, ltop[rv] - half))
+            pts.append((Q[0], ltop[rv] - half))
+        pts.append(Q)
+        # drop interior points on a straight vertical run
+        if len(pts) > 3:
+            keep = [pts[0]]
+            for i in range(1, len(pts) - 1):
+                a, b, c = keep[-1], pts[i], pts[i + 1]
+                if a[0] == b[0] == c[0]:
+                    continue
+                keep.append(b)
+            keep.append(pts[-1])
+            pts = keep
+        routes[e] = pts
+    return routes

@@ -1,0 +1,149 @@
+"""Types and shapes of one node's neighbourhood, through the op's own inference function.
+
+The node's input types come from what the model *declares* (graph inputs, value_info,
+initializers) in its graph or an enclosing one; ``onnx.shape_inference`` infers the output
+types (checking the inputs against the op's type constraints on the way), and those are
+compared with the outputs' declared types.
+
+NOTE: only declared types feed the inference, never types inferred for upstream nodes, so
+a check depends on the node and the declarations of its own inputs and outputs: an edit
+re-checks a bounded neighbourhood instead of a cascade down the graph. Nodes whose inputs
+are not all declared are not type-checked live; the background full check covers them.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import onnx
+from onnx import defs
+
+from editor.validation.problems import ERROR
+
+if TYPE_CHECKING:
+    from editor.validation.validator import Validator
+
+try:  # the C++ errors the inference raises (names stable since onnx 1.10)
+    from onnx.checker import ValidationError
+    from onnx.shape_inference import InferenceError
+except ImportError:  # pragma: no cover - very old onnx
+    ValidationError = InferenceError = Exception  # type: ignore[misc,assignment]
+
+
+@lru_cache(maxsize=4096)
+def initializer_type(data_type: int, dims: tuple[int, ...]) -> bytes:
+    tp = onnx.TypeProto()
+    tp.tensor_type.elem_type = data_type
+    tp.tensor_type.shape.SetInParent()
+    for d in dims:
+        tp.tensor_type.shape.dim.add().dim_value = d
+    return tp.SerializeToString()
+
+
+def declared_type(v: Validator, sid: int, name: str) -> bytes | None:
+    """The declared type of ``name`` as seen from scope ``sid`` (serialized), if any."""
+    while sid is not None:
+        ss = v.scopes[sid]
+        found = ss.declared(name)
+        if found:
+            return found
+        it = ss.init_type(name)
+        if it is not None:
+            return initializer_type(*it)
+        if name in ss.producers or name in ss.input_set:
+            return None  # defined here, without a declared type
+        sid = ss.parent
+    return None
+
+
+def infer_and_compare(
+    v: Validator, sid: int, node: onnx.NodeProto, schema: defs.OpSchema, label: str
+) -> list[tuple[str, str, str, str | None]]:
+    """(severity, code, message, value) for the node's type problems."""
+    types: dict[str, bytes] = {}
+    for name in node.input:
+        if not name or name in types:
+            continue
+        tb = declared_type(v, sid, name)
+        if tb is None:
+            return []  # an input of unknown type: nothing sound to infer from
+        types[name] = tb
+    try:
+        inferred = schema._infer_node_outputs(  # noqa: SLF001 - the public wrapper re-serializes every call
+            node.SerializeToString(), types, {}, {}, v.info.opset_map, v.info.ir_version
+        )
+    except ValidationError as exc:
+        return [(ERROR, "type-mismatch", f"{label}: {_first_line(exc)}", None)]
+    except InferenceError as exc:
+        return [(ERROR, "shape-inference", f"{label}: {_first_line(exc)}", None)]
+    out = []
+    ss = v.scopes[sid]
+    for name, tb in inferred.items():
+        declared = ss.declared(name)
+        if not declared or declared == tb:
+            continue
+        conflict = type_conflict(onnx.TypeProto.FromString(tb), onnx.TypeProto.FromString(declared))
+        if conflict:
+            out.append((ERROR, "type-mismatch", f"{label}: output {name!r} is declared {conflict}", name))
+    return out
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    for prefix in ("[ShapeInferenceError]", "[TypeInferenceError]"):
+        text = text.replace(prefix, "").strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def type_text(tp: onnx.TypeProto) -> str:
+    kind = tp.WhichOneof("value")
+    if kind in ("tensor_type", "sparse_tensor_type"):
+        t = getattr(tp, kind)
+        elem = onnx.TensorProto.DataType.Name(t.elem_type).lower() if t.elem_type else "?"
+        if not t.HasField("shape"):
+            return f"{elem}[...]"
+        dims = ",".join(
+            str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim
+        )
+        return f"{elem}[{dims}]"
+    if kind == "sequence_type":
+        return f"seq({type_text(tp.sequence_type.elem_type)})"
+    if kind == "optional_type":
+        return f"optional({type_text(tp.optional_type.elem_type)})"
+    return kind or "?"
+
+
+def type_conflict(inferred: onnx.TypeProto, declared: onnx.TypeProto) -> str | None:
+    """How ``declared`` contradicts ``inferred`` ("float[2,3] but inferred float[3,2]"),
+    or None when they agree where both are known (unknown and symbolic dims agree with
+    anything, as in onnx's own merge)."""
+    if _conflicts(inferred, declared):
+        return f"{type_text(declared)} but the op gives {type_text(inferred)}"
+    return None
+
+
+def _conflicts(a: onnx.TypeProto, b: onnx.TypeProto) -> bool:
+    ka, kb = a.WhichOneof("value"), b.WhichOneof("value")
+    if ka is None or kb is None:
+        return False
+    if ka != kb:
+        return True
+    if ka in ("tensor_type", "sparse_tensor_type"):
+        ta, tb = getattr(a, ka), getattr(b, kb)
+        if ta.elem_type and tb.elem_type and ta.elem_type != tb.elem_type:
+            return True
+        if ta.HasField("shape") and tb.HasField("shape"):
+            if len(ta.shape.dim) != len(tb.shape.dim):
+                return True
+            for da, db in zip(ta.shape.dim, tb.shape.dim):
+                if da.HasField("dim_value") and db.HasField("dim_value") and da.dim_value != db.dim_value:
+                    return True
+        return False
+    if ka == "sequence_type":
+        return _conflicts(a.sequence_type.elem_type, b.sequence_type.elem_type)
+    if ka == "optional_type":
+        return _conflicts(a.optional_type.elem_type, b.optional_type.elem_type)
+    if ka == "map_type":
+        return a.map_type.key_type != b.map_type.key_type or _conflicts(a.map_type.value_type, b.map_type.value_type)
+    return False

@@ -1,0 +1,426 @@
+"""The live, incremental validator of a :class:`~editor.document.Document`.
+
+``Validator(doc)`` checks the whole model once (:meth:`Validator.validate_all`), then
+listens to ``doc.changed`` and re-checks only what each command touched: the touched
+nodes, and every node and graph whose result can depend on a name the command defined,
+removed, retyped or moved (its producers, its consumers here and in subgraphs that capture
+it). Problems are kept per subject (a node, a graph, the model, the background full check),
+so an update replaces exactly the entries it recomputed, and ``problems_changed`` says
+what appeared and what went away.
+
+NOTE: exactness is the contract: after any sequence of commands, the live problems equal
+what a fresh ``Validator(doc).validate_all()`` reports (a hypothesis test holds us to it).
+Each check is a pure function of the document and reads only things whose changes the
+dirty-set computation below tracks; a change the validator cannot attribute precisely
+(opset imports, IR version, functions, a replaced graph) triggers a full pass instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import onnx
+from psygnal import Signal
+
+from editor.document import ChangeSet, Document, NodeId, ScopeId
+from editor.validation.checks import check_graph, check_model, check_node
+from editor.validation.problems import ERROR, Problem, sort_key
+from editor.validation.state import (
+    LIST_FIELDS,
+    NodeShadow,
+    ScopeShadow,
+    build_node,
+    build_scope,
+    descendants_in_index,
+    read_entry,
+    read_list,
+)
+
+Subject = tuple
+MODEL: Subject = ("model",)
+FULL: Subject = ("full",)
+
+#: model fields whose change can alter any node's check: re-check everything
+_GLOBAL_MODEL_FIELDS = frozenset({"opset_import", "ir_version", "functions", "graph"})
+#: function-scope fields that change the function's signature (its call sites' checks)
+_FUNCTION_SIGNATURE_FIELDS = frozenset(
+    {"input", "output", "attribute", "attribute_proto", "name", "domain", "overload", "opset_import"}
+)
+#: graph fields the graph-level check reads
+_GRAPH_CHECK_FIELDS = frozenset({"name", "input", "output", "initializer", "sparse_initializer"})
+
+
+@dataclass
+class ModelInfo:
+    """Model-wide facts every node check reads; rebuilt on a full pass."""
+
+    ir_version: int = 0
+    opsets: dict[str, int] = field(default_factory=dict)
+    opset_map: dict[str, int] = field(default_factory=dict)  # for onnx's inference (raw domains)
+    functions: dict[tuple[str, str, str], onnx.FunctionProto] = field(default_factory=dict)
+    function_opsets: dict[ScopeId, dict[str, int]] = field(default_factory=dict)
+
+    def scope_opsets(self, root: ScopeId) -> dict[str, int]:
+        return self.function_opsets.get(root, self.opsets)
+
+
+def _opsets(imports) -> dict[str, int]:  # noqa: ANN001 - repeated OperatorSetIdProto
+    return {("" if i.domain == "ai.onnx" else i.domain): i.version for i in imports}
+
+
+class Validator:
+    """Live problems of one document. ``live=False`` checks only on request."""
+
+    #: (added: list[Problem], removed: list[Problem]) after each update that changed anything
+    problems_changed = Signal(object, object)
+
+    def __init__(self, doc: Document, *, live: bool = True, infer_types: bool = True) -> None:
+        self.doc = doc
+        self.infer_types = infer_types
+        self.info = ModelInfo()
+        self.nodes: dict[NodeId, NodeShadow] = {}
+        self.scopes: dict[ScopeId, ScopeShadow] = {}
+        self._store: dict[Subject, tuple[Problem, ...]] = {}
+        self._cache: list[Problem] | None = None
+        self._paths: dict[ScopeId, str] = {}
+        self._lock = threading.RLock()
+        #: bumped on every document change; background results carry the version they saw
+        self.version = 0
+        self._ready = False
+        self._live = live
+        if live:
+            doc.changed.connect(self._on_changed)
+
+    def close(self) -> None:
+        """Stop following the document."""
+        if self._live:
+            self.doc.changed.disconnect(self._on_changed)
+            self._live = False
+
+    # -- reading -------------------------------------------------------------------------
+    @property
+    def problems(self) -> list[Problem]:
+        """Every problem (live and background), errors first."""
+        with self._lock:
+            if self._cache is None:
+                self._cache = sorted((p for ps in self._store.values() for p in ps), key=sort_key)
+            return list(self._cache)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == ERROR]
+
+    def problems_for_node(self, nid: NodeId) -> list[Problem]:
+        with self._lock:
+            own = list(self._store.get(("node", nid), ()))
+            return own + [p for p in self._store.get(FULL, ()) if p.node_id == nid]
+
+    def problems_for_scope(self, sid: ScopeId) -> list[Problem]:
+        return [p for p in self.problems if p.scope_id == sid]
+
+    def problems_for_value(self, sid: ScopeId, name: str) -> list[Problem]:
+        return [p for p in self.problems if p.value == name and p.scope_id == sid]
+
+    def path(self, sid: ScopeId) -> str:
+        p = self._paths.get(sid)
+        if p is None:
+            p = self._paths[sid] = self.doc.index.path(sid)
+        return p
+
+    # -- full pass -----------------------------------------------------------------------
+    def validate_all(self) -> list[Problem]:
+        """Check the whole model from scratch; returns :attr:`problems`."""
+        with self._lock:
+            self._rebuild()
+            new: dict[Subject, tuple[Problem, ...]] = {}
+            for nid in self.nodes:
+                ps = check_node(self, nid)
+                if ps:
+                    new[("node", nid)] = tuple(ps)
+            for sid in self.scopes:
+                ps = check_graph(self, sid)
+                if ps:
+                    new[("graph", sid)] = tuple(ps)
+            ps = check_model(self)
+            if ps:
+                new[MODEL] = tuple(ps)
+            if FULL in self._store:
+                new[FULL] = self._store[FULL]
+            changes = {s: new.get(s, ()) for s in set(self._store) | set(new)}
+            self._ready = True
+            self._apply(changes)
+        return self.problems
+
+    def _rebuild(self) -> None:
+        doc = self.doc
+        m = doc.model
+        info = ModelInfo(ir_version=m.ir_version, opsets=_opsets(m.opset_import))
+        info.opset_map = {i.domain: i.version for i in m.opset_import}
+        for sid, fn in zip(doc.index.function_scopes, m.functions):
+            key = ("" if fn.domain == "ai.onnx" else fn.domain, fn.name, getattr(fn, "overload", ""))
+            info.functions.setdefault(key, fn)
+            # NOTE: a function body resolves domains with its own opset imports; domains it
+            # does not import fall back to the model's, as runtimes do.
+            info.function_opsets[sid] = {**info.opsets, **_opsets(fn.opset_import)}
+        self.info = info
+        self._paths.clear()
+        self.scopes = {}
+        # parents before children: scope ids grow with nesting, but sort by depth to be safe
+        for sid in sorted(doc.index.scopes, key=lambda s: len(doc.index.scope_chain(s))):
+            self.scopes[sid] = build_scope(doc, sid)
+        self.nodes = {}
+        for scope, nid, _ in doc.index.iter_nodes():
+            self._add_node_shadow(nid)
+
+    def _add_node_shadow(self, nid: NodeId) -> NodeShadow:
+        sh = build_node(self.doc, nid)
+        self.nodes[nid] = sh
+        ss = self.scopes[sh.sid]
+        for name in sh.outputs:
+            if name:
+                ss.producers.setdefault(name, set()).add(nid)
+        if sh.kids:
+            ss.owners.add(nid)
+        return sh
+
+    def _drop_node_shadow(self, nid: NodeId) -> NodeShadow | None:
+        sh = self.nodes.pop(nid, None)
+        if sh is None:
+            return None
+        ss = self.scopes.get(sh.sid)
+        if ss is not None:
+            for name in sh.outputs:
+                prods = ss.producers.get(name)
+                if prods is not None:
+                    prods.discard(nid)
+                    if not prods:
+                        del ss.producers[name]
+            ss.owners.discard(nid)
+        return sh
+
+    # -- incremental ---------------------------------------------------------------------
+    def _on_changed(self, cs: ChangeSet) -> None:
+        with self._lock:
+            self.version += 1
+            if not self._ready:
+                return
+            if FULL in self._store:  # background results describe an older model now
+                self._apply({FULL: ()})
+            if cs.empty and not cs.scope_fields:
+                return
+            if self._needs_full_pass(cs):
+                self.validate_all()
+                return
+            self._update(cs)
+
+    def _needs_full_pass(self, cs: ChangeSet) -> bool:
+        if cs.graph_replaced or cs.model_fields & _GLOBAL_MODEL_FIELDS:
+            return True
+        for sid, f in cs.scope_fields:
+            ss = self.scopes.get(sid)
+            if ss is not None and ss.kind == "function" and f in _FUNCTION_SIGNATURE_FIELDS:
+                return True
+        return False
+
+    def _update(self, cs: ChangeSet) -> None:
+        doc = self.doc
+        index = doc.index
+        touched: set[tuple[ScopeId, str]] = set()
+        dirty_nodes: set[NodeId] = set()
+        dirty_graphs: set[ScopeId] = set()
+
+        # 1. which nodes (and nested bodies) went, came, or changed
+        removed: set[NodeId] = set()
+        added: set[NodeId] = set()
+        gone_scopes: set[ScopeId] = set()
+        new_scopes: list[ScopeId] = []
+
+        def shadow_descendants(nid: NodeId) -> None:
+            sh = self.nodes.get(nid)
+            if sh is None:
+                return
+            for sid in sh.kids:
+                gone_scopes.add(sid)
+                for sub, s in list(self.nodes.items()):
+                    if s.sid == sid and sub not in removed:
+                        removed.add(sub)
+                        shadow_descendants(sub)
+
+        def index_descendants(nid: NodeId) -> None:
+            scopes, nodes = descendants_in_index(doc, nid)
+            new_scopes.extend(scopes)
+            added.update(nodes)
+
+        for nid in cs.nodes_removed:
+            removed.add(nid)
+            shadow_descendants(nid)
+        for nid in cs.nodes_added:
+            added.add(nid)
+            index_descendants(nid)
+        changed = set(cs.nodes_changed) - set(cs.nodes_removed) - set(cs.nodes_added)
+        for nid in list(changed):
+            if nid not in self.nodes:  # not seen before: treat as new
+                changed.discard(nid)
+                added.add(nid)
+                index_descendants(nid)
+                continue
+            if self.nodes[nid].kids or index.children.get(nid):
+                # its bodies may have changed wholesale: re-read them, and their paths
+                shadow_descendants(nid)
+                index_descendants(nid)
+
+        # 2. drop what went
+        for nid in removed:
+            sh = self._drop_node_shadow(nid)
+            if sh is not None and sh.sid not in gone_scopes:
+                touched.update((sh.sid, o) for o in sh.outputs if o)
+        for sid in gone_scopes:
+            self.scopes.pop(sid, None)
+            self._paths.pop(sid, None)
+        # 3. add what came (scopes first, parents before children)
+        for sid in sorted(set(new_scopes), key=lambda s: len(index.scope_chain(s))):
+            if sid in index.scopes:
+                self.scopes[sid] = build_scope(doc, sid)
+                self._paths.pop(sid, None)
+                dirty_graphs.add(sid)
+        for nid in added:
+            if nid in index.nodes:
+                sh = self._add_node_shadow(nid)
+                touched.update((sh.sid, o) for o in sh.outputs if o)
+                dirty_nodes.add(nid)
+        # 4. nodes that changed in place
+        for nid in changed:
+            old = self._drop_node_shadow(nid)
+            new = self._add_node_shadow(nid)
+            dirty_nodes.add(nid)
+            if old is not None:
+                touched.update((new.sid, o) for o in set(old.outputs) ^ set(new.outputs) if o)
+            if new.kids or (old is not None and old.kids):
+                self._paths.clear()  # nested graphs' paths name their owner
+
+        # 5. graph-level lists: what each name resolves to before and after. Elements
+        # edited in place are re-read one by one; a list that grew or shrank is re-read.
+        items = getattr(cs, "items", None)
+        reshaped = getattr(cs, "lists_reshaped", None)
+        in_place: dict[tuple[ScopeId, str], list[int]] = {}
+        for sid, f, k in items or ():
+            in_place.setdefault((sid, f), []).append(k)
+        for sid, f in cs.scope_fields:
+            ss = self.scopes.get(sid)
+            if ss is None or sid in new_scopes:
+                continue
+            if f in _GRAPH_CHECK_FIELDS:
+                dirty_graphs.add(sid)
+            if f == "name":
+                self._paths.clear()  # nothing else reads a graph's name
+                continue
+            if f not in LIST_FIELDS:
+                continue
+            lst = ss.lists[f]
+            g = index.scopes[sid].graph
+            if items is None or reshaped is None or (sid, f) in reshaped or (sid, f) not in in_place:
+                before = lst.by_name()
+                lst.load(read_list(g, f))
+                after = lst.by_name()
+                touched.update((sid, n) for n in _diff_names(before, after))
+                continue
+            for k in in_place[(sid, f)]:
+                old_entry = lst.entries[k]
+                new_entry = read_entry(g, f, k)
+                if new_entry != old_entry:
+                    lst.set(k, new_entry)
+                    touched.add((sid, old_entry[0]))
+                    touched.add((sid, new_entry[0]))
+        for sid, old_name, new_name in cs.values_renamed:
+            if sid in self.scopes:
+                touched.add((sid, old_name))
+                touched.add((sid, new_name))
+
+        # 6. who can see a touched name: its producers and consumers, here and below
+        for sid, name in touched:
+            ss = self.scopes.get(sid)
+            if ss is None:
+                continue
+            for d in self._scope_and_descendants(sid):
+                dss = self.scopes[d]
+                dirty_nodes.update(dss.producers.get(name, ()))
+                dirty_nodes.update(n for n, _ in index.scopes[d].consumers.get(name, ()))
+                # the graph check reads producers only for the graph's outputs
+                if name in dss.lists["output"].pos:
+                    dirty_graphs.add(d)
+
+        # 7. recompute
+        updates: dict[Subject, tuple[Problem, ...]] = {}
+        for nid in removed - added:
+            updates[("node", nid)] = ()
+        for sid in gone_scopes - set(self.scopes):
+            updates[("graph", sid)] = ()
+        for nid in dirty_nodes:
+            if nid in self.nodes and nid in index.nodes:
+                updates[("node", nid)] = tuple(check_node(self, nid))
+        for sid in dirty_graphs:
+            if sid in self.scopes:
+                updates[("graph", sid)] = tuple(check_graph(self, sid))
+        if cs.model_fields:
+            updates[MODEL] = tuple(check_model(self))
+        self._apply(updates)
+        # NOTE: a cheap guard against a change the ChangeSet did not describe: if the shadows
+        # no longer cover the index, fall back to a full pass rather than drift.
+        if len(self.nodes) != len(index.nodes) or len(self.scopes) != len(index.scopes):
+            self.validate_all()
+
+    def _scope_and_descendants(self, sid: ScopeId) -> list[ScopeId]:
+        out = [sid]
+        stack = [sid]
+        while stack:
+            cur = self.scopes.get(stack.pop())
+            if cur is None:
+                continue
+            for owner in cur.owners:
+                for kid in self.nodes[owner].kids:
+                    if kid in self.scopes:
+                        out.append(kid)
+                        stack.append(kid)
+        return out
+
+    # -- the store -----------------------------------------------------------------------
+    def _apply(self, updates: dict[Subject, tuple[Problem, ...]]) -> None:
+        """Replace the given subjects' problems; emit what appeared and what went."""
+        added: list[Problem] = []
+        removed: list[Problem] = []
+        for subject, new in updates.items():
+            old = self._store.get(subject, ())
+            if old == new:
+                continue
+            old_set, new_set = set(old), set(new)
+            removed.extend(p for p in old if p not in new_set)
+            added.extend(p for p in new if p not in old_set)
+            if new:
+                self._store[subject] = new
+            else:
+                self._store.pop(subject, None)
+        if added or removed:
+            self._cache = None
+            self.problems_changed.emit(added, removed)
+
+    def merge_full(self, problems: list[Problem], version: int) -> bool:
+        """Merge background full-check results taken at ``version``; stale ones are dropped."""
+        with self._lock:
+            if version != self.version:
+                return False
+            self._apply({FULL: tuple(problems)})
+            return True
+
+    @property
+    def full_problems(self) -> list[Problem]:
+        with self._lock:
+            return list(self._store.get(FULL, ()))
+
+
+def _diff_names(before: dict[str, object], after: dict[str, object]) -> set[str]:
+    out = set(before.keys() ^ after.keys())
+    for name, val in before.items():
+        if name in after and after[name] != val:
+            out.add(name)
+    return out

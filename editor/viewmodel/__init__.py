@@ -1,0 +1,496 @@
+"""The display model: a small, immutable picture of one graph scope, ready for layout.
+
+``build_display_graph`` turns a ``GraphProto`` (plus the document's stable node ids) into
+boxes and edges. It never mutates the graph and holds no protobuf objects in its result, so
+the layout can run on any thread and the canvas never sees protobuf.
+
+What it decides (Netron-like):
+
+* graph inputs that are not initializers and graph outputs become ``input``/``output``
+  boxes; initializers and ``Constant`` outputs that feed a node are listed on the consumer
+  box (``Box.weights``) instead of being drawn as far-away boxes;
+* nodes are grouped by their name scopes (``/model/layers.3/attn/MatMul`` lies in
+  ``/model``, ``/model/layers.3``, ``/model/layers.3/attn``); ``expanded`` says which groups
+  are open, a closed group is one box whose ports are the distinct values crossing its
+  boundary (parallel boundary edges are merged);
+* sizes come from the text a box shows (see :data:`CHAR_W` and friends), so the canvas and
+  the layout agree on how big a box is.
+
+The grouping itself lives in :mod:`editor.viewmodel.groups`; colour categories in
+:mod:`editor.viewmodel.categories`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import onnx
+
+from editor.viewmodel.categories import CATEGORIES, category_of
+from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
+
+__all__ = [
+    "Box", "Edge", "DisplayGraph", "build_display_graph", "category_of", "CATEGORIES",
+    "GroupTree", "build_group_tree", "repeat_signature", "shape_text", "function_graph", "default_expanded", "group_tree",
+    "CHAR_W", "SMALL_CHAR_W", "LINE_H", "TITLE_H", "PAD_X", "MIN_W", "MAX_W",
+]
+
+# NOTE: geometry of the text inside a box. The canvas draws the title at ~12 px and detail
+# lines at ~10 px; these widths are generous averages so text fits without measuring fonts
+# in the Qt-free core (the canvas may elide text that still does not fit).
+CHAR_W = 7.5         # title character width
+SMALL_CHAR_W = 6.0   # detail / weight line character width
+LINE_H = 13.0        # height of one detail line
+TITLE_H = 26.0       # height of a box with only a title
+PAD_X = 16.0         # horizontal padding, both sides together
+MIN_W = 56.0
+MAX_W = 300.0
+MAX_LINES = 6        # detail + weight lines shown in a box at most
+MAX_VALUE_CHARS = 28
+MAX_FIRST_VIEW = 400   # boxes a first (collapsed) view may show at most
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    key: str
+    kind: str
+    label: str
+    name: str
+    category: str
+    width: float
+    height: float
+    n_in: int
+    n_out: int
+    node_id: int | None = None
+    details: tuple[tuple[str, str], ...] = ()
+    weights: tuple[tuple[str, str], ...] = ()
+    child_count: int = 0
+    subgraphs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    key: str
+    src: str
+    src_port: int
+    dst: str
+    dst_port: int
+    value: str
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class DisplayGraph:
+    boxes: tuple[Box, ...]
+    edges: tuple[Edge, ...]
+    scope: str = ""
+    #: Additive: group path -> repeat class id for collapsed groups that are structurally
+    #: identical to at least one other visible group (see ``repeat_signature``).
+    repeats: Mapping[str, int] = field(default_factory=dict)
+    #: Additive: for boxes inside open groups, box key -> innermost open group path (the
+    #: canvas uses it to outline an open group and to offer "collapse"). Boxes at the top
+    #: level are absent.
+    box_groups: Mapping[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- text helpers
+
+_DTYPE_NAMES: dict[int, str] = {}
+
+
+def _dtype_name(elem_type: int) -> str:
+    name = _DTYPE_NAMES.get(elem_type)
+    if name is None:
+        try:
+            name = onnx.TensorProto.DataType.Name(elem_type).lower()
+        except ValueError:
+            name = f"dtype{elem_type}"
+        name = {"float": "float32", "double": "float64"}.get(name, name)
+        _DTYPE_NAMES[elem_type] = name
+    return name
+
+
+def shape_text(vi: onnx.ValueInfoProto | None) -> str:
+    """``"1x64x56x56"`` for a tensor value's shape, ``""`` when unknown or not a tensor."""
+    if vi is None or not vi.type.HasField("tensor_type"):
+        return ""
+    tt = vi.type.tensor_type
+    if not tt.HasField("shape"):
+        return ""
+    dims = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(str(d.dim_value))
+        elif d.HasField("dim_param"):
+            dims.append(d.dim_param)
+        else:
+            dims.append("?")
+    return "x".join(dims) if dims else "scalar"
+
+
+def _tensor_text(dims: Sequence[int], elem_type: int) -> str:
+    shape = "x".join(str(d) for d in dims) if len(dims) else "scalar"
+    return f"{shape} {_dtype_name(elem_type)}"
+
+
+def _attr_text(attr: onnx.AttributeProto) -> str | None:
+    t = attr.type
+    A = onnx.AttributeProto
+    if t == A.INT:
+        s = str(attr.i)
+    elif t == A.FLOAT:
+        s = f"{attr.f:.6g}"
+    elif t == A.STRING:
+        s = attr.s.decode("utf-8", "replace")
+    elif t == A.INTS:
+        sep = "x" if "shape" in attr.name or "kernel" in attr.name else ","
+        s = sep.join(str(v) for v in attr.ints)
+    elif t == A.FLOATS:
+        s = ",".join(f"{v:.4g}" for v in attr.floats)
+    elif t == A.STRINGS:
+        s = ",".join(v.decode("utf-8", "replace") for v in attr.strings)
+    elif t == A.TENSOR:
+        s = _tensor_text(attr.t.dims, attr.t.data_type)
+    else:
+        return None  # graphs are listed in Box.subgraphs; sparse tensors/type protos skipped
+    if len(s) > MAX_VALUE_CHARS:
+        s = s[: MAX_VALUE_CHARS - 1] + "…"
+    return s
+
+
+def _constant_text(node: onnx.NodeProto) -> str:
+    for a in node.attribute:
+        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+            return _tensor_text(a.t.dims, a.t.data_type)
+        if a.name == "value_float":
+            return "scalar float32"
+        if a.name == "value_int":
+            return "scalar int64"
+        if a.name == "value_floats":
+            return f"{len(a.floats)} float32"
+        if a.name == "value_ints":
+            return f"{len(a.ints)} int64"
+        if a.name == "value_string":
+            return "scalar string"
+        if a.name == "value_strings":
+            return f"{len(a.strings)} string"
+        if a.name == "sparse_value":
+            return _tensor_text(a.sparse_tensor.dims, a.sparse_tensor.values.data_type) + " sparse"
+    return "constant"
+
+
+def _box_size(title: str, lines: Sequence[tuple[str, str]]) -> tuple[float, float]:
+    w = len(title) * CHAR_W
+    for k, v in lines[:MAX_LINES]:
+        w = max(w, (len(k) + len(v) + 2) * SMALL_CHAR_W)
+    w = min(MAX_W, max(MIN_W, w + PAD_X))
+    h = TITLE_H + LINE_H * min(len(lines), MAX_LINES) + (4.0 if lines else 0.0)
+    return float(round(w)), float(h)
+
+
+# --------------------------------------------------------------------------- builder
+
+def build_display_graph(
+    graph: onnx.GraphProto,
+    node_ids: Sequence[int],
+    *,
+    opsets: Mapping[str, int],
+    value_info: Mapping[str, onnx.ValueInfoProto] | None = None,
+    expanded: Collection[str] | None = None,
+    groups: GroupTree | None = None,
+) -> DisplayGraph:
+    """The display model of ``graph``; ``node_ids[i]`` is the stable id of ``graph.node[i]``.
+
+    ``groups`` (additive) is the graph's :func:`group_tree`, when the caller already has it
+    (e.g. from :func:`default_expanded`): it saves rebuilding it for every view.
+
+    ``expanded`` is the set of open group paths; ``None`` draws every node (flat view).
+    """
+    nodes = graph.node
+    n = len(nodes)
+    if len(node_ids) != n:
+        raise ValueError(f"node_ids has {len(node_ids)} ids for {n} nodes")
+
+    initializers: dict[str, str] = {}
+    for t in graph.initializer:
+        initializers[t.name] = _tensor_text(t.dims, t.data_type)
+    for st in graph.sparse_initializer:
+        initializers[st.values.name] = _tensor_text(st.dims, st.values.data_type) + " sparse"
+    graph_inputs = [vi.name for vi in graph.input if vi.name not in initializers]
+    graph_input_set = set(graph_inputs)
+    output_names = [vi.name for vi in graph.output]
+    output_set = set(output_names)
+
+    vis: dict[str, onnx.ValueInfoProto] = {}
+    for vi in graph.value_info:
+        vis[vi.name] = vi
+    for vi in graph.input:
+        vis[vi.name] = vi
+    for vi in graph.output:
+        vis[vi.name] = vi
+    if value_info:
+        vis.update(value_info)
+
+    # Producers of every value, and Constant nodes that are drawn as weights instead.
+    producer: dict[str, tuple[int, int]] = {}
+    weight_const: dict[str, str] = {}
+    hidden = bytearray(n)  # 1 = node not drawn (a Constant used only as a weight)
+    for i, node in enumerate(nodes):
+        outs = node.output
+        if _weight_constant(node, output_set):
+            weight_const[outs[0]] = _constant_text(node)
+            hidden[i] = 1
+            continue
+        for k, o in enumerate(outs):
+            if o:
+                producer[o] = (i, k)
+
+    drawn = [i for i in range(n) if not hidden[i]]
+    # the flat view needs no groups: skip building the tree (it is the big-graph case)
+    if expanded is None:
+        tree = GroupTree()
+    elif groups is not None:
+        tree = groups
+    else:
+        tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+    # rep[i]: key of the box node i is drawn in (itself, or its outermost closed group)
+    rep: dict[int, str] = {}
+    closed_groups: dict[str, int] = {}
+    if expanded is None:
+        for i in drawn:
+            rep[i] = f"n:{node_ids[i]}"
+    else:
+        open_set = set(expanded)
+        # the box of a node depends only on its innermost group: resolve once per group
+        closed_of: dict[str, str | None] = {}
+        group_key: dict[str, str] = {}
+        ng = tree.node_group
+        for i in drawn:
+            g = ng.get(i, "")
+            c = closed_of.get(g, "?")
+            if c == "?":
+                c = None
+                for path in tree.chain(i):
+                    if path not in open_set:
+                        c = path
+                        break
+                closed_of[g] = c
+            if c is None:
+                rep[i] = f"n:{node_ids[i]}"
+            else:
+                gk = group_key.get(c)
+                if gk is None:
+                    gk = group_key[c] = "g:" + c  # one string object per group
+                rep[i] = gk
+                closed_groups[c] = closed_groups.get(c, 0) + 1
+
+    default_domain_opset = opsets.get("", opsets.get("ai.onnx"))
+    boxes: list[Box] = []
+    for name in graph_inputs:
+        label = name
+        w, h = _box_size(label, [])
+        boxes.append(Box(key=f"in:{name}", kind="input", label=label, name=name, category="input",
+                         width=w, height=h, n_in=0, n_out=1,
+                         details=((("shape", shape_text(vis.get(name))),) if shape_text(vis.get(name)) else ())))
+
+    # Group boundary ports: values entering / leaving each closed group, in first-use order.
+    group_in_ports: dict[str, dict[str, int]] = {g: {} for g in closed_groups}
+    group_out_ports: dict[str, dict[str, int]] = {g: {} for g in closed_groups}
+
+    edges: dict[str, Edge] = {}
+
+    labels: dict[str, str] = {}
+
+    def add_edge(src: str, sp: int, dst: str, dp: int, value: str) -> None:
+        key = f"{src}:{sp}->{dst}:{dp}"
+        if key not in edges:
+            lab = labels.get(value)
+            if lab is None:
+                lab = labels[value] = shape_text(vis.get(value))
+            edges[key] = Edge(key, src, sp, dst, dp, value, lab)
+
+    def src_of(value: str, consumer: str = "") -> tuple[str, int] | None:
+        p = producer.get(value)
+        if p is not None:
+            pi, k = p
+            r = rep[pi]
+            if r == consumer:
+                return r, -1  # inside one closed group: no boundary port
+            if r[0] == "g":
+                ports = group_out_ports[r[2:]]
+                k = ports.setdefault(value, len(ports))
+            return r, k
+        if value in graph_input_set:
+            return f"in:{value}", 0
+        return None
+
+    node_boxes: dict[int, Box] = {}
+    producer_get = producer.get
+    for i in drawn:
+        node = nodes[i]
+        r = rep[i]
+        if r[0] == "g":
+            # Fast path for nodes inside a closed group: most inputs come from the same
+            # group and produce nothing; only boundary crossings become (merged) edges.
+            for value in node.input:
+                p = producer_get(value)
+                if p is not None and rep[p[0]] is r:
+                    continue
+                if not value:
+                    continue
+                s = src_of(value, r)
+                if s is None or s[0] == r:
+                    continue
+                ports = group_in_ports[r[2:]]
+                add_edge(s[0], s[1], r, ports.setdefault(value, len(ports)), value)
+            continue
+        weights: list[tuple[str, str]] = []
+        for j, value in enumerate(node.input):
+            if not value:
+                continue
+            s = src_of(value, r)
+            if s is None:
+                w = initializers.get(value) or weight_const.get(value)
+                if w is None:
+                    # Not produced here: a value of an enclosing graph (subgraph bodies) or
+                    # a dangling name (validation reports it); neither is a weight.
+                    continue
+                if r[0] == "n":
+                    weights.append((value, w))
+                continue
+            if s[0] == r:
+                continue  # edge inside a closed group
+            if r[0] == "g":
+                ports = group_in_ports[r[2:]]
+                dp = ports.setdefault(value, len(ports))
+            else:
+                dp = j
+            add_edge(s[0], s[1], r, dp, value)
+        if r[0] != "n":
+            continue
+        details = []
+        subgraphs = []
+        for a in node.attribute:
+            if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                subgraphs.append(a.name)
+                continue
+            t = _attr_text(a)
+            if t is not None and len(details) < 4:
+                details.append((a.name, t))
+        label = node.op_type
+        w, h = _box_size(label, details + weights)
+        dom = node.domain
+        cat = category_of(node.op_type, dom, opsets.get(dom, default_domain_opset) if dom not in ("", "ai.onnx") else default_domain_opset)
+        node_boxes[i] = Box(key=r, kind="node", label=label, name=node.name, category=cat, width=w, height=h,
+                            n_in=len(node.input), n_out=len(node.output), node_id=node_ids[i],
+                            details=tuple(details), weights=tuple(weights), subgraphs=tuple(subgraphs))
+
+    # Graph outputs.
+    out_edges = []
+    for name in output_names:
+        s = src_of(name)
+        if s is not None:
+            out_edges.append((s, name))
+
+    # Emit boxes in graph order: a node box at its node, a group box at its first node.
+    emitted_groups: set[str] = set()
+    for i in drawn:
+        r = rep[i]
+        if r[0] == "n":
+            boxes.append(node_boxes[i])
+        elif r not in emitted_groups:
+            emitted_groups.add(r)
+            path = r[2:]
+            label = tree.label(path)
+            count = tree.size[path]
+            details = ((("nodes", str(count)),))
+            w, h = _box_size(label, details)
+            boxes.append(Box(key=r, kind="group", label=label, name=path, category="group", width=w,
+                             height=h, n_in=len(group_in_ports[path]), n_out=len(group_out_ports[path]),
+                             details=details, child_count=count))
+    for s, name in out_edges:
+        add_edge(s[0], s[1], f"out:{name}", 0, name)
+    for name in output_names:
+        w, h = _box_size(name, [])
+        sh = shape_text(vis.get(name))
+        boxes.append(Box(key=f"out:{name}", kind="output", label=name, name=name, category="output",
+                         width=w, height=h, n_in=1, n_out=0, details=((("shape", sh),) if sh else ())))
+    repeats: dict[str, int] = {}
+    if closed_groups:
+        repeats = repeat_signature(graph, tree, [g for g in closed_groups], producer)
+    box_groups: dict[str, str] = {}
+    if expanded is not None:
+        for i in drawn:
+            r = rep[i]
+            chain = tree.chain(i)
+            if r[0] == "g":
+                # a closed group box lies in the open group just outside it
+                k = chain.index(r[2:])
+                if k > 0:
+                    box_groups[r] = chain[k - 1]
+            elif chain:
+                box_groups[r] = chain[-1]
+    return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats,
+                        box_groups=box_groups)
+
+
+def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:
+    """A ``GraphProto`` view of a model-local function, for :func:`build_display_graph`.
+
+    Function inputs/outputs carry no types, so they become untyped value infos.
+    """
+    g = onnx.GraphProto(name=f"{fn.domain}::{fn.name}" if fn.domain else fn.name)
+    g.node.extend(fn.node)
+    g.input.extend(onnx.ValueInfoProto(name=n) for n in fn.input)
+    g.output.extend(onnx.ValueInfoProto(name=n) for n in fn.output)
+    g.value_info.extend(fn.value_info)
+    return g
+
+
+def _weight_constant(node: onnx.NodeProto, output_set: Collection[str]) -> bool:
+    """A ``Constant`` node drawn as a weight of its consumers rather than as a box."""
+    return (node.op_type == "Constant" and node.domain in ("", "ai.onnx") and not node.input
+            and len(node.output) == 1 and node.output[0] not in output_set)
+
+
+def group_tree(graph: onnx.GraphProto) -> GroupTree:
+    """The group hierarchy of ``graph`` (what :func:`build_display_graph` would build)."""
+    outs = {vi.name for vi in graph.output}
+    nodes = graph.node
+    drawn = [i for i, nd in enumerate(nodes) if not _weight_constant(nd, outs)]
+    return build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+
+
+def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = MAX_FIRST_VIEW,
+                     groups: GroupTree | None = None) -> set[str]:
+    """Groups to open for a useful first view: open the biggest closed group while the view
+    stays under ``limit`` boxes and has fewer than ``target`` boxes.
+
+    A model whose root holds one ``/model`` group and an ``lm_head`` would otherwise first
+    show three boxes; this opens ``/model`` (showing the 200 decoder layers as closed
+    boxes) and stops there.
+    """
+    tree = groups if groups is not None else group_tree(graph)
+    children: dict[str, list[str]] = {}
+    direct: dict[str, int] = {}
+    for g, p in tree.parent.items():
+        children.setdefault(p, []).append(g)
+    n_grouped = 0
+    for g, lst in tree._direct.items():
+        direct[g] = len(lst)
+        n_grouped += len(lst)
+    direct[""] = tree.n_nodes - n_grouped
+    opened: set[str] = set()
+    visible = list(children.get("", []))
+    count = direct.get("", 0) + len(visible)
+    while count < target and visible:
+        best = max(visible, key=lambda g: (tree.size.get(g, 0), g))
+        grow = len(children.get(best, [])) + direct.get(best, 0) - 1
+        if count + grow > limit:
+            break
+        opened.add(best)
+        visible.remove(best)
+        visible += children.get(best, [])
+        count += grow
+    return opened

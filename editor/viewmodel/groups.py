@@ -1,0 +1,309 @@
+"""Groups of nodes from their name scopes, and recognition of repeated identical blocks.
+
+A node named ``/model/layers.3/self_attn/q_proj/MatMul`` lies in the groups ``/model``,
+``/model/layers.3``, ``/model/layers.3/self_attn`` and ``/model/layers.3/self_attn/q_proj``.
+
+# NOTE: three clean-ups keep the hierarchy useful rather than literal:
+# * a scope holding a single node is not a group (a box in a box says nothing);
+# * a scope holding exactly what its parent holds is skipped (``/model`` around everything
+#   would make the first collapsed view a single box);
+# * a group with more than ``MAX_CHILDREN`` direct children (a flat 11k-node export has no
+#   scopes at all) is split into artificial parts of consecutive children in graph order, so
+#   every level of the hierarchy stays small enough to lay out instantly. Parts are named
+#   ``<parent>/#<k>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import onnx
+
+MAX_CHILDREN = 500
+PART_SIZE = 250
+
+
+def scopes_of(name: str) -> list[str]:
+    """Group paths a node name lies in, outermost first (its own last segment excluded)."""
+    if "/" not in name:
+        return []
+    parts = [p for p in name.split("/") if p]
+    out = []
+    path = ""
+    for p in parts[:-1]:
+        path = f"{path}/{p}"
+        out.append(path)
+    return out
+
+
+TORCH_SCOPES_KEY = "pkg.torch.onnx.name_scopes"
+
+
+def scoped_name(node: onnx.NodeProto) -> str:
+    """The node's name with its scope path, from the name itself or exporter metadata.
+
+    Names like ``/model/layers.3/attn/MatMul`` (the TorchScript exporter, tf2onnx) carry the
+    scopes. The dynamo exporter names nodes ``node_add_12`` and records the module scopes in
+    ``metadata_props["pkg.torch.onnx.name_scopes"]`` as a Python list of cumulative dotted
+    names (``['', 'model', 'model.layers.3', 'model.layers.3.self_attn', 'add_12']``; the
+    last entry is the node itself): that becomes ``/model/layers.3/self_attn/node_add_12``.
+    """
+    name = node.name
+    if "/" in name or not len(node.metadata_props):
+        return name
+    for prop in node.metadata_props:
+        if prop.key == TORCH_SCOPES_KEY:
+            v = prop.value
+            # the last entry is the node itself; nodes of one module share the rest
+            cut = v.rfind(",")
+            prefix = v[:cut] if cut > 0 else ""
+            path = _SCOPE_CACHE.get(prefix)
+            if path is None:
+                path = _parse_scopes(prefix)
+                if len(_SCOPE_CACHE) > 200_000:
+                    _SCOPE_CACHE.clear()
+                _SCOPE_CACHE[prefix] = path
+            return f"{path}/{name or 'node'}" if path else name
+    return name
+
+
+_SCOPE_CACHE: dict[str, str] = {}
+
+
+def _parse_scopes(prefix: str) -> str:
+    """``"['', 'model', 'model.layers.3'"`` -> ``"/model/layers.3"``."""
+    items = [t.strip().strip("'\"") for t in prefix.lstrip("[").split(",")]
+    parts: list[str] = []
+    prev = ""
+    for it in items:
+        if not it:
+            continue
+        seg = it[len(prev) + 1:] if prev and it.startswith(prev + ".") else it
+        parts.append(seg.replace("/", "_"))
+        prev = it
+    return "/" + "/".join(parts) if parts else ""
+
+
+@dataclass
+class GroupTree:
+    """The kept groups of one graph scope. Paths are strings; ``""`` is the graph itself."""
+
+    parent: dict[str, str] = field(default_factory=dict)
+    size: dict[str, int] = field(default_factory=dict)          # nodes inside (all depths)
+    labels: dict[str, str] = field(default_factory=dict)
+    node_group: dict[int, str] = field(default_factory=dict)    # node index -> innermost group
+    _direct: dict[str, list[int]] = field(default_factory=dict)   # group -> its direct nodes
+    _chains: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    _kids: dict[str, list[str]] | None = None
+    n_nodes: int = 0
+
+    def members(self, path: str) -> list[int]:
+        """Node indices inside ``path`` at any depth, in graph order."""
+        if self._kids is None:
+            kids: dict[str, list[str]] = {}
+            for g, p in self.parent.items():
+                kids.setdefault(p, []).append(g)
+            self._kids = kids
+        out: list[int] = []
+        stack = [path]
+        while stack:
+            g = stack.pop()
+            out += self._direct.get(g, ())
+            stack += self._kids.get(g, ())
+        out.sort()
+        return out
+
+    def chain(self, node_index: int) -> tuple[str, ...]:
+        """Groups containing the node, outermost first."""
+        g = self.node_group.get(node_index, "")
+        c = self._chains.get(g)
+        if c is None:
+            path = []
+            p = g
+            while p:
+                path.append(p)
+                p = self.parent[p]
+            c = tuple(reversed(path))
+            self._chains[g] = c
+        return c
+
+    def label(self, path: str) -> str:
+        return self.labels.get(path) or path.rsplit("/", 1)[-1]
+
+    def children(self, path: str) -> list[str]:
+        return [g for g, p in self.parent.items() if p == path]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.parent
+
+
+def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
+    """Group tree for nodes ``indices`` (graph order) with the given ``names``."""
+    # Work per scope directory ("/model/layers.3/attn" of ".../attn/MatMul"): nodes of one
+    # directory share everything below, and there are far fewer directories than nodes.
+    node_dir: list[str] = []
+    dir_count: dict[str, int] = {}
+    for name in names:
+        d = name.rpartition("/")[0] if "/" in name else ""
+        if d and not d.strip("/"):
+            d = ""
+        node_dir.append(d)
+        dir_count[d] = dir_count.get(d, 0) + 1
+    dir_scopes: dict[str, list[str]] = {d: scopes_of(d + "/x") for d in dir_count if d}
+    count: dict[str, int] = {}
+    for d, c in dir_count.items():
+        for p in dir_scopes.get(d, ()):
+            count[p] = count.get(p, 0) + c
+    total = len(indices)
+    tree = GroupTree()
+    tree.n_nodes = len(indices)
+    # Keep a scope when it holds more than one node and less than its nearest kept ancestor.
+    kept_parent: dict[str, str] = {}
+    dir_inner: dict[str, str] = {"": ""}
+    for d in dir_count:
+        if not d:
+            continue
+        anc = ""
+        anc_size = total
+        for p in dir_scopes[d]:
+            if p in kept_parent:
+                anc, anc_size = p, count[p]
+                continue
+            c = count[p]
+            if 1 < c < anc_size:
+                kept_parent[p] = anc
+                anc, anc_size = p, c
+        dir_inner[d] = anc
+    tree.parent = kept_parent
+    node_group = tree.node_group
+    for i, d in zip(indices, node_dir):
+        g = dir_inner[d]
+        if g:
+            node_group[i] = g
+    # Split over-full groups into parts of consecutive children (graph order).
+    n_direct: dict[str, int] = {}
+    for i in indices:
+        g = node_group.get(i, "")
+        n_direct[g] = n_direct.get(g, 0) + 1
+    for g, par in kept_parent.items():
+        n_direct[par] = n_direct.get(par, 0) + 1
+    full = {g for g, c in n_direct.items() if c > MAX_CHILDREN}
+    if full:
+        direct: dict[str, list[tuple[int, str, object]]] = {g: [] for g in full}
+        first: dict[str, int] = {}
+        for i in indices:
+            g = node_group.get(i, "")
+            if g in direct:
+                direct[g].append((i, "n", i))
+            p = g
+            while p and p not in first:
+                first[p] = i
+                p = kept_parent[p]
+        for g, par in list(kept_parent.items()):
+            if par in direct:
+                direct[par].append((first[g], "g", g))
+        for g, items in direct.items():
+            items.sort(key=lambda t: t[0])
+            _split(tree, g, items)
+    # Sizes and members.
+    # Sizes: direct node counts pushed up the tree (members are gathered lazily).
+    direct: dict[str, list[int]] = {}
+    for i in indices:
+        g = node_group.get(i, "")
+        if g:
+            lst = direct.get(g)
+            if lst is None:
+                direct[g] = [i]
+            else:
+                lst.append(i)
+    tree._direct = direct
+    size = {g: len(v) for g, v in direct.items()}
+    depth: dict[str, int] = {}
+
+    def dep(g: str) -> int:
+        d = depth.get(g)
+        if d is None:
+            p = tree.parent[g]
+            d = depth[g] = (dep(p) + 1) if p else 1
+        return d
+
+    for g in sorted(tree.parent, key=lambda g: -dep(g)):
+        par = tree.parent[g]
+        if par:
+            size[par] = size.get(par, 0) + size.get(g, 0)
+    tree.size = size
+    return tree
+
+
+def _split(tree: GroupTree, parent: str, items: list[tuple[int, str, object]]) -> None:
+    n = len(items)
+    size = PART_SIZE if n <= PART_SIZE * MAX_CHILDREN else -(-n // MAX_CHILDREN)
+    nparts = -(-n // size)
+    for k in range(nparts):
+        chunk = items[k * size:(k + 1) * size]
+        part = f"{parent}/#{k}"
+        tree.parent[part] = parent
+        lo, hi = chunk[0][0], chunk[-1][0]
+        tree.labels[part] = f"part {k + 1}/{nparts}"
+        for _, kind, ref in chunk:
+            if kind == "n":
+                tree.node_group[ref] = part  # type: ignore[index]
+            else:
+                tree.parent[ref] = part  # type: ignore[index]
+        if len(chunk) > MAX_CHILDREN:
+            _split(tree, part, chunk)
+        del lo, hi
+    tree._chains.clear()
+
+
+def group_signature(graph: onnx.GraphProto, members: Sequence[int],
+                    producer: Mapping[str, tuple[int, int]]) -> str:
+    """A digest of a group's structure: op types in order and its internal wiring.
+
+    Two groups with the same digest are the same block repeated (the 32 decoder layers of
+    an LLM): same operators in the same order, connected the same way, with the same number
+    of inputs from outside. Names, weights and attribute values do not count.
+    """
+    local = {idx: k for k, idx in enumerate(members)}
+    h = hashlib.blake2b(digest_size=16)
+    for k, idx in enumerate(members):
+        node = graph.node[idx]
+        parts = [node.domain, node.op_type]
+        for v in node.input:
+            p = producer.get(v)
+            if p is not None and p[0] in local:
+                parts.append(f"{local[p[0]] - k}:{p[1]}")
+            else:
+                parts.append("x" if v else "-")
+        h.update(("|".join(parts) + ";").encode())
+    return h.hexdigest()
+
+
+def repeat_signature(graph: onnx.GraphProto, tree: GroupTree, paths: Sequence[str],
+                     producer: Mapping[str, tuple[int, int]]) -> dict[str, int]:
+    """Class ids of the ``paths`` that are structurally identical to another of ``paths``.
+
+    Returns ``{path: class_id}`` only for groups whose class has two or more members; class
+    ids are numbered in order of first appearance, so the result is deterministic.
+    """
+    # Only groups of equal size can be equal: hash just those.
+    by_size: dict[int, list[str]] = {}
+    for p in paths:
+        n = tree.size.get(p, 0)
+        if n >= 2:
+            by_size.setdefault(n, []).append(p)
+    classes: dict[str, list[str]] = {}
+    for p in paths:
+        if len(by_size.get(tree.size.get(p, 0), ())) < 2:
+            continue
+        classes.setdefault(group_signature(graph, tree.members(p), producer), []).append(p)
+    out: dict[str, int] = {}
+    cid = 0
+    for sig, ps in classes.items():
+        if len(ps) > 1:
+            for p in ps:
+                out[p] = cid
+            cid += 1
+    return out

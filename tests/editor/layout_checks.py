@@ -1,0 +1,65 @@
+"""Invariant checks of a layout, shared by the layout tests (numpy, no Qt)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from editor.layout import LayoutResult, port_position
+from editor.viewmodel import DisplayGraph
+
+TOL = 1e-6
+
+
+def assert_layout_invariants(dg: DisplayGraph, res: LayoutResult, *, where: str = "") -> None:
+    boxes = dg.boxes
+    keys = [b.key for b in boxes]
+    assert len(set(keys)) == len(keys), f"{where}: duplicate box keys"
+    assert set(res.positions) == set(keys), f"{where}: positions do not cover the boxes"
+    n = len(boxes)
+    if n == 0:
+        return
+    xy = np.array([res.positions[k] for k in keys], dtype=float)
+    wh = np.array([(b.width, b.height) for b in boxes], dtype=float)
+    assert np.isfinite(xy).all(), f"{where}: non-finite positions"
+    assert (xy >= -TOL).all(), f"{where}: negative coordinates"
+    assert (xy[:, 0] + wh[:, 0] <= res.width + TOL).all() and (xy[:, 1] + wh[:, 1] <= res.height + TOL).all(), \
+        f"{where}: a box sticks out of width x height"
+    # No overlap: sweep boxes by x and compare each with the ones whose x-range it meets.
+    # Layered layouts make this cheap: sort by (top, left) and check pairs in the same row
+    # band, plus a general O(n log n) check on vertical intervals via the bands.
+    x0, y0 = xy[:, 0], xy[:, 1]
+    x1, y1 = x0 + wh[:, 0], y0 + wh[:, 1]
+    order = np.argsort(x0, kind="stable")
+    # For each box, candidates are the following boxes (in x order) whose left edge is left of
+    # its right edge; a vectorised window check over a bounded number of neighbours, then an
+    # exact fallback for anything the window may have missed.
+    xs0, xs1, ys0, ys1 = x0[order], x1[order], y0[order], y1[order]
+    reach = np.searchsorted(xs0, xs1, side="left")  # boxes j < reach[i] start before i ends
+    cnt = reach - np.arange(n) - 1
+    total = int(np.maximum(cnt, 0).sum())
+    if total:
+        ii = np.repeat(np.arange(n), np.maximum(cnt, 0))
+        start = np.repeat(np.cumsum(np.maximum(cnt, 0)) - np.maximum(cnt, 0), np.maximum(cnt, 0))
+        jj = ii + 1 + (np.arange(total) - start)
+        ov = (np.minimum(ys1[ii], ys1[jj]) - np.maximum(ys0[ii], ys0[jj]) > TOL) & \
+             (np.minimum(xs1[ii], xs1[jj]) - np.maximum(xs0[ii], xs0[jj]) > TOL)
+        if ov.any():
+            k = int(np.flatnonzero(ov)[0])
+            a, b = keys[order[ii[k]]], keys[order[jj[k]]]
+            raise AssertionError(f"{where}: boxes {a} and {b} overlap")
+    # Edges: each is routed or a reference; routes start at the bottom port of the source
+    # and end at the top port of the target, leaving downward and arriving from above.
+    index = {k: i for i, k in enumerate(keys)}
+    for e in dg.edges:
+        if e.key in res.references:
+            assert e.key not in res.routes, f"{where}: {e.key} both routed and a reference"
+            continue
+        pts = res.routes.get(e.key)
+        assert pts is not None and len(pts) >= 2, f"{where}: edge {e.key} has no route"
+        sb, db = boxes[index[e.src]], boxes[index[e.dst]]
+        p = port_position(sb, res.positions[e.src], "out", e.src_port)
+        q = port_position(db, res.positions[e.dst], "in", e.dst_port)
+        assert abs(pts[0][0] - p[0]) < 1e-3 and abs(pts[0][1] - p[1]) < 1e-3, f"{where}: {e.key} does not start at its port"
+        assert abs(pts[-1][0] - q[0]) < 1e-3 and abs(pts[-1][1] - q[1]) < 1e-3, f"{where}: {e.key} does not end at its port"
+        assert pts[1][1] >= pts[0][1] - TOL, f"{where}: {e.key} leaves its box upward"
+        assert pts[-2][1] <= pts[-1][1] + TOL, f"{where}: {e.key} enters its box from below"

@@ -1,0 +1,67 @@
+"""Layout invariants on every model of the corpus (flat view, collapsed view, subgraph bodies).
+
+One test walks the whole corpus (so it is cheap per model: build + layout + numpy checks) and
+reports every failure at once instead of stopping at the first.
+"""
+
+from __future__ import annotations
+
+import time
+
+import onnx
+import pytest
+
+from editor.layout import layout_graph
+from editor.viewmodel import build_display_graph, function_graph
+from tests.conftest import CORPUS, corpus_models
+from tests.editor.layout_checks import assert_layout_invariants
+
+
+def _graphs(model: onnx.ModelProto):
+    """(label, GraphProto) for the main graph, every subgraph body and every function."""
+    stack = [("main", model.graph)]
+    for f in model.functions:
+        stack.append((f"function {f.domain}::{f.name}", function_graph(f)))
+    while stack:
+        label, g = stack.pop()
+        yield label, g
+        for node in g.node:
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    stack.append((f"{label}/{node.name or node.op_type}.{a.name}", a.g))
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for k, sg in enumerate(a.graphs):
+                        stack.append((f"{label}/{node.name or node.op_type}.{a.name}[{k}]", sg))
+
+
+def _check_model(path) -> list[str]:
+    model = onnx.load(str(path), load_external_data=False)
+    opsets = {o.domain: o.version for o in model.opset_import}
+    errors = []
+    for label, g in _graphs(model):
+        ids = list(range(len(g.node)))
+        for expanded in (None, set()):
+            where = f"{path.relative_to(CORPUS)} [{label}] {'flat' if expanded is None else 'collapsed'}"
+            try:
+                dg = build_display_graph(g, ids, opsets=opsets, expanded=expanded)
+                res = layout_graph(dg)
+                assert_layout_invariants(dg, res, where=where)
+            except AssertionError as exc:
+                errors.append(str(exc))
+            except Exception as exc:  # noqa: BLE001 - report every model, not just the first
+                errors.append(f"{where}: {type(exc).__name__}: {exc}")
+    return errors
+
+
+@pytest.mark.slow
+def test_layout_invariants_on_every_corpus_model(corpus_dir):
+    models = corpus_models()
+    assert len(models) > 1900, f"corpus looks incomplete: {len(models)} models"
+    t0 = time.perf_counter()
+    errors: list[str] = []
+    for p in models:
+        errors += _check_model(p)
+    elapsed = time.perf_counter() - t0
+    assert not errors, f"{len(errors)} failures, first: " + "\n".join(errors[:20])
+    # keep the corpus walk cheap: it runs in CI on 2 cores with everything else
+    assert elapsed < 110, f"corpus layout walk took {elapsed:.1f}s"

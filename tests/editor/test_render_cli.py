@@ -1,0 +1,120 @@
+"""``onnx-studio render``: PNG/SVG of real corpus models, modes, scope, errors, Qt-free import."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS, ROOT
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+REAL = [
+    CORPUS / "real" / "silero_vad_16k_op15.onnx",
+    CORPUS / "real" / "magika_standard_v3_3.onnx",
+    CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx",
+]
+
+
+def _run(argv: list[str]) -> int:
+    from editor.cli import render
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    render.add_parser(sub)
+    args = parser.parse_args(["render", *argv])
+    return args.func(args)
+
+
+def test_importing_render_does_not_load_qt():
+    code = "import sys, editor.cli.render; assert not any(m.startswith(('PySide6', 'shiboken6')) for m in sys.modules), 'Qt loaded'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+@pytest.mark.parametrize("model", REAL, ids=lambda p: p.stem)
+def test_render_real_model_png(model: Path, tmp_path):
+    if not model.is_file():
+        pytest.skip(f"corpus model missing: {model}")
+    from PySide6.QtGui import QImage
+
+    out = tmp_path / "g.png"
+    assert _run([str(model), "-o", str(out), "--expanded", "--scale", "1"]) == 0
+    image = QImage(str(out))
+    assert not image.isNull() and image.width() > 50 and image.height() > 50
+    # not a blank canvas: some pixels differ from the background colour of the corner
+    corner = image.pixel(0, 0)
+    step = max(1, image.height() // 200)
+    assert any(image.pixel(x, y) != corner for y in range(0, image.height(), step) for x in range(0, image.width(), 7))
+
+
+def test_render_collapsed_svg_is_valid_xml(tmp_path):
+    model = CORPUS / "real" / "silero_vad_16k_op15.onnx"
+    if not model.is_file():
+        pytest.skip("corpus model missing")
+    out = tmp_path / "g.svg"
+    assert _run([str(model), "-o", str(out), "--collapsed"]) == 0
+    root = ET.parse(out).getroot()
+    assert root.tag.endswith("svg")
+    assert any(el.tag.endswith("text") for el in root.iter())
+
+
+def test_render_scope_draws_only_that_scope(tmp_path):
+    model = CORPUS / "real" / "silero_vad_16k_op15.onnx"
+    if not model.is_file():
+        pytest.skip("corpus model missing")
+    scopes = ["/model/encoder"]  # 8 of the model's 121 nodes
+    whole, part = tmp_path / "whole.png", tmp_path / "part.png"
+    assert _run([str(model), "-o", str(whole), "--expanded", "--scale", "1"]) == 0
+    assert _run([str(model), "-o", str(part), "--scope", scopes[0], "--expanded", "--scale", "1"]) == 0
+    from PySide6.QtGui import QImage
+
+    a, b = QImage(str(whole)), QImage(str(part))
+    assert b.width() * b.height() < a.width() * a.height() / 4
+
+
+def test_render_errors(tmp_path, capsys):
+    assert _run([str(tmp_path / "missing.onnx"), "-o", str(tmp_path / "x.png")]) == 2
+    assert "error:" in capsys.readouterr().err
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model at all \x00\xff")
+    assert _run([str(bad), "-o", str(tmp_path / "x.png")]) == 2
+    model = CORPUS / "real" / "ort_logreg_iris.onnx"
+    if model.is_file():
+        assert _run([str(model), "-o", str(tmp_path / "x.bmp")]) == 1
+        assert _run([str(model), "-o", str(tmp_path / "x.png"), "--scope", "/nope"]) == 2
+
+
+def test_render_large_png_draws_the_overview_without_a_scene(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    from editor.cli.render import configure_parser, render_model
+
+    nodes, x = [], "x"
+    for i in range(500):
+        nodes += [helper.make_node("Relu", [x], [f"r{i}"], name=f"/m/b{i}/Relu"),
+                  helper.make_node("Add", [x, f"r{i}"], [f"o{i}"], name=f"/m/b{i}/Add"),
+                  helper.make_node("Sigmoid", [f"o{i}"], [f"s{i}"], name=f"/m/b{i}/Sigmoid")]
+        x = f"s{i}"
+    graph = helper.make_graph(nodes, "big", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, [4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "big.onnx"
+    onnx.save(model, str(path))
+    parser = argparse.ArgumentParser()
+    configure_parser(parser)
+    out = tmp_path / "big.png"
+    facts = render_model(model, out, parser.parse_args([str(path), "-o", str(out), "--expanded", "--max-size", "4000"]))
+    assert "scene" not in facts["timings"]  # drawn straight from the layout
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(out))
+    assert not image.isNull() and max(image.width(), image.height()) <= 4000
+    corner = image.pixel(0, 0)
+    assert any(image.pixel(x, y) != corner for y in range(0, image.height(), 5) for x in range(image.width()))

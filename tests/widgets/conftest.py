@@ -1,0 +1,87 @@
+"""Fixtures for the Qt tests: offscreen platform, throw-away settings, a main window,
+and a guard that fails the test if any modal dialog would have been shown."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+from widgets.qt_compat import guard_none_refcount  # noqa: E402
+
+guard_none_refcount()
+
+LOAD_TIMEOUT_MS = 60_000
+
+
+@pytest.fixture
+def settings_dir(tmp_path, monkeypatch):
+    """QSettings write to a per-test folder (never the user's config)."""
+    from PySide6.QtCore import QSettings
+
+    folder = tmp_path / "settings"
+    folder.mkdir()
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
+    return folder
+
+
+class DialogLog:
+    """Records dialogs; ``fail`` makes any dialog fail the test at once."""
+
+    def __init__(self) -> None:
+        self.errors: list[tuple[str, str, str | None]] = []
+        self.fail = True
+
+
+@pytest.fixture
+def dialogs(monkeypatch):
+    """QMessageBox / QFileDialog never block; a QMessageBox fails the test unless
+    ``dialogs.fail = False`` (then it is recorded in ``dialogs.errors``)."""
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    log = DialogLog()
+
+    def exec_(box):
+        log.errors.append((box.windowTitle(), box.text(), box.detailedText() or None))
+        if log.fail:
+            pytest.fail(f"unexpected dialog {box.windowTitle()!r}: {box.text()}")
+        return int(QMessageBox.StandardButton.Ok)
+
+    monkeypatch.setattr(QMessageBox, "exec", exec_)
+    for name in ("question", "warning", "critical", "information"):
+        monkeypatch.setattr(QMessageBox, name, staticmethod(
+            lambda *a, _n=name, **k: pytest.fail(f"unexpected QMessageBox.{_n}: {a[1:3]}")))
+    for name in ("getOpenFileName", "getOpenFileNames", "getSaveFileName", "getExistingDirectory"):
+        monkeypatch.setattr(QFileDialog, name, staticmethod(
+            lambda *a, _n=name, **k: pytest.fail(f"unexpected QFileDialog.{_n}")))
+    return log
+
+
+@pytest.fixture
+def window(qtbot, qapp, settings_dir, dialogs):
+    from resources import sample_model_path
+    from widgets.main_window import MainWindow
+    from widgets.settings import Settings
+    from widgets.theme import ThemeManager
+
+    theme = ThemeManager(qapp, "light")
+    win = MainWindow(settings=Settings(), theme=theme, sample=sample_model_path())
+
+    def forget_edits(w) -> None:
+        for tab in w.tab_list():
+            tab.doc.stack.set_clean()  # no "discard changes?" question when closing
+
+    qtbot.addWidget(win, before_close_func=forget_edits)
+    win.resize(1280, 800)
+    win.show()
+    yield win
+    theme.setParent(None)
+
+
+def open_model(qtbot, win, path, **kwargs):
+    """Open ``path`` and wait until it is shown (load + first layout); returns the tab."""
+    with qtbot.waitSignal(win.modelShown, timeout=LOAD_TIMEOUT_MS) as blocker:
+        win.open_path(path, **kwargs)
+    return blocker.args[0]

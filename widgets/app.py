@@ -1,0 +1,148 @@
+"""``onnx-studio [MODEL] [--screenshot FILE] [--data-dir DIR]``: the desktop application.
+
+Sets up the QApplication (high-DPI, Fusion style, theme following the system, app icon),
+opens the main window on ``MODEL`` — or, with no model, on the start page (the first run,
+with no recent files yet, opens the bundled sample so there is something to look at).
+
+``--screenshot FILE`` runs offscreen: it opens the model, waits until it is on screen
+(loaded and laid out), saves a PNG of the whole window and exits 0; on failure it prints one
+``error: ...`` line and exits 2 (1 when the image cannot be written), like the CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+SCREENSHOT_TIMEOUT_MS = 120_000
+SCREENSHOT_SIZE = (1600, 1000)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="onnx-studio", description="ONNX Studio: open MODEL in the desktop app.")
+    p.add_argument("model", nargs="?", help="model file to open (.onnx or ONNX text syntax)")
+    p.add_argument("--screenshot", metavar="FILE", help="open offscreen, save a PNG of the window once the "
+                   "model is shown, and exit")
+    p.add_argument("--data-dir", metavar="DIR", help="folder holding the model's external data")
+    p.add_argument("--theme", choices=("system", "light", "dark"), help="appearance (default: the saved choice)")
+    return p
+
+
+def create_application(argv: Sequence[str] = ()):
+    """The QApplication (created once), with the app's identity and high-DPI policy."""
+    from PySide6.QtCore import QCoreApplication, Qt
+    from PySide6.QtGui import QGuiApplication, QIcon
+    from PySide6.QtWidgets import QApplication
+
+    from widgets.qt_compat import guard_none_refcount
+    from widgets.settings import APPLICATION, ORGANIZATION
+
+    guard_none_refcount()
+    app = QApplication.instance()
+    if app is None:
+        QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+        QCoreApplication.setOrganizationName(ORGANIZATION)
+        QCoreApplication.setApplicationName(APPLICATION)
+        app = QApplication(["onnx-studio", *argv])
+    QGuiApplication.setApplicationDisplayName("ONNX Studio")
+    QGuiApplication.setDesktopFileName("onnx-studio")
+    try:
+        from resources import app_icon_path
+
+        icon = app_icon_path()
+        if icon.is_file():
+            app.setWindowIcon(QIcon(str(icon)))
+    except Exception:  # noqa: BLE001 - an icon is not worth failing over
+        pass
+    return app
+
+
+def create_window(*, theme_choice: str | None = None):
+    """A MainWindow with settings and theme (the application must exist)."""
+    from PySide6.QtWidgets import QApplication
+
+    from resources import sample_model_path
+    from widgets.main_window import MainWindow
+    from widgets.settings import Settings
+    from widgets.theme import ThemeManager
+
+    settings = Settings()
+    theme = ThemeManager(QApplication.instance(), theme_choice or settings.theme())
+    window = MainWindow(settings=settings, theme=theme, sample=sample_model_path())
+    return window
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.model and not args.screenshot and not Path(args.model).exists():
+        # fall through: the window shows the same one-line error in a dialog
+        pass
+    if args.screenshot:
+        return _screenshot(args)
+    create_application()
+    window = create_window(theme_choice=args.theme)
+    window.show()
+    from PySide6.QtWidgets import QApplication
+
+    if args.model:
+        window.open_path(args.model, data_dir=args.data_dir)
+    elif not window.settings.recent_files():
+        window.open_path(str(window.start_page._sample))
+    return QApplication.instance().exec()
+
+
+def _screenshot(args: argparse.Namespace) -> int:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QSettings, QTimer
+
+    # a throw-away settings file: a screenshot must not touch the user's recent files
+    tmp = tempfile.TemporaryDirectory(prefix="onnx-studio-shot-")
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tmp.name)
+    app = create_application()
+    window = create_window(theme_choice=args.theme or "light")
+    window.interactive_errors = False
+    window.resize(*SCREENSHOT_SIZE)
+    window.show()
+    from resources import sample_model_path
+
+    model = args.model or str(sample_model_path())
+    result: dict[str, object] = {}
+
+    def finish(code: int, message: str | None = None) -> None:
+        if "code" in result:
+            return
+        result["code"] = code
+        if message:
+            print(f"error: {message}", file=sys.stderr)
+        app.quit()
+
+    def shoot(_tab=None) -> None:
+        # let the final layout paint, then grab
+        QTimer.singleShot(150, save)
+
+    def save() -> None:
+        out = Path(args.screenshot)
+        image = window.grab()
+        if image.isNull() or not image.save(str(out), "PNG"):
+            finish(1, f"cannot write screenshot '{out}'")
+            return
+        print(f"{out}: {image.width()}x{image.height()}", file=sys.stderr)
+        finish(0)
+
+    window.modelShown.connect(shoot)
+    window.loadFailed.connect(lambda message: finish(2, message))
+    QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, lambda: finish(2, f"timed out after {SCREENSHOT_TIMEOUT_MS // 1000} s "
+                                                              f"waiting for '{model}' to be shown"))
+    window.open_path(model, data_dir=args.data_dir)
+    app.exec()
+    window.close()
+    tmp.cleanup()
+    return int(result.get("code", 2))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

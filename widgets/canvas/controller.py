@@ -1,0 +1,129 @@
+"""``GraphController``: which groups are open, and re-layout when that changes.
+
+It owns the *view state* of one graph scope (the set of expanded group paths) — never the
+document — and turns it into a scene: build the display model (``editor.viewmodel``), lay it
+out off the GUI thread (``LayoutRunner``) passing the current layout as ``previous=`` so
+boxes the change did not touch stay where the user saw them, then ``scene.set_graph``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+from PySide6.QtCore import QObject, Signal
+
+from widgets.canvas.runner import LayoutRunner
+from widgets.canvas.scene import GraphScene
+
+
+class GraphController(QObject):
+    """Expand/collapse state of one graph scope and the layout runs it causes."""
+
+    busy = Signal(bool)
+    progress = Signal(float)
+    failed = Signal(str)
+    laidOut = Signal()
+
+    def __init__(self, scene: GraphScene, parent: QObject | None = None, *, runner: LayoutRunner | None = None) -> None:
+        super().__init__(parent)
+        self._scene = scene
+        self._runner = runner or LayoutRunner(self)
+        self._runner.finished.connect(self._on_finished)
+        self._runner.failed.connect(self._on_failed)
+        self._runner.progress.connect(self.progress)
+        self._runner.cancelled.connect(lambda: self.busy.emit(False))
+        self._graph = None
+        self._node_ids: Sequence[int] = ()
+        self._opsets: Mapping[str, int] = {}
+        self._value_info = None
+        self._expanded: set[str] | None = set()
+        self._scoped: dict[str, str] = {}
+
+    @property
+    def runner(self) -> LayoutRunner:
+        return self._runner
+
+    def expanded(self) -> set[str] | None:
+        """Open group paths; ``None`` means the flat (everything expanded) view."""
+        return None if self._expanded is None else set(self._expanded)
+
+    def set_source(self, graph, node_ids: Sequence[int], *, opsets: Mapping[str, int], value_info=None,
+                   expanded: Collection[str] | str | None = "auto", sync: bool = False) -> None:
+        """Show ``graph`` (a GraphProto) with ``expanded`` groups open.
+
+        ``None`` = flat (every node), ``"auto"`` = the view model's first view
+        (``default_expanded``: big enough to be useful, small enough to lay out at once).
+        """
+        from editor.viewmodel import default_expanded, scoped_name
+
+        self._graph = graph
+        self._node_ids = list(node_ids)
+        self._opsets = dict(opsets)
+        self._value_info = value_info
+        if expanded == "auto":
+            expanded = default_expanded(graph)
+        self._expanded = None if expanded is None else set(expanded)
+        self._scoped = {f"n:{nid}": scoped_name(node) for nid, node in zip(self._node_ids, graph.node)}
+        self.relayout(keep_positions=False, sync=sync)
+
+    def scope_of(self, key: str) -> str:
+        """Group path a box lies in ("" at the root); a group box's own path for groups."""
+        if key.startswith("g:"):
+            return key[2:]
+        name = self._scoped.get(key, "")
+        return name.rsplit("/", 1)[0] if "/" in name else ""
+
+    def build_display_graph(self):
+        from editor.viewmodel import build_display_graph
+
+        return build_display_graph(self._graph, self._node_ids, opsets=self._opsets, value_info=self._value_info,
+                                   expanded=self._expanded)
+
+    def relayout(self, *, keep_positions: bool = True, sync: bool = False) -> None:
+        """Rebuild the display model and lay it out (off the GUI thread unless ``sync``)."""
+        if self._graph is None:
+            return
+        display = self.build_display_graph()
+        previous = self._scene.layout_result if keep_positions else None
+        if sync:
+            from editor.layout import layout_graph
+
+            self._runner.cancel()
+            self._scene.set_graph(display, layout_graph(display, previous=previous))
+            self.laidOut.emit()
+            return
+        self.busy.emit(True)
+        self._runner.start(display, previous)
+
+    def toggle_group(self, key: str, *, sync: bool = False) -> None:
+        """Expand a collapsed group box ``g:<path>`` or collapse an open group ``<path>``."""
+        path = key[2:] if key.startswith("g:") else key
+        if self._expanded is None:
+            # flat view: collapsing a scope means "everything open except this one"
+            from editor.viewmodel import build_group_tree, scoped_name
+
+            names = [scoped_name(n) for n in self._graph.node]
+            tree = build_group_tree(names, list(range(len(names))))
+            self._expanded = set(tree.parent) - {path}
+        elif path in self._expanded:
+            self._expanded.discard(path)
+        else:
+            self._expanded.add(path)
+        self.relayout(sync=sync)
+
+    def expand(self, path: str, *, sync: bool = False) -> None:
+        if self._expanded is not None and path not in self._expanded:
+            self.toggle_group(path, sync=sync)
+
+    def collapse(self, path: str, *, sync: bool = False) -> None:
+        if self._expanded is None or path in self._expanded:
+            self.toggle_group(path, sync=sync)
+
+    def _on_finished(self, graph, result) -> None:
+        self._scene.set_graph(graph, result)
+        self.busy.emit(False)
+        self.laidOut.emit()
+
+    def _on_failed(self, message: str) -> None:
+        self.busy.emit(False)
+        self.failed.emit(message)

@@ -1,0 +1,651 @@
+"""Graphics items of the canvas: boxes, batched edge tiles, low-zoom box batches, highlights.
+
+Rules every item here follows (they are what keeps a 10k-node frame under 16 ms):
+- geometry (bounding rect, paths) is computed once, in the constructor;
+- text is laid out once per item into ``QStaticText`` objects, lazily on the first
+  detailed paint, and reused for every later frame;
+- ``paint()`` only reads state: it never changes geometry, flags or scene contents;
+- the level of detail comes from the painter's transform, so the same code serves the
+  view, the minimap-free exports and ``QGraphicsScene.render``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QStaticText,
+)
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem
+
+from widgets.canvas.style import (
+    ANTIALIAS_LOD,
+    BATCH_LOD,
+    HEADER_H,
+    LABEL_LOD,
+    LINE_H,
+    PAD_X,
+    RADIUS,
+    TEXT_LOD,
+    CanvasStyle,
+)
+
+# Roles a box can have in the current highlight (drawn as outlines).
+ROLE_NONE = 0
+ROLE_NEIGHBOUR = 1
+ROLE_PATH = 2
+ROLE_SELECTED = 3  # only used for the low-zoom marks of HighlightItem
+
+_MARGIN = 8.0  # room around a box for its selection / highlight outline
+_ARROW_LEN = 7.0
+_ARROW_HALF = 3.5
+STRAIGHT_LOD = 0.15
+_CORNER = 10.0  # radius used to round polyline corners of routed edges
+_STUB = 18.0  # length of a reference edge stub
+
+
+def _lod(option: QStyleOptionGraphicsItem, painter: QPainter) -> float:
+    return QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+
+
+# enum members looked up once: PySide's enum attribute access costs ~4 us a time
+_ELIDE_MIDDLE = Qt.TextElideMode.ElideMiddle
+_ELIDE_RIGHT = Qt.TextElideMode.ElideRight
+_PLAIN = Qt.TextFormat.PlainText
+_AGGRESSIVE = QStaticText.PerformanceHint.AggressiveCaching
+_AA = QPainter.RenderHint.Antialiasing
+_SMOOTH = QPainter.RenderHint.SmoothPixmapTransform
+_NO_BRUSH = Qt.BrushStyle.NoBrush
+_NO_PEN = Qt.PenStyle.NoPen
+
+
+def _static(text: str) -> QStaticText:
+    st = QStaticText(text)
+    st.setTextFormat(_PLAIN)
+    st.setPerformanceHint(_AGGRESSIVE)
+    return st
+
+
+class NodeItem(QGraphicsRectItem):
+    """One box of the display model (node, graph input/output, collapsed group).
+
+    # NOTE: a QGraphicsRectItem rather than a bare QGraphicsItem so that ``boundingRect``
+    # stays in C++: Qt asks every item in the exposed area for it on every frame, and a
+    # Python override costs ~6 us per call (65 ms for 10k boxes, measured). The rect item's
+    # (never drawn) rect supplies the margin for selection outlines.
+    # NOTE: no item cache (ItemCoordinateCache / DeviceCoordinateCache): measured on a 10k
+    # graph at 100 % and 50 % zoom, cached frames and pans were no faster than uncached ones
+    # (a box paints in ~30 us; text is already QStaticText), and the caches cost memory.
+    """
+
+    def __init__(self, box, pos: tuple[float, float], style: CanvasStyle, *, show_names: bool = False,
+                 parent: QGraphicsItem | None = None) -> None:
+        super().__init__(parent)
+        self._selected = False
+        self.box = box
+        self.key: str = box.key
+        self._style = style
+        self._show_names = show_names
+        self._role = ROLE_NONE
+        self._rect = QRectF(0.0, 0.0, float(box.width), float(box.height))
+        # the (never drawn) rect is the box plus the outline margin: boundingRect in C++
+        self.setRect(QRectF(-_MARGIN, -_MARGIN, box.width + 2 * _MARGIN, box.height + 2 * _MARGIN))
+        self._texts: list[tuple[int, QStaticText, QPointF]] | None = None
+        self._body: QPainterPath | None = None
+        self._colour = style.category_colour(box.category)
+        self._brush = style.category_brush(box.category)
+        self.setPos(float(pos[0]), float(pos[1]))
+        # boxes never move after construction (a new layout makes new items)
+        self._scene_rect = QRectF(float(pos[0]), float(pos[1]), float(box.width), float(box.height))
+        # NOTE: selection is the scene's (GraphScene.selected_keys), not Qt's item flag:
+        # Qt deselects hidden items, and boxes are hidden as a whole at low zoom. Tool tips
+        # are the view's too (built on demand from tooltip()): 10k boxes are built faster
+        # without either, and nothing here needs Qt's per-item mouse handling.
+
+    # -- state changed from outside paint() -------------------------------------------
+    def set_role(self, role: int) -> None:
+        if role != self._role:
+            self._role = role
+            self.update()
+
+    @property
+    def role(self) -> int:
+        return self._role
+
+    def set_marked_selected(self, selected: bool) -> None:
+        if selected != self._selected:
+            self._selected = selected
+            self.update()
+
+    def is_marked_selected(self) -> bool:
+        return self._selected
+
+    def set_show_names(self, show: bool) -> None:
+        if show != self._show_names:
+            self._show_names = show
+            self._texts = None
+            self.update()
+
+    def set_style(self, style: CanvasStyle) -> None:
+        self._style = style
+        self._colour = style.category_colour(self.box.category)
+        self._brush = style.category_brush(self.box.category)
+        self._texts = None
+        self.update()
+
+    def scene_rect(self) -> QRectF:
+        return QRectF(self._scene_rect)
+
+    # -- QGraphicsItem --------------------------------------------------------------
+    def shape(self) -> QPainterPath:
+        # hit tests use the box itself, not the margin of the pen
+        path = QPainterPath()
+        path.addRect(self._rect)
+        return path
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        lod = _lod(option, painter)
+        style = self._style
+        selected = self._selected
+        if lod < TEXT_LOD:
+            # Plain shape: no text, no antialiasing, one fill.
+            painter.setPen(style.no_pen)
+            painter.setBrush(self._brush)
+            painter.drawRect(self._rect)
+            if selected or self._role:
+                self._paint_outline(painter, selected, cosmetic=True)
+            return
+        painter.setRenderHint(_AA, True)
+        kind = self.box.kind
+        if kind == "group":
+            self._paint_group(painter)
+        elif kind in ("input", "output"):
+            self._paint_terminal(painter)
+        else:
+            self._paint_node(painter)
+            if self.box.subgraphs:
+                self._paint_subgraph_badge(painter)
+        if self._texts is None:
+            self._texts = self._layout_text()
+        self._paint_texts(painter)
+        if selected or self._role:
+            self._paint_outline(painter, selected, cosmetic=False)
+
+    # -- painting helpers -------------------------------------------------------------
+    def _paint_outline(self, painter: QPainter, selected: bool, *, cosmetic: bool) -> None:
+        style = self._style
+        if selected:
+            pen = QPen(style.selection_pen)
+        elif self._role == ROLE_PATH:
+            pen = QPen(style.path_pen)
+        else:
+            pen = QPen(style.highlight_pen)
+        pen.setCosmetic(cosmetic)
+        painter.setPen(pen)
+        painter.setBrush(_NO_BRUSH)
+        r = self._rect.adjusted(-2.0, -2.0, 2.0, 2.0)
+        if cosmetic:
+            painter.drawRect(r)
+        else:
+            painter.drawRoundedRect(r, RADIUS + 2, RADIUS + 2)
+
+    def _body_path(self) -> QPainterPath | None:
+        """The white body under the coloured header (None for title-only boxes); built once."""
+        if self._body is None and (self.box.details or self.box.weights):
+            full = QPainterPath()
+            full.addRoundedRect(self._rect, RADIUS, RADIUS)
+            below = QPainterPath()
+            h = min(HEADER_H, self._rect.height())
+            below.addRect(QRectF(0.0, h, self._rect.width(), self._rect.height() - h))
+            self._body = full.intersected(below)
+        return self._body
+
+    def _paint_node(self, painter: QPainter) -> None:
+        style = self._style
+        r = self._rect
+        body = self._body_path()
+        if body is None:
+            painter.setPen(style.no_pen)
+            painter.setBrush(self._brush)
+            painter.drawRoundedRect(r, RADIUS, RADIUS)
+            return
+        painter.setPen(style.no_pen)
+        painter.setBrush(self._brush)
+        painter.drawRoundedRect(r, RADIUS, RADIUS)
+        painter.setBrush(style.fill_brush)
+        painter.drawPath(body)
+        painter.setPen(style.border_pen)
+        painter.setBrush(_NO_BRUSH)
+        painter.drawRoundedRect(r, RADIUS, RADIUS)
+
+    def _paint_subgraph_badge(self, painter: QPainter) -> None:
+        """Control-flow nodes (If/Loop/Scan) carry their bodies: a stacked-squares badge."""
+        style = self._style
+        cx, cy = self._rect.right() - 4.0, self._rect.top()
+        painter.setPen(style.border_pen)
+        painter.setBrush(style.fill_brush)
+        painter.drawRoundedRect(QRectF(cx - 5.0, cy - 3.0, 9.0, 9.0), 1.5, 1.5)
+        painter.setBrush(self._brush)
+        painter.drawRoundedRect(QRectF(cx - 7.0, cy - 5.0, 9.0, 9.0), 1.5, 1.5)
+
+    def _paint_terminal(self, painter: QPainter) -> None:
+        r = self._rect
+        painter.setPen(self._style.no_pen)
+        painter.setBrush(self._brush)
+        radius = min(r.height() / 2.0, 12.0)
+        painter.drawRoundedRect(r, radius, radius)
+
+    def _paint_group(self, painter: QPainter) -> None:
+        style = self._style
+        r = self._rect
+        # A stacked-cards look says "there is more inside".
+        painter.setPen(style.border_pen)
+        painter.setBrush(style.group_brush)
+        painter.drawRoundedRect(r.adjusted(4.0, 4.0, 0.0, 0.0), RADIUS, RADIUS)
+        painter.setBrush(style.fill_brush)
+        painter.drawRoundedRect(r.adjusted(0.0, 0.0, -4.0, -4.0), RADIUS, RADIUS)
+        painter.setPen(style.no_pen)
+        painter.setBrush(self._brush)
+        painter.drawRoundedRect(QRectF(r.x(), r.y(), 5.0, r.height() - 4.0), 2.0, 2.0)
+        # expand affordance: a "+" badge on the top-right corner
+        cx = r.right() - 4.0
+        cy = r.top()
+        painter.setBrush(self._brush)
+        painter.drawEllipse(QPointF(cx, cy), 6.5, 6.5)
+        pen = QPen(style.palette.header_text, 1.6)
+        painter.setPen(pen)
+        painter.drawLine(QPointF(cx - 3.2, cy), QPointF(cx + 3.2, cy))
+        painter.drawLine(QPointF(cx, cy - 3.2), QPointF(cx, cy + 3.2))
+
+    def _paint_texts(self, painter: QPainter) -> None:
+        style = self._style
+        fonts = (style.header_font, style.body_font, style.name_font, style.body_font, style.header_font, style.name_font)
+        pens = (style.header_text_pen, style.text_pen, style.muted_pen, style.muted_pen, style.text_pen, style.header_text_pen)
+        current = -1
+        for kind, text, point in self._texts or ():
+            if kind != current:
+                painter.setFont(fonts[kind])
+                painter.setPen(pens[kind])
+                current = kind
+            painter.drawStaticText(point, text)
+
+    # NOTE: text kinds (index into the font/pen tables of _paint_texts): 0 header (bold,
+    # light on colour), 1 body (dark), 2 name (italic muted), 3 body muted (attribute values,
+    # weight shapes), 4 group title (bold, dark), 5 node name in the header (italic, light).
+    def _layout_text(self) -> list[tuple[int, QStaticText, QPointF]]:
+        style = self._style
+        box = self.box
+        r = self._rect
+        out: list[tuple[int, QStaticText, QPointF]] = []
+        hm = style.header_metrics
+        bm = style.body_metrics
+        el = _ELIDE_MIDDLE
+        if box.kind == "group":
+            inner = r.width() - 4.0 - 10.0 - 4.0
+            title = hm.elidedText(box.label, el, inner)
+            count = f"{box.child_count} nodes" if box.child_count != 1 else "1 node"
+            total_h = hm.height() + bm.height()
+            y0 = r.top() + (r.height() - 4.0 - total_h) / 2.0
+            out.append((4, _static(title), QPointF(r.left() + 10.0, y0)))
+            out.append((3, _static(count), QPointF(r.left() + 10.0, y0 + hm.height())))
+            return out
+        if box.kind in ("input", "output"):
+            text = hm.elidedText(box.label, el, r.width() - 2 * PAD_X)
+            w = hm.horizontalAdvance(text)
+            out.append((0, _static(text), QPointF(r.left() + (r.width() - w) / 2.0, r.top() + (r.height() - hm.height()) / 2.0)))
+            return out
+        has_body = bool(box.details or box.weights)
+        header_h = min(HEADER_H, r.height()) if has_body else r.height()
+        title = box.label
+        title_w = hm.horizontalAdvance(title)
+        name = box.name if self._show_names else ""
+        if name:
+            nm = style.name_metrics
+            room = r.width() - 2 * PAD_X - title_w - 6.0
+            name_text = nm.elidedText(name, el, room) if room > 20 else ""
+            if name_text:
+                x = r.left() + PAD_X
+                out.append((0, _static(title), QPointF(x, r.top() + (header_h - hm.height()) / 2.0)))
+                nx = r.right() - PAD_X - nm.horizontalAdvance(name_text)
+                out.append((5, _static(name_text), QPointF(nx, r.top() + (header_h - nm.height()) / 2.0)))
+            else:
+                title = hm.elidedText(title, el, r.width() - 2 * PAD_X)
+                out.append((0, _static(title), QPointF(r.left() + (r.width() - hm.horizontalAdvance(title)) / 2.0, r.top() + (header_h - hm.height()) / 2.0)))
+        else:
+            title = hm.elidedText(title, el, r.width() - 2 * PAD_X)
+            x = r.left() + (r.width() - hm.horizontalAdvance(title)) / 2.0
+            out.append((0, _static(title), QPointF(x, r.top() + (header_h - hm.height()) / 2.0)))
+        if has_body:
+            y = r.top() + header_h + 2.5
+            bottom = r.bottom() - 2.0
+            avail = r.width() - 2 * PAD_X
+            for key, value in tuple((_short(k), v) for k, v in box.weights) + tuple(box.details):
+                if y + bm.height() > bottom + 1.0:
+                    break
+                # the value (shape, kernel ...) matters more than the key: it keeps up to
+                # 60 % of the line, the key gets the rest
+                val_text = bm.elidedText(str(value), _ELIDE_RIGHT, avail * 0.6)
+                key_room = max(avail - bm.horizontalAdvance(val_text) - 6.0, 0.0)
+                key_text = bm.elidedText(key, el, key_room)
+                out.append((1, _static(key_text), QPointF(r.left() + PAD_X, y)))
+                if val_text:
+                    vw = bm.horizontalAdvance(val_text)
+                    out.append((3, _static(val_text), QPointF(r.right() - PAD_X - vw, y)))
+                y += LINE_H
+        out.sort(key=lambda t: t[0])
+        return out
+
+    def tooltip(self) -> str:
+        """Rich-text tool tip (op, name, weights, attributes); the view shows it on hover."""
+        box = self.box
+        lines = [f"<b>{_esc(box.label)}</b>"]
+        if box.name:
+            lines.append(_esc(box.name))
+        if box.kind == "group":
+            lines.append(f"{box.child_count} nodes — double-click to expand")
+        if box.subgraphs:
+            lines.append("bodies: " + ", ".join(_esc(g) for g in box.subgraphs))
+        for k, v in box.weights:
+            lines.append(f"{_esc(k)}: {_esc(v)}")
+        for k, v in box.details:
+            lines.append(f"{_esc(k)} = {_esc(v)}")
+        return "<br>".join(lines)
+
+
+def _short(name: str) -> str:
+    """A weight's display name: the last segment of a scoped tensor name."""
+    tail = name.rstrip("/").rsplit("/", 1)[-1]
+    return tail or name
+
+
+def _esc(text: str) -> str:
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# ----------------------------------------------------------------------------------------
+# edges
+
+
+def rounded_polyline(path: QPainterPath, points: Sequence[tuple[float, float]], radius: float = _CORNER) -> None:
+    """Append a polyline with rounded corners (quadratic arcs) to ``path``."""
+    n = len(points)
+    if n < 2:
+        return
+    path.moveTo(points[0][0], points[0][1])
+    if n == 2:
+        path.lineTo(points[1][0], points[1][1])
+        return
+    for i in range(1, n - 1):
+        px, py = points[i - 1]
+        cx, cy = points[i]
+        nx, ny = points[i + 1]
+        d1 = math.hypot(cx - px, cy - py)
+        d2 = math.hypot(nx - cx, ny - cy)
+        if d1 < 1e-6 or d2 < 1e-6:
+            continue
+        r = min(radius, d1 / 2.0, d2 / 2.0)
+        ax, ay = cx - (cx - px) / d1 * r, cy - (cy - py) / d1 * r
+        bx, by = cx + (nx - cx) / d2 * r, cy + (ny - cy) / d2 * r
+        path.lineTo(ax, ay)
+        path.quadTo(cx, cy, bx, by)
+    path.lineTo(points[-1][0], points[-1][1])
+
+
+def arrow_head(path: QPainterPath, tip: tuple[float, float], before: tuple[float, float]) -> None:
+    """Append a filled triangle pointing from ``before`` to ``tip``."""
+    dx, dy = tip[0] - before[0], tip[1] - before[1]
+    d = math.hypot(dx, dy)
+    if d < 1e-6:
+        dx, dy, d = 0.0, 1.0, 1.0
+    ux, uy = dx / d, dy / d
+    bx, by = tip[0] - ux * _ARROW_LEN, tip[1] - uy * _ARROW_LEN
+    path.moveTo(tip[0], tip[1])
+    path.lineTo(bx - uy * _ARROW_HALF, by + ux * _ARROW_HALF)
+    path.lineTo(bx + uy * _ARROW_HALF, by - ux * _ARROW_HALF)
+    path.closeSubpath()
+
+
+def trimmed_route(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The route with its last segment shortened so the arrow head's tip ends on the port."""
+    pts = [(float(x), float(y)) for x, y in points]
+    if len(pts) >= 2:
+        (px, py), (tx, ty) = pts[-2], pts[-1]
+        d = math.hypot(tx - px, ty - py)
+        if d > _ARROW_LEN:
+            k = (d - _ARROW_LEN + 0.5) / d
+            pts[-1] = (px + (tx - px) * k, py + (ty - py) * k)
+    return pts
+
+
+class EdgeLabel:
+    """A label anchored in the scene; its QStaticText is created on first use, then kept."""
+
+    __slots__ = ("pos", "text", "static", "rect", "kind")
+
+    def __init__(self, pos: QPointF, text: str, rect: QRectF, kind: int = 0) -> None:
+        self.pos = pos
+        self.text = text
+        self.static: QStaticText | None = None
+        self.rect = rect
+        self.kind = kind  # 0 shape label, 1 reference name
+
+
+class EdgeTileItem(QGraphicsItem):
+    """All edges whose routes start in one spatial tile, painted as a few batched paths."""
+
+    def __init__(self, polylines: list[list[tuple[float, float]]], straight: QPainterPath,
+                 arrows: QPainterPath, stubs: QPainterPath, labels: list[EdgeLabel], style: CanvasStyle) -> None:
+        super().__init__()
+        # NOTE: zoomed out the tile strokes ``straight`` (the routes as given); closer in, the
+        # same routes with rounded corners, built from ``polylines`` on the first such paint
+        # and kept: a zoomed-out view or an export of a 15k-edge graph never pays for them.
+        # Rounded corners lie inside the polyline's hull: the bounding rect does not change.
+        # Edge pens are cosmetic (a fixed 1.3 px): Qt strokes cosmetic pens segment by
+        # segment with clipping, a scaled pen through a full outline of the whole path,
+        # which made zoomed-in frames 1.5x slower (measured).
+        self._polylines = polylines
+        self._lines: QPainterPath | None = None
+        self._straight = straight
+        self._arrows = arrows
+        self._stubs = stubs
+        self._labels = labels
+        self._style = style
+        rect = straight.boundingRect().united(arrows.boundingRect()).united(stubs.boundingRect())
+        for label in labels:
+            rect = rect.united(label.rect)
+        self._bounds = rect.adjusted(-3.0, -3.0, 3.0, 3.0)
+        self.setZValue(0.0)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+
+    def set_style(self, style: CanvasStyle) -> None:
+        self._style = style
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        # Edges are not clickable: an empty shape keeps them out of hit tests.
+        return QPainterPath()
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        lod = _lod(option, painter)
+        style = self._style
+        aa = lod >= ANTIALIAS_LOD
+        painter.setRenderHint(_AA, aa)
+        painter.setBrush(_NO_BRUSH)
+        painter.setPen(style.edge_pen)
+        # rounded corners are invisible when zoomed far out; straight polylines stroke faster
+        if lod >= STRAIGHT_LOD:
+            if self._lines is None:
+                self._lines = QPainterPath()
+                for pts in self._polylines:
+                    rounded_polyline(self._lines, pts)
+            painter.drawPath(self._lines)
+        else:
+            painter.drawPath(self._straight)
+        if lod >= ANTIALIAS_LOD:
+            painter.setPen(style.no_pen)
+            painter.setBrush(style.edge_brush)
+            painter.drawPath(self._arrows)
+        if not self._stubs.isEmpty():
+            painter.setBrush(_NO_BRUSH)
+            painter.setPen(style.reference_pen)
+            painter.drawPath(self._stubs)
+        if lod < LABEL_LOD or not self._labels:
+            return
+        exposed = option.exposedRect
+        painter.setFont(style.label_font)
+        current = -1
+        pens = (style.label_pen, style.reference_pen)
+        for label in self._labels:
+            if not exposed.intersects(label.rect):
+                continue
+            if label.kind != current:
+                painter.setPen(pens[label.kind])
+                current = label.kind
+            if label.static is None:
+                label.static = _static(label.text)
+            # a halo of background colour keeps the label legible over crossing edges
+            painter.fillRect(label.rect, style.label_halo)
+            painter.drawStaticText(label.pos, label.static)
+
+
+class BoxBatchItem(QGraphicsItem):
+    """Every box of a tile as one filled path per colour; shown only at low zoom."""
+
+    def __init__(self, fills: list[tuple[QColor, QPainterPath]]) -> None:
+        super().__init__()
+        self._fills = [(QBrush(c), p) for c, p in fills]
+        rect = QRectF()
+        for _, p in fills:
+            rect = rect.united(p.boundingRect())
+        self._bounds = rect
+        self.setZValue(1.0)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+
+    def set_fills(self, fills: list[tuple[QColor, QPainterPath]]) -> None:
+        self._fills = [(QBrush(c), p) for c, p in fills]
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        return QPainterPath()
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        painter.setRenderHint(_AA, False)
+        painter.setPen(_NO_PEN)
+        for brush, path in self._fills:
+            painter.setBrush(brush)
+            painter.drawPath(path)
+
+
+class HighlightItem(QGraphicsItem):
+    """Edges of the hovered/selected nodes and of the path between two selected nodes."""
+
+    def __init__(self, style: CanvasStyle) -> None:
+        super().__init__()
+        self._style = style
+        self._near = QPainterPath()
+        self._near_arrows = QPainterPath()
+        self._path = QPainterPath()
+        self._path_arrows = QPainterPath()
+        self._bounds = QRectF()
+        self._marks: list[tuple[int, list[QRectF]]] = []
+        self.setZValue(1.5)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+
+    def set_style(self, style: CanvasStyle) -> None:
+        self._style = style
+        self.update()
+
+    def set_paths(self, near: QPainterPath, near_arrows: QPainterPath, path: QPainterPath, path_arrows: QPainterPath,
+                  marks: list[tuple[int, list[QRectF]]] | None = None) -> None:
+        """Highlighted edges, and box rectangles by role (drawn only when boxes are batched)."""
+        self.prepareGeometryChange()
+        self._near, self._near_arrows, self._path, self._path_arrows = near, near_arrows, path, path_arrows
+        self._marks = marks or []
+        rect = QRectF()
+        for _, rects in self._marks:
+            for r in rects:
+                rect = rect.united(r)
+        for p in (near, near_arrows, path, path_arrows):
+            if not p.isEmpty():
+                rect = rect.united(p.boundingRect())
+        self._bounds = rect.adjusted(-4.0, -4.0, 4.0, 4.0) if not rect.isNull() else QRectF()
+        self.update()
+
+    def is_empty(self) -> bool:
+        return self._near.isEmpty() and self._path.isEmpty()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        return QPainterPath()
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        lod = _lod(option, painter)
+        style = self._style
+        painter.setRenderHint(_AA, lod >= ANTIALIAS_LOD)
+        cosmetic = lod < 0.8
+        painter.setBrush(_NO_BRUSH)
+        if not self._near.isEmpty():
+            painter.setPen(style.hl_edge_pen_cosmetic if cosmetic else style.hl_edge_pen)
+            painter.drawPath(self._near)
+            painter.setPen(_NO_PEN)
+            painter.setBrush(QBrush(style.palette.highlight))
+            painter.drawPath(self._near_arrows)
+        if not self._path.isEmpty():
+            painter.setBrush(_NO_BRUSH)
+            painter.setPen(style.path_edge_pen_cosmetic if cosmetic else style.path_edge_pen)
+            painter.drawPath(self._path)
+            painter.setPen(_NO_PEN)
+            painter.setBrush(QBrush(style.palette.path))
+            painter.drawPath(self._path_arrows)
+        if lod < BATCH_LOD and self._marks:
+            # boxes are painted in batches now: mark the selected / related ones here
+            colours = {ROLE_NEIGHBOUR: style.palette.highlight, ROLE_PATH: style.palette.path, ROLE_SELECTED: style.palette.selection}
+            for role, rects in self._marks:
+                pen = QPen(colours[role], 3.0 if role == ROLE_SELECTED else 2.0)
+                pen.setCosmetic(True)
+                painter.setPen(pen)
+                painter.setBrush(QBrush(colours[role]) if role == ROLE_SELECTED else _NO_BRUSH)
+                for r in rects:
+                    painter.drawRect(r)
+
+
+
+
+class OverviewItem(QGraphicsItem):
+    """The whole graph prerendered into one image, drawn scaled when zoomed far out."""
+
+    def __init__(self, image, target: QRectF) -> None:
+        super().__init__()
+        self._image = image
+        self._target = QRectF(target)
+        self.setZValue(1.0)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+
+    def image(self):
+        return self._image
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self._target
+
+    def shape(self) -> QPainterPath:
+        return QPainterPath()
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        painter.setRenderHint(_SMOOTH, True)
+        painter.drawImage(self._target, self._image)

@@ -1,0 +1,153 @@
+"""Colours of the canvas: one light and one dark theme, a colour per operator category.
+
+Categories come from the view model (``Box.category``, derived from ``onnx.defs`` there);
+this module only maps a category *name* to a colour. Known names get hand-picked,
+mutually distinguishable hues (in the spirit of Netron's scheme); an unknown name gets a
+stable hue derived from a hash of the name, so a new category never collapses into grey
+and never changes colour between runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from PySide6.QtGui import QColor
+
+# NOTE: keys are compared lower-cased with spaces/underscores removed so that "Layer",
+# "layer" and "LAYER" are the same category. Hues follow Netron's: layers blue, activations
+# red, pooling green, normalisation dark green, shape/tensor ops brown/neutral, control flow
+# purple; inputs/outputs dark grey.
+_LIGHT_CATEGORY = {
+    "layer": "#336699",
+    "conv": "#336699",
+    "linear": "#336699",
+    "matmul": "#336699",
+    "activation": "#b33a3a",
+    "pool": "#3a7d44",
+    "pooling": "#3a7d44",
+    "normalization": "#2f5d50",
+    "normalisation": "#2f5d50",
+    "dropout": "#45658a",
+    "shape": "#6c4f3d",
+    "tensor": "#6c4f3d",
+    "transform": "#7a5c3b",
+    "data": "#5f6b73",
+    "constant": "#5f6b73",
+    "logic": "#5a4b8a",
+    "control": "#6b3fa0",
+    "controlflow": "#6b3fa0",
+    "arithmetic": "#5b6770",
+    "elementwise": "#5b6770",
+    "math": "#5b6770",
+    "reduce": "#2d7a7a",
+    "reduction": "#2d7a7a",
+    "attention": "#8a5a00",
+    "quantization": "#8a4f7d",
+    "quantize": "#8a4f7d",
+    "sequence": "#7a6a2f",
+    "generator": "#8a6d3b",
+    "training": "#8a4f7d",
+    "deprecated": "#7d7d7d",
+    "ml": "#4a6b2f",
+    "custom": "#555555",
+    "function": "#6b5b95",
+    "group": "#4a5568",
+    "input": "#2b2b2b",
+    "output": "#2b2b2b",
+    "other": "#5c6670",
+    "": "#5c6670",
+}
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace(" ", "").replace("_", "").replace("-", "")
+
+
+def _hashed_colour(name: str, *, dark: bool) -> QColor:
+    digest = hashlib.blake2s(name.encode("utf-8"), digest_size=2).digest()
+    hue = int.from_bytes(digest, "big") % 360
+    return QColor.fromHsl(hue, 110, 120 if dark else 95)
+
+
+@dataclass
+class Palette:
+    """Every colour the canvas paints with; ``category(name)`` is cached per name."""
+
+    dark: bool
+    background: QColor
+    box_fill: QColor
+    box_border: QColor
+    box_text: QColor
+    header_text: QColor
+    muted_text: QColor
+    edge: QColor
+    edge_label: QColor
+    reference: QColor
+    hover: QColor
+    highlight: QColor
+    path: QColor
+    selection: QColor
+    group_fill: QColor
+    minimap_background: QColor
+    minimap_viewport: QColor
+    _cache: dict[str, QColor] = field(default_factory=dict, repr=False)
+
+    def category(self, name: str) -> QColor:
+        """Colour of a category name (stable for unknown names)."""
+        colour = self._cache.get(name)
+        if colour is None:
+            hexa = _LIGHT_CATEGORY.get(_norm(name))
+            if hexa is None:
+                colour = _hashed_colour(_norm(name), dark=self.dark)
+            else:
+                colour = QColor(hexa)
+                if self.dark:
+                    # Same hue, lifted so that it reads on a dark background.
+                    colour = colour.lighter(135)
+            self._cache[name] = colour
+        return colour
+
+
+def light_palette() -> Palette:
+    return Palette(
+        dark=False,
+        background=QColor("#f7f8fa"),
+        box_fill=QColor("#ffffff"),
+        box_border=QColor("#b4bac3"),
+        box_text=QColor("#1f2328"),
+        header_text=QColor("#ffffff"),
+        muted_text=QColor("#5b636e"),
+        edge=QColor("#8c939d"),
+        edge_label=QColor("#57606a"),
+        reference=QColor("#9a6700"),
+        hover=QColor("#0969da"),
+        highlight=QColor("#0969da"),
+        path=QColor("#e8590c"),
+        selection=QColor("#0969da"),
+        group_fill=QColor("#eef1f5"),
+        minimap_background=QColor(255, 255, 255, 235),
+        minimap_viewport=QColor("#0969da"),
+    )
+
+
+def dark_palette() -> Palette:
+    return Palette(
+        dark=True,
+        background=QColor("#1e1f22"),
+        box_fill=QColor("#2b2d31"),
+        box_border=QColor("#4a4e56"),
+        box_text=QColor("#e6e6e6"),
+        header_text=QColor("#ffffff"),
+        muted_text=QColor("#a0a6ad"),
+        edge=QColor("#6f7680"),
+        edge_label=QColor("#a0a6ad"),
+        reference=QColor("#d4a72c"),
+        hover=QColor("#4493f8"),
+        highlight=QColor("#4493f8"),
+        path=QColor("#ff922b"),
+        selection=QColor("#4493f8"),
+        group_fill=QColor("#26282c"),
+        minimap_background=QColor(30, 31, 34, 235),
+        minimap_viewport=QColor("#4493f8"),
+    )

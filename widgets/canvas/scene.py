@@ -1,0 +1,654 @@
+"""``GraphScene``: a DisplayGraph + LayoutResult as graphics items.
+
+One ``NodeItem`` per box (selectable, hit-testable, cached text); edges are NOT items of
+their own: they are grouped by spatial tile into ``EdgeTileItem``s that paint prebuilt
+paths, so that a 15k-edge graph is a few hundred items. At low zoom the node items switch
+to "no contents" and ``BoxBatchItem``s paint all boxes of a tile as one path per colour.
+
+The scene keeps the graph's adjacency to highlight the producers and consumers of the
+hovered and selected boxes, and the shortest path between two selected boxes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterable, Mapping, Sequence
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen, QTransform
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsScene
+
+from widgets.canvas.items import (
+    ROLE_NEIGHBOUR,
+    ROLE_NONE,
+    ROLE_PATH,
+    ROLE_SELECTED,
+    BoxBatchItem,
+    EdgeLabel,
+    EdgeTileItem,
+    HighlightItem,
+    NodeItem,
+    OverviewItem,
+    arrow_head,
+    rounded_polyline,
+    trimmed_route,
+)
+from widgets.canvas.palette import Palette, dark_palette, light_palette
+from widgets.canvas.style import BATCH_LOD, CanvasStyle
+
+# NOTE: tile sizes in scene units. Edge tiles are small enough that a zoomed-in view paints
+# only a handful of them (and only their labels), big enough that a whole 15k-edge graph is
+# a few hundred items. Box batches are only painted zoomed out, so they can be coarser.
+EDGE_TILE = 1200.0
+BOX_TILE = 4000.0
+SCENE_MARGIN = 120.0
+GRID = 256.0  # cell size of the hit-test grid
+OVERVIEW_MIN_BOXES = 1500  # smaller graphs draw fast enough without a prerendered image
+REMOVE_LAYER_MIN_BOXES = 1500
+OVERVIEW_SIDE = 8192
+OVERVIEW_PIXELS = 4_000_000  # 16 MB of ARGB
+_STUB = 16.0
+# Above this many focused boxes (e.g. select-all) neighbour highlighting is skipped: it
+# would light up the whole graph and cost a rebuild of every edge path.
+MAX_FOCUS = 400
+
+
+class GraphScene(QGraphicsScene):
+    """Scene of one display graph; see module docstring."""
+
+    selectionChangedKeys = Signal(list)
+    graphChanged = Signal()
+
+    def __init__(self, parent=None, *, dark: bool = False, show_names: bool = False) -> None:
+        super().__init__(parent)
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+        self._style = CanvasStyle(dark_palette() if dark else light_palette())
+        self._show_names = show_names
+        self._mode = "full"
+        self._overview_item: OverviewItem | None = None
+        self._graph = None
+        self._layout = None
+        self._items: dict[str, NodeItem] = {}
+        self._edges_by_key: dict = {}
+        self._out: dict[str, list] = defaultdict(list)
+        self._in: dict[str, list] = defaultdict(list)
+        self._tiles: list[EdgeTileItem] = []
+        self._batches: list[BoxBatchItem] = []
+        self._hover: str | None = None
+        self._graph_rect = QRectF()
+        self._highlight = HighlightItem(self._style)
+        self.addItem(self._highlight)
+        self._overview_edges = QPainterPath()
+        self._overview_boxes: list[tuple[QColor, QPainterPath]] = []
+        self._path_keys: list[str] = []
+        self._neighbour_keys: set[str] = set()
+        self.setBackgroundBrush(self._style.palette.background)
+        self._selected: set[str] = set()
+        self._grid: dict[tuple[int, int], list[str]] = {}
+        # Node items are children of per-tile (C++-only) layer items: a frame visits only the
+        # children of layers near the viewport, and at low zoom removing ~100 layers takes
+        # 10k boxes out of the frame (see _apply_mode).
+        self._layers: list[QGraphicsRectItem] = []
+
+    # -- properties ------------------------------------------------------------------
+    @property
+    def style(self) -> CanvasStyle:
+        return self._style
+
+    @property
+    def palette_(self) -> Palette:
+        return self._style.palette
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def layout_result(self):
+        return self._layout
+
+    @property
+    def batch_mode(self) -> bool:
+        """True when boxes are not painted as individual items (batch or overview mode)."""
+        return self._mode != "full"
+
+    def graph_rect(self) -> QRectF:
+        """Bounding rectangle of every box and edge (without the scene margin)."""
+        return QRectF(self._graph_rect)
+
+    def node_items(self) -> Mapping[str, NodeItem]:
+        return self._items
+
+    def item_for(self, key: str) -> NodeItem | None:
+        return self._items.get(key)
+
+    def edge_tiles(self) -> Sequence[EdgeTileItem]:
+        return tuple(self._tiles)
+
+    def path_keys(self) -> list[str]:
+        """Boxes on the highlighted path between two selected boxes (in path order)."""
+        return list(self._path_keys)
+
+    def neighbour_keys(self) -> set[str]:
+        """Producers and consumers of the focused (hovered/selected) boxes."""
+        return set(self._neighbour_keys)
+
+    # -- building ----------------------------------------------------------------------
+    def set_graph(self, graph, layout) -> None:
+        """Show ``graph`` (DisplayGraph) placed by ``layout`` (LayoutResult); keeps selection by key."""
+        keep = set(self._selected)
+        self._clear_graph()
+        self._graph = graph
+        self._layout = layout
+        self._build_nodes(graph, layout)
+        self._build_edges(graph, layout)
+        self._build_batches()
+        self._apply_mode()
+        self._selected = {k for k in keep if k in self._items}
+        for key in self._selected:
+            self._items[key].set_marked_selected(True)
+        margin = SCENE_MARGIN
+        self.setSceneRect(self._graph_rect.adjusted(-margin, -margin, margin, margin))
+        self._update_highlight()
+        self.graphChanged.emit()
+        if keep:
+            self.selectionChangedKeys.emit(self.selected_keys())
+
+    def _build_grid(self) -> None:
+        grid: dict[tuple[int, int], list[str]] = defaultdict(list)
+        positions = self._layout.positions
+        for key, item in self._items.items():
+            x, y = positions[key]
+            box = item.box
+            for cx in range(int(x // GRID), int((x + box.width) // GRID) + 1):
+                for cy in range(int(y // GRID), int((y + box.height) // GRID) + 1):
+                    grid[(cx, cy)].append(key)
+        self._grid = dict(grid)
+
+    def key_at(self, point: QPointF) -> str | None:
+        """Key of the box under a scene point (works whatever the level of detail)."""
+        best = None
+        for key in self._grid.get((int(point.x() // GRID), int(point.y() // GRID)), ()):
+            if self._items[key]._scene_rect.contains(point):
+                best = key
+        return best
+
+    def keys_in_rect(self, rect: QRectF) -> list[str]:
+        """Keys of the boxes intersecting a scene rectangle."""
+        r = rect.normalized()
+        cells = (int(r.right() // GRID) - int(r.left() // GRID) + 1) * (int(r.bottom() // GRID) - int(r.top() // GRID) + 1)
+        if cells > len(self._grid):
+            candidates = self._items.keys()
+        else:
+            candidates = set()
+            for cx in range(int(r.left() // GRID), int(r.right() // GRID) + 1):
+                for cy in range(int(r.top() // GRID), int(r.bottom() // GRID) + 1):
+                    candidates.update(self._grid.get((cx, cy), ()))
+        return sorted(k for k in candidates if self._items[k]._scene_rect.intersects(r))
+
+    def _clear_graph(self) -> None:
+        for item in self._tiles + self._batches:
+            self.removeItem(item)
+        if self._overview_item is not None:
+            self.removeItem(self._overview_item)
+            self._overview_item = None
+        # NOTE: removing a layer drops its children with it
+        for layer in self._layers:
+            if layer.scene() is self:
+                self.removeItem(layer)
+        self._layers = []
+        self._items = {}
+        self._selected = set()
+        self._grid = {}
+        self._tiles = []
+        self._batches = []
+        self._edges_by_key = {}
+        self._out = defaultdict(list)
+        self._in = defaultdict(list)
+        self._hover = None
+        self._path_keys = []
+        self._neighbour_keys = set()
+
+    def _build_nodes(self, graph, layout) -> None:
+        positions = layout.positions
+        style = self._style
+        rect = QRectF()
+        items = self._items
+        layers: dict[tuple[int, int], QGraphicsRectItem] = {}
+        bounds: dict[tuple[int, int], QRectF] = {}
+        for box in graph.boxes:
+            pos = positions.get(box.key)
+            if pos is None:
+                continue
+            cell = (int(pos[0] // BOX_TILE), int(pos[1] // BOX_TILE))
+            layer = layers.get(cell)
+            if layer is None:
+                layer = layers[cell] = QGraphicsRectItem()
+                layer.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
+                layer.setZValue(2.0)
+                bounds[cell] = QRectF()
+            items[box.key] = NodeItem(box, pos, style, show_names=self._show_names, parent=layer)
+            bounds[cell] = bounds[cell].united(QRectF(pos[0], pos[1], box.width, box.height))
+        for cell, layer in sorted(layers.items()):
+            layer.setRect(bounds[cell])
+            layer.setPen(Qt.PenStyle.NoPen)
+            self.addItem(layer)
+            self._layers.append(layer)
+        if items:
+            xs0 = min(positions[k][0] for k in items)
+            ys0 = min(positions[k][1] for k in items)
+            xs1 = max(positions[k][0] + items[k].box.width for k in items)
+            ys1 = max(positions[k][1] + items[k].box.height for k in items)
+            rect = QRectF(xs0, ys0, xs1 - xs0, ys1 - ys0)
+        self._graph_rect = rect
+        self._build_grid()
+
+    def _build_edges(self, graph, layout) -> None:
+        from editor.layout import port_position  # Qt-free core; imported late on purpose
+
+        routes = layout.routes
+        refs = layout.references
+        boxes = {b.key: b for b in graph.boxes}
+        positions = layout.positions
+        style = self._style
+        lm = style.label_metrics
+        tiles: dict[tuple[int, int], list] = defaultdict(list)
+        heads: dict[tuple[int, int], list] = defaultdict(list)
+        ref_dst: dict[tuple[int, int], list] = defaultdict(list)
+        overview = QPainterPath()
+        for edge in graph.edges:
+            if edge.src not in self._items or edge.dst not in self._items:
+                continue
+            self._edges_by_key[edge.key] = edge
+            self._out[edge.src].append(edge)
+            self._in[edge.dst].append(edge)
+            if edge.key in refs:
+                sp = port_position(boxes[edge.src], positions[edge.src], "out", edge.src_port)
+                tiles[(int(sp[0] // EDGE_TILE), int(sp[1] // EDGE_TILE))].append(edge)
+                dp = port_position(boxes[edge.dst], positions[edge.dst], "in", edge.dst_port)
+                ref_dst[(int(dp[0] // EDGE_TILE), int(dp[1] // EDGE_TILE))].append(edge)
+                continue
+            route = routes.get(edge.key)
+            if not route or len(route) < 2:
+                continue
+            x0, y0 = route[0]
+            tiles[(int(x0 // EDGE_TILE), int(y0 // EDGE_TILE))].append(edge)
+            pts = trimmed_route(route)
+            tx, ty = route[-1]
+            heads[(int(tx // EDGE_TILE), int(ty // EDGE_TILE))].append((route[-1], pts[-2]))
+        rect = QRectF(self._graph_rect)
+        for cell in sorted(set(tiles) | set(heads) | set(ref_dst)):
+            edges = tiles.get(cell, ())
+            polylines: list[list[tuple[float, float]]] = []
+            straight = QPainterPath()
+            arrows = QPainterPath()
+            stubs = QPainterPath()
+            labels: list[EdgeLabel] = []
+            labelled: set[tuple[str, int]] = set()
+            stubbed: set[tuple[str, int]] = set()
+            for tip, before in heads.get(cell, ()):
+                arrow_head(arrows, tip, before)
+            for edge in ref_dst.get(cell, ()):
+                self._add_reference(edge, boxes, positions, stubs, arrows, labels, stubbed, lm, "dst")
+            for edge in edges:
+                if edge.key in refs:
+                    self._add_reference(edge, boxes, positions, stubs, arrows, labels, stubbed, lm, "src")
+                    continue
+                route = routes[edge.key]
+                polylines.append(trimmed_route(route))
+                straight.moveTo(route[0][0], route[0][1])
+                for x, y in route[1:]:
+                    straight.lineTo(x, y)
+                if edge.label and (edge.src, edge.src_port) not in labelled:
+                    labelled.add((edge.src, edge.src_port))
+                    x, y = route[0]
+                    pos = QPointF(x + 4.0, y + 2.0)
+                    w = lm.horizontalAdvance(edge.label)
+                    lrect = QRectF(pos.x(), pos.y(), w, lm.height())
+                    # neighbouring ports of one box: keep the first label, drop ones that
+                    # would overprint it (the tooltip and the highlight still tell)
+                    if not any(lrect.intersects(other.rect) for other in labels[-8:]):
+                        labels.append(EdgeLabel(pos, edge.label, lrect))
+            overview.addPath(straight)
+            tile = EdgeTileItem(polylines, straight, arrows, stubs, labels, style)
+            self._tiles.append(tile)
+            self.addItem(tile)
+            rect = rect.united(tile.boundingRect())
+        self._graph_rect = rect
+        self._overview_edges = overview
+
+    def _add_reference(self, edge, boxes, positions, stubs, arrows, labels, stubbed, lm, part: str) -> None:
+        """A broadcast edge: a short stub under the producer (``part="src"``) and one above
+        the consumer (``"dst"``); each is added to the tile it lies in."""
+        from editor.layout import port_position
+
+        text = edge.value
+        sx, sy = port_position(boxes[edge.src], positions[edge.src], "out", edge.src_port)
+        if part == "src" and (edge.src, edge.src_port) not in stubbed:
+            stubbed.add((edge.src, edge.src_port))
+            stubs.moveTo(sx, sy)
+            stubs.lineTo(sx, sy + _STUB)
+            stubs.addEllipse(QPointF(sx, sy + _STUB + 2.0), 2.0, 2.0)
+            pos = QPointF(sx + 5.0, sy + _STUB - lm.height() / 2.0)
+            labels.append(EdgeLabel(pos, f"{text} ⇢", QRectF(pos.x(), pos.y(), lm.horizontalAdvance(f"{text} ⇢"), lm.height()), 1))
+        if part != "dst":
+            return
+        dx, dy = port_position(boxes[edge.dst], positions[edge.dst], "in", edge.dst_port)
+        stubs.moveTo(dx, dy - _STUB)
+        stubs.lineTo(dx, dy - 6.0)
+        arrow_head(arrows, (dx, dy), (dx, dy - _STUB))
+        label = f"⇢ {text}"
+        w = lm.horizontalAdvance(label)
+        pos = QPointF(dx + 5.0, dy - _STUB - 2.0)
+        labels.append(EdgeLabel(pos, label, QRectF(pos.x(), pos.y(), w, lm.height()), 1))
+
+    def _build_batches(self) -> None:
+        groups: dict[tuple[int, int], dict[str, QPainterPath]] = defaultdict(dict)
+        overview: dict[str, QPainterPath] = {}
+        for key, item in self._items.items():
+            r = item.scene_rect()
+            cell = (int(r.x() // BOX_TILE), int(r.y() // BOX_TILE))
+            cat = item.box.category
+            path = groups[cell].get(cat)
+            if path is None:
+                path = groups[cell][cat] = QPainterPath()
+            path.addRect(r)
+            opath = overview.get(cat)
+            if opath is None:
+                opath = overview[cat] = QPainterPath()
+            opath.addRect(r)
+        colour = self._style.category_colour
+        for _, cats in sorted(groups.items()):
+            batch = BoxBatchItem([(colour(c), p) for c, p in sorted(cats.items())])
+            batch._categories = sorted(cats)  # type: ignore[attr-defined]
+            self._batches.append(batch)
+            self.addItem(batch)
+        self._overview_boxes = [(colour(c), p) for c, p in sorted(overview.items())]
+
+    # -- level of detail ----------------------------------------------------------------
+    # NOTE: three modes, chosen from the view's scale (set_detail):
+    #   full      boxes are items (text from TEXT_LOD on), edges are tile items;
+    #   batch     below BATCH_LOD: box items leave the frame, tile batches paint them;
+    #   overview  below the scale of a prerendered whole-graph image: that image alone
+    #             (10k boxes of a fraction of a pixel cost as much as big ones otherwise).
+    # The box layer is removed from the scene (not just hidden) in the zoomed-out modes
+    # when the graph is large: Qt's BSP walk still visits hidden children, ~1 us each.
+    def set_detail(self, scale: float) -> None:
+        """Pick the drawing mode for a view (or export) at ``scale`` pixels per unit."""
+        if scale >= BATCH_LOD:
+            mode = "full"
+        elif len(self._items) >= OVERVIEW_MIN_BOXES and scale < self._overview_scale():
+            mode = "overview"
+        else:
+            mode = "batch"
+        if mode != self._mode:
+            self._mode = mode
+            self._apply_mode()
+
+    def set_batch_mode(self, on: bool) -> None:
+        """Force the batch (``True``) or full (``False``) mode; tests and benchmarks use it."""
+        self.set_mode("batch" if on else "full")
+
+    def set_mode(self, mode: str) -> None:
+        """Force a drawing mode: "full", "batch" or "overview"."""
+        if mode not in ("full", "batch", "overview"):
+            raise ValueError(f"unknown canvas mode {mode!r}")
+        if mode != self._mode:
+            self._mode = mode
+            self._apply_mode()
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    def _apply_mode(self) -> None:
+        mode = self._mode
+        remove = len(self._items) >= REMOVE_LAYER_MIN_BOXES
+        for layer in self._layers:
+            if mode == "full":
+                if layer.scene() is None:
+                    self.addItem(layer)
+                layer.setVisible(True)
+            else:
+                layer.setVisible(False)
+                if remove and layer.scene() is self:
+                    self.removeItem(layer)
+        for tile in self._tiles:
+            tile.setVisible(mode != "overview")
+        for batch in self._batches:
+            batch.setVisible(mode == "batch")
+        if mode == "overview":
+            self._ensure_overview()
+        if self._overview_item is not None:
+            self._overview_item.setVisible(mode == "overview")
+
+    def _overview_scale(self) -> float:
+        rect = self._graph_rect
+        if rect.isEmpty():
+            return 0.0
+        return min(OVERVIEW_SIDE / rect.width(), OVERVIEW_SIDE / rect.height(),
+                   (OVERVIEW_PIXELS / (rect.width() * rect.height())) ** 0.5)
+
+    def overview_image(self) -> tuple[QImage, QRectF]:
+        """The whole graph prerendered (built on first use); and the scene rect it covers."""
+        self._ensure_overview()
+        return self._overview_item.image(), self.graph_rect()
+
+    def _ensure_overview(self) -> None:
+        if self._overview_item is not None:
+            return
+        rect = self._graph_rect
+        s = self._overview_scale()
+        w = max(1, int(rect.width() * s) + 1)
+        h = max(1, int(rect.height() * s) + 1)
+        image = QImage(w, h, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(Qt.GlobalColor.transparent)
+        if not rect.isEmpty():
+            painter = QPainter(image)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            painter.setTransform(QTransform(s, 0, 0, s, -rect.x() * s, -rect.y() * s))
+            pen = QPen(self._style.palette.edge, 1.0)
+            pen.setCosmetic(True)
+            painter.setPen(pen)
+            painter.drawPath(self._overview_edges)
+            painter.setPen(Qt.PenStyle.NoPen)
+            for colour, path in self._overview_boxes:
+                painter.setBrush(colour)
+                painter.drawPath(path)
+            painter.end()
+        self._overview_item = OverviewItem(image, QRectF(rect.x(), rect.y(), w / s if s else 0, h / s if s else 0))
+        self._overview_item.setVisible(self._mode == "overview")
+        self.addItem(self._overview_item)
+
+    # -- appearance ---------------------------------------------------------------------
+    def set_show_names(self, show: bool) -> None:
+        self._show_names = show
+        for item in self._items.values():
+            item.set_show_names(show)
+
+    def show_names(self) -> bool:
+        return self._show_names
+
+    def set_dark(self, dark: bool) -> None:
+        self._style = CanvasStyle(dark_palette() if dark else light_palette())
+        self.setBackgroundBrush(self._style.palette.background)
+        for item in self._items.values():
+            item.set_style(self._style)
+        for tile in self._tiles:
+            tile.set_style(self._style)
+        colour = self._style.category_colour
+        for batch in self._batches:
+            cats = batch._categories  # type: ignore[attr-defined]
+            batch.set_fills([(colour(c), p) for c, (_, p) in zip(cats, batch._fills)])
+        self._overview_boxes = self._recolour_overview()
+        if self._overview_item is not None:
+            self.removeItem(self._overview_item)
+            self._overview_item = None
+            self._apply_mode()
+        self._highlight.set_style(self._style)
+        self.graphChanged.emit()
+
+    def _recolour_overview(self) -> list[tuple[QColor, QPainterPath]]:
+        overview: dict[str, QPainterPath] = {}
+        for item in self._items.values():
+            cat = item.box.category
+            p = overview.get(cat)
+            if p is None:
+                p = overview[cat] = QPainterPath()
+            p.addRect(item.scene_rect())
+        return [(self._style.category_colour(c), p) for c, p in sorted(overview.items())]
+
+    def is_dark(self) -> bool:
+        return self._style.palette.dark
+
+    def overview(self) -> tuple[QPainterPath, list[tuple[QColor, QPainterPath]]]:
+        """Cheap whole-graph picture for the minimap: every edge, every box by colour."""
+        return self._overview_edges, self._overview_boxes
+
+    # -- selection -----------------------------------------------------------------------
+    def selected_keys(self) -> list[str]:
+        return sorted(self._selected)
+
+    def is_selected(self, key: str) -> bool:
+        return key in self._selected
+
+    def select_keys(self, keys: Iterable[str]) -> None:
+        """Make ``keys`` (those that exist) the selection; emits selectionChangedKeys on change."""
+        wanted = {k for k in keys if k in self._items}
+        if wanted == self._selected:
+            return
+        for key in self._selected - wanted:
+            self._items[key].set_marked_selected(False)
+        for key in wanted - self._selected:
+            self._items[key].set_marked_selected(True)
+        self._selected = wanted
+        self._on_selection_changed()
+
+    def toggle_key(self, key: str) -> None:
+        self.select_keys(self._selected ^ {key})
+
+    def keys_rect(self, keys: Iterable[str]) -> QRectF:
+        rect = QRectF()
+        for key in keys:
+            item = self._items.get(key)
+            if item is not None:
+                rect = rect.united(item.scene_rect())
+        return rect
+
+    def set_hovered(self, key: str | None) -> None:
+        if key == self._hover:
+            return
+        self._hover = key
+        self._update_highlight()
+
+    def hovered(self) -> str | None:
+        return self._hover
+
+    def _on_selection_changed(self) -> None:
+        self._update_highlight()
+        self.selectionChangedKeys.emit(self.selected_keys())
+
+    # -- highlight -----------------------------------------------------------------------
+    def shortest_path(self, a: str, b: str) -> list[str]:
+        """Boxes on a shortest directed path a→b, else b→a; [] when neither exists."""
+        for s, t in ((a, b), (b, a)):
+            path = self._bfs(s, t)
+            if path:
+                return path
+        return []
+
+    def _bfs(self, s: str, t: str) -> list[str]:
+        if s == t:
+            return [s]
+        parent: dict[str, str] = {s: s}
+        queue = deque([s])
+        while queue:
+            cur = queue.popleft()
+            for edge in self._out.get(cur, ()):
+                nxt = edge.dst
+                if nxt in parent:
+                    continue
+                parent[nxt] = cur
+                if nxt == t:
+                    out = [t]
+                    while out[-1] != s:
+                        out.append(parent[out[-1]])
+                    out.reverse()
+                    return out
+                queue.append(nxt)
+        return []
+
+    def _edge_path(self, edge, lines: QPainterPath, arrows: QPainterPath) -> None:
+        layout = self._layout
+        if edge.key in layout.references:
+            from editor.layout import port_position
+
+            boxes = self._items
+            sx, sy = port_position(boxes[edge.src].box, layout.positions[edge.src], "out", edge.src_port)
+            dx, dy = port_position(boxes[edge.dst].box, layout.positions[edge.dst], "in", edge.dst_port)
+            lines.moveTo(sx, sy)
+            lines.lineTo(sx, sy + _STUB)
+            lines.moveTo(dx, dy - _STUB)
+            lines.lineTo(dx, dy - 6.0)
+            arrow_head(arrows, (dx, dy), (dx, dy - _STUB))
+            return
+        route = layout.routes.get(edge.key)
+        if not route or len(route) < 2:
+            return
+        pts = trimmed_route(route)
+        rounded_polyline(lines, pts)
+        arrow_head(arrows, route[-1], pts[-2])
+
+    def _update_highlight(self) -> None:
+        for key in self._neighbour_keys | set(self._path_keys):
+            item = self._items.get(key)
+            if item is not None:
+                item.set_role(ROLE_NONE)
+        self._neighbour_keys = set()
+        self._path_keys = []
+        if self._layout is None:
+            self._highlight.set_paths(QPainterPath(), QPainterPath(), QPainterPath(), QPainterPath())
+            return
+        selected = self.selected_keys()
+        focus = set(selected)
+        if self._hover is not None:
+            focus.add(self._hover)
+        near_lines, near_arrows = QPainterPath(), QPainterPath()
+        path_lines, path_arrows = QPainterPath(), QPainterPath()
+        if len(focus) <= MAX_FOCUS:
+            neighbours: set[str] = set()
+            for key in focus:
+                for edge in self._in.get(key, ()):
+                    neighbours.add(edge.src)
+                    self._edge_path(edge, near_lines, near_arrows)
+                for edge in self._out.get(key, ()):
+                    neighbours.add(edge.dst)
+                    self._edge_path(edge, near_lines, near_arrows)
+            neighbours -= focus
+            self._neighbour_keys = neighbours
+        if len(selected) == 2:
+            path = self.shortest_path(selected[0], selected[1])
+            self._path_keys = path
+            for u, v in zip(path, path[1:]):
+                for edge in self._out.get(u, ()):
+                    if edge.dst == v:
+                        self._edge_path(edge, path_lines, path_arrows)
+                        break
+        for key in self._neighbour_keys:
+            self._items[key].set_role(ROLE_NEIGHBOUR)
+        for key in self._path_keys:
+            if key not in focus:
+                self._items[key].set_role(ROLE_PATH)
+        marks = []
+        if self._selected and len(self._selected) <= MAX_FOCUS:
+            marks.append((ROLE_SELECTED, [self._items[k].scene_rect() for k in self._selected]))
+        if self._neighbour_keys:
+            marks.append((ROLE_NEIGHBOUR, [self._items[k].scene_rect() for k in self._neighbour_keys]))
+        on_path = [k for k in self._path_keys if k not in focus]
+        if on_path:
+            marks.append((ROLE_PATH, [self._items[k].scene_rect() for k in on_path]))
+        self._highlight.set_paths(near_lines, near_arrows, path_lines, path_arrows, marks)
+
+    def edges_of(self, key: str) -> tuple[list, list]:
+        """(incoming, outgoing) edges of a box."""
+        return list(self._in.get(key, ())), list(self._out.get(key, ()))

@@ -1,0 +1,380 @@
+"""``DocumentTab``: one open model — its Document, its canvas, and its view state.
+
+The view state is what the user sees and the file does not hold: which graph scope the
+canvas shows (main graph, an If/Loop body, a function), which name-scope groups are open,
+and the :class:`~widgets.selection.SelectionModel` that the canvas and the panels share.
+
+Selection flows both ways here: canvas box keys -> targets (``_on_canvas_selection``) and
+targets -> canvas keys (``_on_selection``), switching the shown scope and opening the
+groups a target lies in first when needed (the selection is applied once that layout is
+done).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from editor.document import Document
+from editor.viewmodel import build_group_tree
+from widgets.canvas import CanvasWidget
+from widgets.display_options import DisplayOptions, apply_options
+from widgets.selection import SelectionModel, Target
+
+SOURCE = "canvas"
+#: the first view of a graph opens name-scope groups while at most this many boxes show
+FIRST_VIEW_BOXES = 60
+#: a first view fitted below this zoom is unreadable: show the top at READABLE_ZOOM instead
+READABLE_ZOOM = 0.55
+
+
+def initial_expanded(tree, n_nodes: int, limit: int = FIRST_VIEW_BOXES) -> set[str]:
+    """Groups to open on first view: biggest first, while the box count stays <= ``limit``.
+
+    A model whose top level is one or two huge groups (``/model``) would otherwise open as a
+    single box; a flat 60-node graph opens fully; a 10k-node model shows its top blocks.
+    """
+    import heapq
+
+    direct: dict[str, int] = {}
+    for index in range(n_nodes):
+        g = tree.node_group.get(index, "")
+        direct[g] = direct.get(g, 0) + 1
+    for g, parent in tree.parent.items():
+        direct[parent] = direct.get(parent, 0) + 1
+    children: dict[str, list[str]] = {}
+    for g, parent in tree.parent.items():
+        children.setdefault(parent, []).append(g)
+    visible = direct.get("", 0)
+    expanded: set[str] = set()
+    heap = [(-tree.size.get(g, 0), g) for g in children.get("", ())]
+    heapq.heapify(heap)
+    while heap:
+        _, g = heapq.heappop(heap)
+        grown = visible - 1 + direct.get(g, 0)
+        if grown > limit:
+            continue
+        visible = grown
+        expanded.add(g)
+        for c in children.get(g, ()):
+            heapq.heappush(heap, (-tree.size.get(c, 0), c))
+    return expanded
+
+
+def display_graph_of(scope) -> onnx.GraphProto:
+    """The GraphProto the canvas draws for a scope.
+
+    Functions have bare input/output names, no types: a read-only GraphProto wrapper is made
+    for display (the document is untouched)."""
+    g = scope.graph
+    if isinstance(g, onnx.GraphProto):
+        return g
+    wrapper = onnx.GraphProto(name=scope.title)
+    wrapper.node.extend(g.node)
+    for name in g.input:
+        wrapper.input.add().name = name
+    for name in g.output:
+        wrapper.output.add().name = name
+    wrapper.value_info.extend(getattr(g, "value_info", ()))
+    return wrapper
+
+
+class DocumentTab(QWidget):
+    """One model in the window's tab widget."""
+
+    #: the first layout of the model is on screen
+    ready = Signal()
+    busyChanged = Signal(bool)
+    progress = Signal(float)
+    layoutFailed = Signal(str)
+    scopeChanged = Signal(int)
+
+    def __init__(self, doc: Document, parent: QWidget | None = None, *, dark: bool = False,
+                 show_names: bool = False, validator=None, options: DisplayOptions | None = None) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        #: live editor.validation.Validator of this document (None without the module)
+        self.validator = validator
+        self.selection = SelectionModel(self)
+        self.canvas = CanvasWidget(self, dark=dark)
+        self.canvas.scene.set_show_names(show_names)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.canvas)
+        self._scope_id = doc.index.main
+        self._graph: onnx.GraphProto | None = None
+        self._trees: dict[int, object] = {}
+        self._pending: list[str] | None = None
+        self._first_view = True
+        self._ready = False
+        self._syncing = False
+        controller = self.canvas.controller
+        self._options = options or DisplayOptions()
+        # NOTE: the controller builds the display model itself; we filter what it built
+        # (View > Boxes Show) by wrapping its builder on this instance. A hook on the
+        # controller would be cleaner; this keeps the canvas package untouched.
+        build = controller.build_display_graph
+        controller.build_display_graph = lambda: apply_options(build(), self._options)
+        controller.laidOut.connect(self._on_laid_out)
+        controller.busy.connect(self.busyChanged)
+        controller.progress.connect(self.progress)
+        controller.failed.connect(self.layoutFailed)
+        self.canvas.selectionChangedKeys.connect(self._on_canvas_selection)
+        self.canvas.activated.connect(self._on_activated)
+        self.selection.changed.connect(self._on_selection)
+        # psygnal -> Qt: document events may come from commands run on this thread only
+        doc.changed.connect(self._on_doc_changed)
+        self.show_scope(self._scope_id)
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def path(self) -> Path | None:
+        return self.doc.path
+
+    def title(self) -> str:
+        name = self.doc.path.name if self.doc.path else "Untitled"
+        return f"{name}*" if self.doc.is_modified else name
+
+    @property
+    def is_ready(self) -> bool:
+        return self._ready
+
+    @property
+    def scope_id(self) -> int:
+        return self._scope_id
+
+    # -- scopes ---------------------------------------------------------------------------
+    def show_scope(self, sid: int) -> None:
+        """Draw graph scope ``sid`` (main graph, a subgraph body, a function)."""
+        scope = self.doc.scope(sid)
+        self._scope_id = sid
+        self._graph = display_graph_of(scope)
+        value_info = {vi.name: vi for vi in list(self._graph.value_info) + list(self._graph.input)
+                      + list(self._graph.output) if vi.HasField("type")}
+        self._trees.pop(sid, None)
+        self._first_view = True
+        expanded = initial_expanded(self._tree(), len(self._graph.node))
+        self.canvas.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(), value_info=value_info,
+                               expanded=expanded)
+        if scope.kind != "main":
+            # the breadcrumb says where this body lives: main/If_3.then_branch
+            self.canvas.breadcrumb.set_root_label(self.doc.index.path(sid))
+        self.scopeChanged.emit(sid)
+
+    def _tree(self):
+        tree = self._trees.get(self._scope_id)
+        if tree is None:
+            names = [n.name for n in self._graph.node]
+            tree = build_group_tree(names, list(range(len(names))))
+            self._trees[self._scope_id] = tree
+        return tree
+
+    def _on_laid_out(self) -> None:
+        if self._first_view:
+            self._first_view = False
+            self._readable_first_view()
+        if self._pending is not None:
+            keys, self._pending = self._pending, None
+            self._select_keys(keys)
+        if not self._ready:
+            self._ready = True
+            self.ready.emit()
+
+    def _readable_first_view(self) -> None:
+        """Netron-like first view: a long graph opens at a readable zoom, top first."""
+        view = self.canvas.view
+        rect = self.canvas.scene.graph_rect()
+        if rect.isEmpty() or view.zoom() >= READABLE_ZOOM:
+            return
+        vp = view.viewport().rect()
+        zoom = min(1.0, max(READABLE_ZOOM, (vp.width() - 40) / max(1.0, rect.width())))
+        view.set_zoom(zoom)
+        half_h = vp.height() / (2 * zoom)
+        view.centerOn(rect.center().x(), rect.top() + half_h - 20 / zoom)
+
+    def _on_doc_changed(self, _changes) -> None:
+        self._trees.clear()
+        if self._scope_id not in self.doc.index.scopes:
+            self._scope_id = self.doc.index.main
+        scope = self.doc.scope(self._scope_id)
+        self._graph = display_graph_of(scope)
+        expanded = self.canvas.controller.expanded()
+        value_info = {vi.name: vi for vi in list(self._graph.value_info) + list(self._graph.input)
+                      + list(self._graph.output) if vi.HasField("type")}
+        self.canvas.controller.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(),
+                                          value_info=value_info, expanded=expanded)
+
+    # -- selection: canvas -> targets ---------------------------------------------------------
+    def _on_canvas_selection(self, keys: list) -> None:
+        if self._syncing:
+            return
+        sid = self._scope_id
+        targets = []
+        for key in keys:
+            kind, _, rest = key.partition(":")
+            if kind == "n" and rest.isdigit() and self.doc.has_node(int(rest)):
+                targets.append(Target.of_node(sid, int(rest)))
+            elif kind in ("in", "out"):
+                targets.append(Target.of_value(sid, rest))
+            elif kind == "g":
+                targets.append(Target("group", sid, None, rest))
+        current = self.selection.current if self.selection.current in targets else None
+        self.selection.select(targets, SOURCE, current=current)
+
+    def _on_activated(self, key: str) -> None:
+        """Double-click on a node that holds subgraphs (If/Loop/Scan) opens its first body."""
+        kind, _, rest = key.partition(":")
+        if kind == "n" and rest.isdigit():
+            children = self.doc.index.children.get(int(rest), ())
+            if children:
+                self.show_scope(children[0])
+                self.selection.select([Target("scope", children[0])], "canvas-open")
+
+    # -- selection: targets -> canvas ---------------------------------------------------------
+    def _on_selection(self, source: str) -> None:
+        if source == SOURCE:
+            return
+        self.reveal(self.selection.targets, current=self.selection.current)
+
+    def scope_for(self, target: Target) -> int | None:
+        if target.kind == "node" and target.node is not None and self.doc.has_node(target.node):
+            return self.doc.index.node_scope[target.node]
+        if target.kind in ("value", "tensor", "group", "scope") and target.scope in self.doc.index.scopes:
+            return target.scope
+        return None
+
+    def keys_for(self, target: Target) -> list[str]:
+        """Canvas keys that stand for ``target`` in its scope (a value is drawn as its
+        producer or graph input box, an initializer as the boxes that use it)."""
+        doc = self.doc
+        if target.kind == "node" and target.node is not None:
+            keys = [f"n:{target.node}"]
+            node = doc.node(target.node) if doc.has_node(target.node) else None
+            if node is not None and node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+                # a Constant used as a weight is drawn inside the boxes that use it
+                sid = doc.index.node_scope[target.node]
+                for out in node.output:
+                    keys += [f"n:{nid}" for nid, _ in doc.consumers(sid, out)]
+            return keys
+        if target.kind == "group":
+            return [f"g:{target.name}"]
+        if target.kind == "tensor" and target.node is not None:
+            return [f"n:{target.node}"] + [f"n:{nid}" for nid, _ in doc.consumers(target.scope, target.name)]
+        if target.kind in ("value", "tensor"):
+            scope = doc.scope(target.scope)
+            keys = []
+            if target.name in scope.input_names() and target.name not in scope.initializer_names():
+                keys.append(f"in:{target.name}")
+            producer = doc.producer(target.scope, target.name)
+            if producer is not None:
+                keys.append(f"n:{producer}")
+            if target.name in scope.output_names():
+                keys.append(f"out:{target.name}")
+            if not keys or target.kind == "tensor":
+                keys += [f"n:{nid}" for nid, _ in doc.consumers(target.scope, target.name)]
+            return keys
+        return []
+
+    def reveal(self, targets, *, current: Target | None = None) -> None:
+        """Select ``targets`` on the canvas and centre them, switching scope and opening
+        groups as needed."""
+        targets = list(targets)
+        if not targets:
+            self._select_keys([])
+            return
+        focus = current or targets[0]
+        sid = self.scope_for(focus)
+        if sid is None:
+            return
+        keys = []
+        for t in targets:
+            if self.scope_for(t) == sid:
+                keys += self.keys_for(t)
+        keys = list(dict.fromkeys(keys))
+        if sid != self._scope_id:
+            self._pending = keys
+            self.show_scope(sid)
+            return
+        missing = self._groups_to_open(keys)
+        if missing:
+            self._pending = keys
+            for path in missing:
+                self.canvas.controller.expand(path)
+            return
+        self._select_keys(keys)
+
+    def _groups_to_open(self, keys: list[str]) -> list[str]:
+        expanded = self.canvas.controller.expanded()
+        if expanded is None:
+            return []
+        scope = self.doc.scope(self._scope_id)
+        tree = self._tree()
+        wanted: list[str] = []
+        for key in keys:
+            if not key.startswith("n:"):
+                continue
+            nid = int(key[2:])
+            if self.canvas.scene.item_for(key) is not None or nid not in scope.node_ids:
+                continue
+            for path in tree.chain(scope.position(nid)):
+                if path not in expanded and path not in wanted:
+                    wanted.append(path)
+        return wanted
+
+    def _select_keys(self, keys: list[str]) -> None:
+        """Select ``keys`` on the canvas; centre the current target's boxes (at a readable
+        zoom) or, without one, bring the whole selection into view."""
+        scene, view = self.canvas.scene, self.canvas.view
+        present = [k for k in keys if scene.item_for(k) is not None]
+        current = self.selection.current
+        focus = [k for k in self.keys_for(current) if k in present] if current is not None and present else []
+        self._syncing = True
+        try:
+            view.select_keys(present, center=bool(present) and not focus)
+        finally:
+            self._syncing = False
+        if focus:
+            self._centre(focus)
+
+    def _centre(self, keys: list[str]) -> None:
+        view = self.canvas.view
+        rect = self.canvas.scene.keys_rect(keys)
+        if rect.isEmpty():
+            return
+        visible = view.visible_scene_rect()
+        if rect.width() > visible.width() or rect.height() > visible.height():
+            view.fit_rect(rect.adjusted(-60, -60, 60, 60), max_scale=max(view.zoom(), READABLE_ZOOM))
+            return
+        if view.zoom() < READABLE_ZOOM:
+            view.set_zoom(READABLE_ZOOM)
+        view.centerOn(rect.center())
+
+    # -- view options -----------------------------------------------------------------------
+    def set_show_names(self, on: bool) -> None:
+        self.canvas.scene.set_show_names(on)
+
+    @property
+    def options(self) -> DisplayOptions:
+        return self._options
+
+    def set_options(self, options: DisplayOptions) -> None:
+        """Change what boxes show; re-lays out keeping the boxes the user knows in place."""
+        if options != self._options:
+            self._options = options
+            self.canvas.controller.relayout(keep_positions=True)
+
+    def set_dark(self, dark: bool) -> None:
+        self.canvas.scene.set_dark(dark)
+
+    def close_document(self) -> None:
+        """Stop background work and release the model's files."""
+        self.canvas.controller.runner.cancel()
+        self.doc.changed.disconnect(self._on_doc_changed)
+        if self.validator is not None:
+            self.validator.close()
+        store = getattr(self.doc, "store", None)
+        if store is not None:
+            QTimer.singleShot(0, store.close)

@@ -1,0 +1,170 @@
+"""Loading models off the GUI thread, with cancel, and the error dialog loads share.
+
+``ModelLoader.load(path)`` parses and indexes the model on a ``QThreadPool`` worker
+(``Document.open``); the window stays responsive and shows the busy state. Results come
+back through queued signals. Cancelling drops the request: the worker cannot be stopped
+inside the protobuf parser, so it finishes in the background and its document is thrown
+away — no tab is ever created for a cancelled or failed load.
+
+Errors are :class:`~editor.errors.StudioError` (the same one-line message the CLI prints);
+anything else is wrapped into a LoadError with the traceback as details.
+"""
+
+from __future__ import annotations
+
+import itertools
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from editor.errors import ExternalDataError, LoadError, StudioError
+
+
+@dataclass
+class LoadRequest:
+    id: int
+    path: Path
+    data_dir: Path | None = None
+    cancelled: bool = False
+    #: the live validator built and run on the worker (when editor.validation is present)
+    validator: object | None = None
+
+
+class _Relay(QObject):
+    """Lives in the GUI thread; workers emit through it (queued connections)."""
+
+    done = Signal(int, object)
+    error = Signal(int, object)
+
+
+class _LoadTask(QRunnable):
+    def __init__(self, request: LoadRequest, relay: _Relay) -> None:
+        super().__init__()
+        self.setAutoDelete(True)
+        self._request = request
+        self._relay = relay
+
+    def run(self) -> None:
+        from editor.document import Document
+
+        req = self._request
+        try:
+            doc = Document.open(req.path, data_dir=req.data_dir)
+        except StudioError as exc:
+            self._relay.error.emit(req.id, exc)
+            return
+        except BaseException as exc:  # noqa: BLE001 - a worker must never take the app down
+            err = LoadError(f"cannot open '{req.path}': {type(exc).__name__}: {exc}",
+                            details=traceback.format_exc())
+            self._relay.error.emit(req.id, err)
+            return
+        req.validator = _first_validation(doc)
+        self._relay.done.emit(req.id, doc)
+
+
+def _first_validation(doc):
+    """A live Validator over ``doc`` with its first full pass done (off the GUI thread).
+
+    None when the validation module is absent or fails: problems are a view, not a reason
+    to refuse a model the loader could open."""
+    try:
+        from editor.validation import Validator
+    except ImportError:
+        return None
+    try:
+        validator = Validator(doc)
+        validator.validate_all()
+        return validator
+    except Exception:  # noqa: BLE001 - see docstring
+        return None
+
+
+class ModelLoader(QObject):
+    """Background loads; see module docstring.
+
+    Signals: ``started(request)``, ``loaded(request, document)``, ``failed(request, error)``
+    (error is a StudioError; an :class:`ExternalDataError` means the weights' folder is
+    wanted), ``cancelled(request)``, ``busyChanged(bool)``.
+    """
+
+    started = Signal(object)
+    loaded = Signal(object, object)
+    failed = Signal(object, object)
+    cancelled = Signal(object)
+    busyChanged = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None, *, pool: QThreadPool | None = None) -> None:
+        super().__init__(parent)
+        self._pool = pool or QThreadPool.globalInstance()
+        self._relay = _Relay(self)
+        self._relay.done.connect(self._on_done)
+        self._relay.error.connect(self._on_error)
+        self._ids = itertools.count(1)
+        self._pending: dict[int, LoadRequest] = {}
+
+    def is_busy(self) -> bool:
+        return bool(self._pending)
+
+    def pending(self) -> list[LoadRequest]:
+        return list(self._pending.values())
+
+    def load(self, path: str | Path, *, data_dir: str | Path | None = None) -> LoadRequest:
+        request = LoadRequest(next(self._ids), Path(path), Path(data_dir) if data_dir else None)
+        was_busy = self.is_busy()
+        self._pending[request.id] = request
+        self.started.emit(request)
+        if not was_busy:
+            self.busyChanged.emit(True)
+        self._pool.start(_LoadTask(request, self._relay))
+        return request
+
+    def cancel(self, request: LoadRequest | None = None) -> None:
+        """Cancel one request (or all of them); their results will be discarded."""
+        targets = [request] if request is not None else list(self._pending.values())
+        for req in targets:
+            if self._pending.pop(req.id, None) is not None:
+                req.cancelled = True
+                self.cancelled.emit(req)
+        if targets and not self._pending:
+            self.busyChanged.emit(False)
+
+    def _finish(self, rid: int) -> LoadRequest | None:
+        req = self._pending.pop(rid, None)
+        if req is not None and not self._pending:
+            self.busyChanged.emit(False)
+        return req
+
+    def _on_done(self, rid: int, doc) -> None:
+        req = self._finish(rid)
+        if req is None:  # cancelled meanwhile: drop the document and its open files
+            store = getattr(doc, "store", None)
+            if store is not None:
+                store.close()
+            return
+        self.loaded.emit(req, doc)
+
+    def _on_error(self, rid: int, exc) -> None:
+        req = self._finish(rid)
+        if req is not None:
+            self.failed.emit(req, exc)
+
+
+def show_error(parent: QWidget | None, title: str, error: StudioError | str, *, details: str | None = None) -> None:
+    """The app's error dialog: the one-line message, details (if any) behind a button."""
+    message = error.message if isinstance(error, StudioError) else str(error)
+    if details is None and isinstance(error, StudioError):
+        details = error.details
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Critical)
+    box.setWindowTitle(title)
+    box.setText(message)
+    if details:
+        box.setDetailedText(details)
+    box.setStandardButtons(QMessageBox.StandardButton.Ok)
+    box.exec()
+
+
+__all__ = ["ExternalDataError", "LoadRequest", "ModelLoader", "show_error"]

@@ -1,0 +1,319 @@
+"""The outline: every graph scope of the model as a tree, and its dock widget.
+
+``OutlineModel`` is a ``QAbstractItemModel`` adapter over the Document's index (checked
+with pytest-qt's ``qtmodeltester``): for each graph — the main graph, each If/Loop/Scan
+body under the node that owns it, each model-local function — its inputs, outputs,
+initializers, Constant-node tensors and nodes. It is rebuilt (model reset) when the document changes structure;
+it holds names and ids only, never protobuf objects.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt, QItemSelectionModel
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTreeView, QVBoxLayout, QWidget
+
+from editor.viewmodel import shape_text
+from widgets.selection import Target
+
+SOURCE = "outline"
+
+
+class _Item:
+    __slots__ = ("parent", "children", "row", "label", "detail", "target", "header", "tip")
+
+    def __init__(self, parent: _Item | None, label: str, detail: str = "", target: Target | None = None,
+                 header: bool = False, tip: str = "") -> None:
+        self.parent = parent
+        self.children: list[_Item] = []
+        self.row = 0
+        self.label = label
+        self.detail = detail
+        self.target = target
+        self.header = header
+        self.tip = tip
+        if parent is not None:
+            self.row = len(parent.children)
+            parent.children.append(self)
+
+
+def _target_key(t: Target) -> tuple:
+    return (t.kind, t.scope, t.node, t.name)
+
+
+class OutlineModel(QAbstractItemModel):
+    """Tree of the document's graphs; column 0 name, column 1 op type / type and shape."""
+
+    HEADERS = ("Name", "Type")
+
+    def __init__(self, doc=None, parent=None) -> None:
+        super().__init__(parent)
+        self._doc = None
+        self._root = _Item(None, "")
+        self._by_target: dict[tuple, _Item] = {}
+        self.set_document(doc)
+
+    # -- building ------------------------------------------------------------------------
+    def set_document(self, doc) -> None:
+        self.beginResetModel()
+        if self._doc is not None:
+            self._doc.changed.disconnect(self._on_changed)
+        self._doc = doc
+        self._build()
+        if doc is not None:
+            doc.changed.connect(self._on_changed)
+        self.endResetModel()
+
+    def _on_changed(self, _changes) -> None:
+        self.beginResetModel()
+        self._build()
+        self.endResetModel()
+
+    def _build(self) -> None:
+        self._root = _Item(None, "")
+        self._by_target = {}
+        doc = self._doc
+        if doc is None:
+            return
+        m = doc.model
+        model_item = _Item(self._root, "Model", f"IR {m.ir_version}", Target.model(), header=True)
+        self._remember(model_item)
+        self._add_scope(self._root, doc.index.main, "Graph")
+        functions = [s for s in doc.index.scopes.values() if s.kind == "function"]
+        if functions:
+            fitem = _Item(self._root, "Functions", str(len(functions)), header=True)
+            for scope in functions:
+                self._add_scope(fitem, scope.id, scope.title)
+
+    def _remember(self, item: _Item) -> None:
+        if item.target is not None:
+            self._by_target.setdefault(_target_key(item.target), item)
+
+    def _type_text(self, sid: int, name: str) -> str:
+        vi = self._doc.value_info(sid, name)
+        return shape_text(vi) if vi is not None else ""
+
+    def _add_scope(self, parent: _Item, sid: int, label: str) -> None:
+        doc = self._doc
+        scope = doc.scope(sid)
+        g = scope.graph
+        name = getattr(g, "name", "") or ""
+        item = _Item(parent, label, scope.kind if scope.kind != "main" else f"{len(scope.node_ids)} nodes",
+                     Target("scope", sid), header=True, tip=f"{doc.index.path(sid)}  {name}".strip())
+        self._remember(item)
+        inits = scope.initializer_names()
+        init_set = set(inits)
+        inputs = [n for n in scope.input_names() if n not in init_set]
+        sections = (("Inputs", inputs, "value"), ("Outputs", scope.output_names(), "value"),
+                    ("Initializers", inits, "tensor"))
+        for title, names, kind in sections:
+            if not names:
+                continue
+            sec = _Item(item, title, str(len(names)), header=True)
+            for name in names:
+                if kind == "tensor":
+                    found = doc.initializer(sid, name)
+                    detail = ""
+                    if found is not None:
+                        t = found[1]
+                        dims = "x".join(str(d) for d in t.dims) or "scalar"
+                        detail = f"{dims} {_dtype(t.data_type)}"
+                    target = Target.of_tensor(sid, name)
+                else:
+                    detail = self._type_text(sid, name)
+                    target = Target.of_value(sid, name)
+                self._remember(_Item(sec, name, detail, target))
+        constants = [nid for nid in scope.node_ids
+                     if doc.node(nid).op_type == "Constant" and doc.node(nid).domain in ("", "ai.onnx")
+                     and len(doc.node(nid).output)]
+        if constants:
+            # Paddle and spox exports keep every weight in Constant nodes: list them with
+            # the initializers' look, so weights are one click away either way
+            sec = _Item(item, "Constants", str(len(constants)), header=True)
+            for nid in constants:
+                node = doc.node(nid)
+                attr = node.attribute[0] if len(node.attribute) else None
+                detail = ""
+                if attr is not None and attr.type == attr.TENSOR:
+                    dims = "x".join(str(d) for d in attr.t.dims) or "scalar"
+                    detail = f"{dims} {_dtype(attr.t.data_type)}"
+                elif attr is not None:
+                    detail = attr.name
+                self._remember(_Item(sec, node.output[0], detail, Target.of_tensor(sid, node.output[0], nid)))
+        nodes = _Item(item, "Nodes", str(len(scope.node_ids)), header=True)
+        for nid in scope.node_ids:
+            node = doc.node(nid)
+            op = f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
+            # unnamed nodes (common in Paddle and tf2onnx exports) go by their first output
+            label = node.name or (f"→ {node.output[0]}" if len(node.output) and node.output[0] else f"({op})")
+            nitem = _Item(nodes, label, op, Target.of_node(sid, nid), tip=f"{op} {node.name}".strip())
+            self._remember(nitem)
+            for sub in doc.index.children.get(nid, ()):
+                self._add_scope(nitem, sub, doc.scope(sub).title)
+
+    # -- lookups -------------------------------------------------------------------------
+    def index_for(self, target: Target) -> QModelIndex:
+        item = self._by_target.get(_target_key(target))
+        if item is None and target.kind == "tensor":
+            item = self._by_target.get(("value", target.scope, None, target.name))
+        if item is None and target.kind == "value":
+            item = self._by_target.get(("tensor", target.scope, None, target.name))
+        if item is None:
+            return QModelIndex()
+        return self.createIndex(item.row, 0, item)
+
+    def target(self, index: QModelIndex) -> Target | None:
+        if not index.isValid():
+            return None
+        return index.internalPointer().target
+
+    def count(self, scope_label_path: tuple[str, ...]) -> int:
+        """Rows under the item reached by following labels from the root (for tests)."""
+        item = self._root
+        for label in scope_label_path:
+            item = next(c for c in item.children if c.label == label)
+        return len(item.children)
+
+    # -- QAbstractItemModel -----------------------------------------------------------
+    def index(self, row: int, column: int, parent: QModelIndex = QModelIndex()) -> QModelIndex:
+        if not self.hasIndex(row, column, parent):
+            return QModelIndex()
+        pitem = parent.internalPointer() if parent.isValid() else self._root
+        return self.createIndex(row, column, pitem.children[row])
+
+    def parent(self, index: QModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+        if not index.isValid():
+            return QModelIndex()
+        item = index.internalPointer().parent
+        if item is None or item is self._root:
+            return QModelIndex()
+        return self.createIndex(item.row, 0, item)
+
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802
+        if parent.column() > 0:
+            return 0
+        item = parent.internalPointer() if parent.isValid() else self._root
+        return len(item.children)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 2
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        item: _Item = index.internalPointer()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return item.label if index.column() == 0 else item.detail
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return item.tip or item.label
+        if role == Qt.ItemDataRole.FontRole and item.header and index.column() == 0:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ForegroundRole and index.column() == 1:
+            return None
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < 2:
+            return self.HEADERS[section]
+        return None
+
+    def flags(self, index: QModelIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+
+def _dtype(elem_type: int) -> str:
+    try:
+        import onnx
+
+        return onnx.helper.tensor_dtype_to_np_dtype(elem_type).name
+    except Exception:  # noqa: BLE001 - float8/int4 names etc.
+        import onnx
+
+        return onnx.TensorProto.DataType.Name(elem_type).lower()
+
+
+class OutlinePanel(QWidget):
+    """Filter box + tree; clicking an item selects it (and the canvas follows)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = OutlineModel(None, self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setRecursiveFilteringEnabled(True)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setFilterKeyColumn(-1)
+        self.filter = QLineEdit(self)
+        self.filter.setPlaceholderText("Filter outline")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._on_filter)
+        self.tree = QTreeView(self)
+        self.tree.setModel(self.proxy)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideLeft)  # scoped names end in what matters
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # the name gets the room; the type column has a fixed, user-resizable width (a long
+        # graph name or type must not squeeze the names away)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(1, 110)
+        self.tree.selectionModel().currentChanged.connect(self._on_current)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.filter)
+        layout.addWidget(self.tree)
+        self._tab = None
+        self._syncing = False
+
+    def set_tab(self, tab) -> None:
+        if self._tab is not None:
+            self._tab.selection.changed.disconnect(self._on_selection)
+        self._tab = tab
+        self.model.set_document(tab.doc if tab is not None else None)
+        if tab is not None:
+            tab.selection.changed.connect(self._on_selection)
+            # open the main graph's sections so the tree is useful at a glance
+            root = self.proxy.index(1, 0)
+            self.tree.expand(root)
+            self._on_selection("")
+
+    def _on_filter(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text)
+        if text:
+            self.tree.expandAll()
+
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self._syncing or self._tab is None:
+            return
+        target = self.model.target(self.proxy.mapToSource(current))
+        if target is not None:
+            self._tab.selection.select([target], SOURCE)
+
+    def _on_selection(self, source: str) -> None:
+        if source == SOURCE or self._tab is None:
+            return
+        current = self._tab.selection.current
+        index = self.model.index_for(current) if current is not None else QModelIndex()
+        proxy_index = self.proxy.mapFromSource(index)
+        self._syncing = True
+        try:
+            sel = self.tree.selectionModel()
+            if proxy_index.isValid():
+                sel.setCurrentIndex(proxy_index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                    | QItemSelectionModel.SelectionFlag.Rows)
+                self.tree.scrollTo(proxy_index)
+            else:
+                sel.clearSelection()
+        finally:
+            self._syncing = False
+
+    def select_index(self, index: QModelIndex) -> None:
+        """Select a source-model index as a click would (tests, keyboard)."""
+        self.tree.setCurrentIndex(self.proxy.mapFromSource(index))

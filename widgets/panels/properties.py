@@ -1,0 +1,411 @@
+"""Properties of the current selection: model metadata, a node, a value, a tensor, a graph.
+
+A two-column tree (property, value) with sections. Rows that name another thing (a
+producer, a consumer, an input's value) carry a target: clicking them selects it, so the
+panel doubles as a way to walk the graph. For a tensor the weights view (when available)
+sits below the tree.
+"""
+
+from __future__ import annotations
+
+import onnx
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from widgets.formatting import attribute_text, human_bytes, tensor_text, type_text
+from widgets.selection import Target
+
+SOURCE = "properties"
+TARGET_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class PropertiesPanel(QWidget):
+    """See module docstring. ``weightsRequested(target)`` asks for the weights view."""
+
+    tensorShown = Signal(object)  # Target of the tensor shown, or None
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = QLabel(self)
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)
+        self.title.setContentsMargins(6, 4, 6, 4)
+        self.tree = QTreeWidget(self)
+        self.tree.setColumnCount(2)
+        self.tree.setHeaderLabels(["Property", "Value"])
+        self.tree.setRootIsDecorated(True)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.header().setStretchLastSection(True)
+        self.tree.setWordWrap(False)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.tree.itemClicked.connect(self._on_clicked)
+        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.splitter.addWidget(self.tree)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.splitter)
+        self._tab = None
+        self._weights = None
+        self._shown: Target | None = None
+
+    def set_weights_view(self, view: QWidget) -> None:
+        """Place the weights view under the tree (shown for tensors only)."""
+        self._weights = view
+        self.splitter.addWidget(view)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 2)
+        view.hide()
+
+    def set_tab(self, tab) -> None:
+        if self._tab is not None:
+            self._tab.selection.changed.disconnect(self._on_selection)
+            self._tab.doc.changed.disconnect(self._on_doc_changed)
+        self._tab = tab
+        if tab is not None:
+            tab.selection.changed.connect(self._on_selection)
+            tab.doc.changed.connect(self._on_doc_changed)
+        self._on_selection("")
+
+    def _on_doc_changed(self, _changes) -> None:
+        self.show_target(self._shown)
+
+    def _on_selection(self, _source: str) -> None:
+        if self._tab is None:
+            self.show_target(None)
+            return
+        current = self._tab.selection.current
+        self.show_target(current if current is not None else Target.model())
+
+    # -- rows ---------------------------------------------------------------------------
+    def _section(self, title: str) -> QTreeWidgetItem:
+        item = QTreeWidgetItem(self.tree, [title, ""])
+        font = QFont(self.tree.font())
+        font.setBold(True)
+        item.setFont(0, font)
+        item.setFirstColumnSpanned(True)
+        item.setExpanded(True)
+        return item
+
+    def _row(self, parent: QTreeWidgetItem | None, key: str, value: object, target: Target | None = None,
+             tip: str | None = None) -> QTreeWidgetItem:
+        text = str(value)
+        item = QTreeWidgetItem(parent if parent is not None else self.tree, [key, text])
+        item.setToolTip(1, tip or text)
+        if target is not None:
+            item.setData(0, TARGET_ROLE, target)
+            font = QFont(self.tree.font())
+            font.setUnderline(True)
+            item.setFont(1, font)
+            item.setForeground(1, self.palette().link())
+        return item
+
+    def _on_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
+        target = item.data(0, TARGET_ROLE)
+        if target is not None and self._tab is not None:
+            self._tab.selection.select([target], SOURCE)
+
+    def rows(self) -> dict[str, str]:
+        """Flat {property: value} of what is shown, keys prefixed by section (tests)."""
+        out: dict[str, str] = {}
+
+        def walk(item: QTreeWidgetItem, prefix: str) -> None:
+            for i in range(item.childCount()):
+                child = item.child(i)
+                key = f"{prefix}{child.text(0)}"
+                if child.text(1) or not child.childCount():
+                    out[key] = child.text(1)
+                walk(child, key + "/")
+
+        walk(self.tree.invisibleRootItem(), "")
+        return out
+
+    # -- content ---------------------------------------------------------------------------
+    def show_target(self, target: Target | None) -> None:
+        self.tree.clear()
+        self._shown = target
+        tensor_target = None
+        tab = self._tab
+        if tab is None or target is None:
+            self.title.setText("")
+        else:
+            doc = tab.doc
+            try:
+                kind = target.kind
+                if kind == "node" and target.node is not None and doc.has_node(target.node):
+                    tensor_target = self._node(doc, target)
+                elif kind == "value":
+                    tensor_target = self._value(doc, target)
+                elif kind == "tensor":
+                    tensor_target = self._tensor(doc, target)
+                elif kind == "scope" and target.scope in doc.index.scopes:
+                    self._scope(doc, target.scope)
+                elif kind == "group":
+                    self._group(doc, target)
+                else:
+                    self._model(doc)
+            except KeyError:  # the target went away with an edit
+                self._model(doc)
+        self.tree.expandAll()
+        if self._weights is not None:
+            was = self._weights.isVisible()
+            self._weights.setVisible(tensor_target is not None)
+            if tensor_target is not None and not was:
+                total = max(2, self.splitter.height())
+                self.splitter.setSizes([total * 2 // 5, total - total * 2 // 5])
+        self.tensorShown.emit(tensor_target)
+
+    def _model(self, doc) -> None:
+        m = doc.model
+        name = doc.path.name if doc.path else "Untitled"
+        self.title.setText(f"<b>Model</b> &nbsp;{_esc(name)}")
+        sec = self._section("Model")
+        if doc.path:
+            self._row(sec, "File", str(doc.path))
+        if getattr(doc, "file_size", 0):
+            self._row(sec, "File size", human_bytes(doc.file_size))
+        self._row(sec, "Format", getattr(doc, "format", "binary"))
+        self._row(sec, "IR version", m.ir_version)
+        for field in ("producer_name", "producer_version", "domain"):
+            if getattr(m, field):
+                self._row(sec, field.replace("_", " ").capitalize(), getattr(m, field))
+        if m.model_version:
+            self._row(sec, "Model version", m.model_version)
+        if m.doc_string:
+            self._row(sec, "Doc string", m.doc_string.strip().splitlines()[0], tip=m.doc_string)
+        ops = self._section("Opset imports")
+        for imp in m.opset_import:
+            self._row(ops, imp.domain or "ai.onnx", imp.version)
+        if m.metadata_props:
+            meta = self._section("Metadata")
+            for p in m.metadata_props:
+                self._row(meta, p.key, p.value)
+        main = doc.main
+        graph = self._section("Main graph")
+        self._row(graph, "Name", main.graph.name)
+        self._row(graph, "Nodes", len(main.node_ids))
+        self._row(graph, "Nodes (all graphs)", sum(len(s.node_ids) for s in doc.index.scopes.values()
+                                                    if s.kind != "function"))
+        self._row(graph, "Initializers", len(main.initializer_names()))
+        inputs = self._section("Inputs")
+        inits = set(main.initializer_names())
+        for name in main.input_names():
+            if name not in inits:
+                self._row(inputs, name, type_text(_type(doc, main.id, name)), Target.of_value(main.id, name))
+        outputs = self._section("Outputs")
+        for name in main.output_names():
+            self._row(outputs, name, type_text(_type(doc, main.id, name)), Target.of_value(main.id, name))
+        if m.functions:
+            fn = self._section("Functions")
+            for s in doc.index.scopes.values():
+                if s.kind == "function":
+                    self._row(fn, s.title, f"{len(s.node_ids)} nodes", Target("scope", s.id))
+
+    def _value_row(self, parent, doc, sid: int, label: str, name: str) -> None:
+        if not name:
+            self._row(parent, label, "(omitted)")
+            return
+        owner = doc.resolve_value(sid, name)
+        tp = _type(doc, owner if owner is not None else sid, name)
+        init = doc.initializer(owner, name) if owner is not None else None
+        text = f"{name}  {type_text(tp) or (tensor_text(init[1]) if init else '')}".rstrip()
+        target = Target.of_tensor(owner, name) if init else Target.of_value(owner if owner is not None else sid, name)
+        self._row(parent, label, text, target)
+
+    def _node(self, doc, target: Target) -> Target | None:
+        nid = target.node
+        node = doc.node(nid)
+        scope = doc.scope_of(nid)
+        domain = node.domain or "ai.onnx"
+        self.title.setText(f"<b>{_esc(node.op_type)}</b> &nbsp;{_esc(node.name)}")
+        sec = self._section("Node")
+        self._row(sec, "Name", node.name or "(unnamed)")
+        self._row(sec, "Op type", node.op_type)
+        self._row(sec, "Domain", domain)
+        version = doc.opset(node.domain)
+        if version is not None:
+            self._row(sec, "Opset", version)
+        self._row(sec, "Graph", doc.index.path(scope.id), Target("scope", scope.id))
+        if node.doc_string:
+            self._row(sec, "Doc string", node.doc_string.strip().splitlines()[0], tip=node.doc_string)
+        schema = _schema(node, version)
+        ins = self._section(f"Inputs ({len(node.input)})")
+        for i, name in enumerate(node.input):
+            self._value_row(ins, doc, scope.id, _port_name(schema, "input", i), name)
+        outs = self._section(f"Outputs ({len(node.output)})")
+        for i, name in enumerate(node.output):
+            self._value_row(outs, doc, scope.id, _port_name(schema, "output", i), name)
+        attrs = self._section(f"Attributes ({len(node.attribute)})")
+        for attr in node.attribute:
+            self._row(attrs, attr.name, attribute_text(attr))
+        if schema is not None:
+            given = {a.name for a in node.attribute}
+            defaults = [(n, a) for n, a in schema.attributes.items()
+                        if n not in given and a.default_value.type != 0]
+            if defaults:
+                dsec = self._section("Default attributes")
+                for n, a in defaults:
+                    self._row(dsec, n, attribute_text(a.default_value))
+        subs = doc.index.children.get(nid, ())
+        if subs:
+            sub_sec = self._section("Subgraphs")
+            for sid in subs:
+                s = doc.scope(sid)
+                self._row(sub_sec, s.title, f"{len(s.node_ids)} nodes", Target("scope", sid))
+        if node.metadata_props:
+            meta = self._section("Metadata")
+            for p in node.metadata_props:
+                self._row(meta, p.key, p.value)
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            return Target.of_tensor(scope.id, node.output[0], nid)
+        return None
+
+    def _value(self, doc, target: Target) -> Target | None:
+        sid, name = target.scope, target.name
+        if doc.initializer(sid, name) is not None:
+            return self._tensor(doc, Target.of_tensor(sid, name))
+        self.title.setText(f"<b>Value</b> &nbsp;{_esc(name)}")
+        sec = self._section("Value")
+        self._row(sec, "Name", name)
+        tp = _type(doc, sid, name)
+        self._row(sec, "Type", type_text(tp) or "unknown")
+        scope = doc.scope(sid)
+        role = ("graph input" if name in scope.input_names() else
+                "graph output" if name in scope.output_names() else "intermediate")
+        self._row(sec, "Role", role)
+        self._row(sec, "Graph", doc.index.path(sid), Target("scope", sid))
+        producer = doc.producer(sid, name)
+        if producer is not None:
+            node = doc.node(producer)
+            self._row(sec, "Producer", f"{node.name or '(unnamed)'}  ({node.op_type})", Target.of_node(sid, producer))
+        consumers = doc.consumers(sid, name, nested=True)
+        cons = self._section(f"Consumers ({len(consumers)})")
+        for nid, idx in consumers:
+            node = doc.node(nid)
+            self._row(cons, node.name or "(unnamed)", f"{node.op_type} input {idx}",
+                      Target.of_node(doc.index.node_scope[nid], nid))
+        if producer is not None:
+            pnode = doc.node(producer)
+            if pnode.op_type == "Constant" and pnode.domain in ("", "ai.onnx"):
+                return Target.of_tensor(sid, name, producer)
+        return None
+
+    def _tensor(self, doc, target: Target) -> Target | None:
+        sid, name = target.scope, target.name
+        if target.node is not None:
+            node = doc.node(target.node)
+            value = next((a for a in node.attribute if a.name == "value"), None)
+            tensor = value.t if value is not None and value.type == onnx.AttributeProto.TENSOR else None
+            origin = f"Constant node '{node.name}'"
+        else:
+            found = doc.initializer(sid, name)
+            tensor = found[1] if found else None
+            origin = "initializer"
+        self.title.setText(f"<b>Tensor</b> &nbsp;{_esc(name)}")
+        sec = self._section("Tensor")
+        self._row(sec, "Name", name)
+        self._row(sec, "Stored as", origin)
+        if target.node is not None:
+            self._row(sec, "Node", doc.node(target.node).name or "(unnamed)", Target.of_node(sid, target.node))
+        if tensor is not None:
+            from editor.io import tensor_nbytes, uses_external_data
+
+            self._row(sec, "Type", tensor_text(tensor))
+            count = 1
+            for d in tensor.dims:
+                count *= d
+            self._row(sec, "Elements", f"{count:,}")
+            try:
+                self._row(sec, "Size", human_bytes(tensor_nbytes(tensor)))
+            except Exception:  # noqa: BLE001 - malformed dims: the row is skipped
+                pass
+            if uses_external_data(tensor):
+                loc = {e.key: e.value for e in tensor.external_data}
+                self._row(sec, "External file", loc.get("location", "?"))
+                self._row(sec, "Offset", loc.get("offset", "0"))
+        consumers = doc.consumers(sid, name, nested=True)
+        cons = self._section(f"Consumers ({len(consumers)})")
+        for nid, idx in consumers:
+            node = doc.node(nid)
+            self._row(cons, node.name or "(unnamed)", f"{node.op_type} input {idx}",
+                      Target.of_node(doc.index.node_scope[nid], nid))
+        return target if tensor is not None else None
+
+    def _scope(self, doc, sid: int) -> None:
+        s = doc.scope(sid)
+        self.title.setText(f"<b>Graph</b> &nbsp;{_esc(doc.index.path(sid))}")
+        sec = self._section("Graph")
+        self._row(sec, "Path", doc.index.path(sid))
+        self._row(sec, "Kind", s.kind)
+        self._row(sec, "Name", getattr(s.graph, "name", ""))
+        if s.owner is not None:
+            owner = doc.node(s.owner)
+            self._row(sec, "Owner", f"{owner.name or '(unnamed)'} ({owner.op_type}.{s.attr})",
+                      Target.of_node(doc.index.node_scope[s.owner], s.owner))
+        self._row(sec, "Nodes", len(s.node_ids))
+        inits = set(s.initializer_names())
+        ins = self._section("Inputs")
+        for name in s.input_names():
+            if name not in inits:
+                self._row(ins, name, type_text(_type(doc, sid, name)), Target.of_value(sid, name))
+        outs = self._section("Outputs")
+        for name in s.output_names():
+            self._row(outs, name, type_text(_type(doc, sid, name)), Target.of_value(sid, name))
+
+    def _group(self, doc, target: Target) -> None:
+        self.title.setText(f"<b>Group</b> &nbsp;{_esc(target.name)}")
+        sec = self._section("Group")
+        self._row(sec, "Path", target.name)
+        scope = doc.scope(target.scope)
+        prefix = target.name.rstrip("/") + "/"
+        members = [nid for nid in scope.node_ids if doc.node(nid).name.startswith(prefix)]
+        self._row(sec, "Nodes", len(members))
+        ops: dict[str, int] = {}
+        for nid in members:
+            op = doc.node(nid).op_type
+            ops[op] = ops.get(op, 0) + 1
+        hist = self._section("Op types")
+        for op, n in sorted(ops.items(), key=lambda kv: (-kv[1], kv[0])):
+            self._row(hist, op, n)
+
+
+def _type(doc, sid: int, name: str):
+    vi = doc.value_info(sid, name)
+    return vi.type if vi is not None and vi.HasField("type") else None
+
+
+def _schema(node, version):
+    from editor.schema import get_schema
+
+    try:
+        return get_schema(node.op_type, node.domain, version)
+    except Exception:  # noqa: BLE001 - unknown domain
+        return None
+
+
+def _port_name(schema, kind: str, index: int) -> str:
+    if schema is None:
+        return f"{kind} {index}"
+    params = schema.inputs if kind == "input" else schema.outputs
+    if not params:
+        return f"{kind} {index}"
+    if index < len(params):
+        return params[index].name
+    last = params[-1]
+    return f"{last.name}[{index - len(params) + 1}]" if last.option == onnx.defs.OpSchema.FormalParameterOption.Variadic else f"{kind} {index}"
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
