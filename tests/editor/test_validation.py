@@ -25,8 +25,8 @@ from editor.commands import (
     SetOpsetImport,
     SetValueType,
 )
-from editor.document import Document, FunctionCommand
-from editor.document.ops import InsertItem, ReplaceItem, node_target, scope_target
+from editor.document import CompositeCommand, Document, FunctionCommand
+from editor.document.ops import InsertItem, RemoveItem, ReplaceItem, node_target, scope_target
 from editor.validation import BackgroundChecker, Problem, Validator, full_check
 from editor.validation.full import classify, raw_full_check, to_problems
 
@@ -61,6 +61,7 @@ def subjects(problems: list[Problem], severity: str | None = "error") -> set[tup
 
 def assert_exact(v: Validator) -> None:
     """Incremental problems == a fresh full pass on the same document."""
+    assert v.fallbacks == 0
     fresh = Validator(v.doc, live=False).validate_all()
     assert sorted(map(repr, v.problems)) == sorted(map(repr, fresh))
 
@@ -396,3 +397,26 @@ def test_background_checker_in_a_child_process(live: Validator, tmp_path) -> Non
     finally:
         checker.shutdown()
         pool.shutdown()
+
+
+def test_one_command_that_moves_a_node_or_edits_a_body_then_drops_it(live: Validator) -> None:
+    doc = live.doc
+    main = doc.index.main
+    t1 = node_id(doc, "t1")
+
+    def move_to_front(d: Document, tx) -> None:  # noqa: ANN001
+        inv = tx.apply(RemoveItem(scope_target(main), "node", d.scope(main).position(t1)))
+        tx.apply(InsertItem(scope_target(main), "node", 0, inv.value, inv.ids))
+
+    doc.execute(FunctionCommand("move t1 first", move_to_front))
+    assert subjects(live.problems) == {("graph-order", t1, "a")}
+    assert_exact(live)
+    doc.undo()
+    assert live.problems == []
+    inner, if1 = node_id(doc, "inner"), node_id(doc, "if1")
+    doc.execute(CompositeCommand("edit then drop", [SetNodeInput(inner, 0, "zzz"), DeleteNodes([if1])]))
+    assert subjects(live.problems) == {("undefined-output", None, "d")}
+    assert_exact(live)
+    doc.undo()
+    assert live.problems == []
+    assert_exact(live)

@@ -194,3 +194,4 @@ def test_incremental_problems_equal_a_fresh_pass(rel: str, data: st.DataObject) 
     doc.undo_all()
     fresh = Validator(doc, live=False).validate_all()
     assert _picture(v) == sorted(repr(p) for p in fresh)
+    assert v.fallbacks == 0
