@@ -45,7 +45,8 @@ def graph_inputs(doc, sid: int) -> list[str]:
 def hardcoded_dims(doc, old: int) -> list[str]:
     """Reshape/Expand shape inputs (initializers or Constant outputs) holding ``old``."""
     found = []
-    for sid, nid, node in doc.index.iter_nodes():
+    for scope, nid, node in doc.index.iter_nodes():
+        sid = scope.id
         if node.op_type not in ("Reshape", "Expand") or node.domain not in ("", "ai.onnx") or len(node.input) < 2:
             continue
         name = node.input[1]
