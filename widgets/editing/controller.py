@@ -36,7 +36,7 @@ from widgets.editing.badges import ProblemBadges
 from widgets.editing.common import ELEM_TYPES, run_command, show_refusal
 from widgets.editing.console import ConsolePanel
 from widgets.editing.gesture import ConnectFilter
-from widgets.editing.graph_io import DimensionDialog, GraphValueDialog
+from widgets.editing.graph_io import DimensionDialog, GraphValueDialog, value_type
 from widgets.editing.history import HistoryPanel
 from widgets.editing.model import MetadataDialog, OpsetDialog, PassPreviewDialog, PASS_TITLES
 from widgets.editing.nodes import NodePalette, add_node_command, change_op_type_command, insert_on_edge_command
@@ -496,10 +496,10 @@ class EditingController(QObject):
             self._refuse("select a value to make it a graph output")
             return False
         sid, name = picked
-        vi = tab.doc.value_info(sid, name)
+        tp = value_type(tab.doc, sid, name)
         elem, shape = None, None
-        if vi is not None and vi.type.HasField("tensor_type"):
-            tt = vi.type.tensor_type
+        if tp is not None and tp.HasField("tensor_type"):
+            tt = tp.tensor_type
             elem = tt.elem_type or None
             if tt.HasField("shape"):
                 shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]

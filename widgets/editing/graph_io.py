@@ -206,3 +206,37 @@ class DimensionDialog(QDialog):
             self.accept()
             return True
         return False
+
+
+def value_type(doc, sid: int, name: str, _depth: int = 0) -> onnx.TypeProto | None:
+    """The declared type of a value, or one inferred from its producer's schema (following
+    producers whose inputs are untyped, a few levels deep). None when unknown."""
+    vi = doc.value_info(sid, name)
+    if vi is not None and vi.HasField("type"):
+        return vi.type
+    init = doc.initializer(sid, name)
+    if init is not None:
+        t = init[1]
+        return onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
+    producer = doc.producer(sid, name)
+    if producer is None or _depth > 32:
+        return None
+    node = doc.node(producer)
+    from editor.schema import get_schema
+
+    schema = get_schema(node.op_type, node.domain, doc.opset(node.domain))
+    if schema is None:
+        return None
+    types = {}
+    for i in node.input:
+        if not i:
+            continue
+        tp = value_type(doc, sid, i, _depth + 1)
+        if tp is None:
+            return None
+        types[i] = tp
+    try:
+        inferred = onnx.shape_inference.infer_node_outputs(schema, node, types)
+    except Exception:  # noqa: BLE001 - inference refusing is "unknown", validation reports why
+        return None
+    return inferred.get(name)

@@ -19,6 +19,7 @@ from editor.commands import (
     CompositeCommand,
     ConstantToInitializer,
     InitializerToConstant,
+    RemoveGraphValue,
     RemoveInitializer,
     RenameValue,
     ReplaceInitializer,
@@ -152,6 +153,11 @@ def convert_command(doc, w):
     """Constant -> initializer, or initializer -> Constant."""
     if w.source == "constant" and w.node is not None:
         return ConstantToInitializer(w.node)
+    if w.name in doc.scope(w.scope).input_names():
+        # IR < 4 style: the initializer is also a graph input (its default value). A
+        # Constant cannot be overridden by a feed, so the input goes in the same step.
+        return CompositeCommand(f"Convert initializer {w.name!r} to Constant",
+                                [RemoveGraphValue(w.scope, "input", w.name), InitializerToConstant(w.scope, w.name)])
     return InitializerToConstant(w.scope, w.name)
 
 
