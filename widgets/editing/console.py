@@ -71,6 +71,10 @@ class ConsolePanel(QWidget):
         self.output.appendPlainText(">>> " + source.rstrip().replace("\n", "\n... "))
         buf = io.StringIO()
         ok = True
+        # NOTE: a snippet starts a new undo step: were its first command merged into the
+        # previous one (same node renamed again), rolling back a failing snippet by stack
+        # depth would miss it.
+        self.doc.stack.break_merge()
         try:
             with contextlib.redirect_stdout(buf):
                 try:
