@@ -14,6 +14,7 @@ GraphView; it never patches the window's or the canvas's classes.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,8 @@ class TabHooks(QObject):
         if tab.validator is not None:
             tab.validator.problems_changed.connect(self._on_problems)
         self.badge_refreshes = 0
+        #: perf_counter() of the last badge refresh (benchmarks read it)
+        self.badges_at = 0.0
 
     def _on_problems(self, _added, _removed) -> None:
         self.refresh_badges()
@@ -83,6 +86,7 @@ class TabHooks(QObject):
             return
         self.badges.update_marks(self.tab.canvas.scene, self.tab.doc, v.problems, self.tab.scope_id)
         self.badge_refreshes += 1
+        self.badges_at = time.perf_counter()
 
     def after_layout(self, fn) -> None:
         self._after_layout.append(fn)
