@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto as AP
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -228,6 +229,12 @@ class AttributeDialog(QDialog):
         add_bar.addWidget(add_button)
         self.doc_label = QLabel(f"{node.domain or 'ai.onnx'} · {node.op_type} · opset {doc.opset(node.domain)}"
                                 + ("" if schema is not None else " · no schema: types follow the values"), self)
+        # the documentation of the attribute being edited, beside the table
+        self.help_label = QLabel("Select a value to see the attribute's documentation.", self)
+        self.help_label.setWordWrap(True)
+        self.help_label.setStyleSheet("color: gray")
+        self.help_label.setMinimumHeight(48)
+        QApplication.instance().focusChanged.connect(self._on_focus)
         self.error_label = QLabel("", self)
         self.error_label.setStyleSheet("color: #c03030")
         self.error_label.setWordWrap(True)
@@ -237,10 +244,28 @@ class AttributeDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.doc_label)
         layout.addWidget(scroll, 1)
+        layout.addWidget(self.help_label)
         layout.addLayout(add_bar)
         layout.addWidget(self.error_label)
         layout.addWidget(buttons)
         self.resize(620, min(640, 140 + 34 * max(3, len(self.rows))))
+
+    def _on_focus(self, _old, new) -> None:
+        for row in self.rows.values():
+            if new is row.editor or (new is not None and row.editor.isAncestorOf(new)):
+                doc = row.spec.doc.strip() if row.spec is not None and row.spec.doc else "(no documentation)"
+                self.show_help(row.name, doc)
+                return
+
+    def show_help(self, name: str, doc: str) -> None:
+        self.help_label.setText(f"<b>{name}</b>: {doc}")
+
+    def done(self, result: int) -> None:  # noqa: D102 - stop following focus once closed
+        try:
+            QApplication.instance().focusChanged.disconnect(self._on_focus)
+        except (RuntimeError, TypeError):
+            pass
+        super().done(result)
 
     def _add_row(self, row: AttributeRow) -> None:
         r = self.grid.rowCount()

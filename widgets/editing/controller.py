@@ -52,6 +52,7 @@ from widgets.editing.weights import (
     rename_command,
     replace_command,
 )
+from widgets.canvas.view import scope_paths
 from widgets.selection import Target
 
 SOURCE = "editing"
@@ -795,6 +796,14 @@ class EditingController(QObject):
             menu.addSeparator()
             menu.addActions([self.act_add_input, self.act_add_output, self.act_batch])
         menu.addSeparator()
+        # the canvas's own view items (its menu is replaced by this one)
+        item = tab.canvas.scene.item_for(key) if key is not None else None
+        if item is not None and item.box.kind == "group":
+            menu.addAction("Expand group", lambda k=key: view.groupToggled.emit(k))
+        elif item is not None:
+            scope = view.scope_of(key)
+            for path in reversed(scope_paths(scope + "/x") if scope else []):
+                menu.addAction(f"Collapse {path}", lambda p=path: view.groupToggled.emit(f"g:{p}"))
         menu.addAction("Zoom to selection", view.zoom_to_selection)
         menu.addAction("Zoom to fit", view.zoom_to_fit)
         if exec_menu:

@@ -66,7 +66,10 @@ class TensorTableModel(QAbstractTableModel):
             return None
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
             v = self.grid[index.row(), index.column()]
-            return str(v.item() if hasattr(v, "item") else v)
+            v = v.item() if hasattr(v, "item") else v
+            if role == Qt.ItemDataRole.DisplayRole and isinstance(v, float):
+                return f"{v:.6g}"  # the editor gets the exact repr
+            return repr(v) if isinstance(v, float) else str(v)
         return None
 
     def flags(self, index):
