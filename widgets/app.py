@@ -78,9 +78,6 @@ def create_window(*, theme_choice: str | None = None):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    if args.model and not args.screenshot and not Path(args.model).exists():
-        # fall through: the window shows the same one-line error in a dialog
-        pass
     if args.screenshot:
         return _screenshot(args)
     create_application()
@@ -90,8 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.model:
         window.open_path(args.model, data_dir=args.data_dir)
-    elif not window.settings.recent_files():
-        window.open_path(str(window.start_page._sample))
+    elif not window.settings.recent_files() and window.start_page.sample_path is not None:
+        # first run: something to look at; afterwards the start page offers sample and recents
+        window.open_path(window.start_page.sample_path)
     return QApplication.instance().exec()
 
 
@@ -135,6 +133,7 @@ def _screenshot(args: argparse.Namespace) -> int:
 
     window.modelShown.connect(shoot)
     window.loadFailed.connect(lambda message: finish(2, message))
+    window.layoutFailed.connect(lambda message: finish(1, f"cannot lay out '{model}': {message}"))
     QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, lambda: finish(2, f"timed out after {SCREENSHOT_TIMEOUT_MS // 1000} s "
                                                               f"waiting for '{model}' to be shown"))
     window.open_path(model, data_dir=args.data_dir)

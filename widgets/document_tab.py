@@ -19,49 +19,14 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from editor.document import Document
-from editor.viewmodel import build_group_tree
+from editor.viewmodel import default_expanded, group_tree
 from widgets.canvas import CanvasWidget
 from widgets.display_options import DisplayOptions, apply_options
 from widgets.selection import SelectionModel, Target
 
 SOURCE = "canvas"
-#: the first view of a graph opens name-scope groups while at most this many boxes show
-FIRST_VIEW_BOXES = 60
 #: a first view fitted below this zoom is unreadable: show the top at READABLE_ZOOM instead
 READABLE_ZOOM = 0.55
-
-
-def initial_expanded(tree, n_nodes: int, limit: int = FIRST_VIEW_BOXES) -> set[str]:
-    """Groups to open on first view: biggest first, while the box count stays <= ``limit``.
-
-    A model whose top level is one or two huge groups (``/model``) would otherwise open as a
-    single box; a flat 60-node graph opens fully; a 10k-node model shows its top blocks.
-    """
-    import heapq
-
-    direct: dict[str, int] = {}
-    for index in range(n_nodes):
-        g = tree.node_group.get(index, "")
-        direct[g] = direct.get(g, 0) + 1
-    for g, parent in tree.parent.items():
-        direct[parent] = direct.get(parent, 0) + 1
-    children: dict[str, list[str]] = {}
-    for g, parent in tree.parent.items():
-        children.setdefault(parent, []).append(g)
-    visible = direct.get("", 0)
-    expanded: set[str] = set()
-    heap = [(-tree.size.get(g, 0), g) for g in children.get("", ())]
-    heapq.heapify(heap)
-    while heap:
-        _, g = heapq.heappop(heap)
-        grown = visible - 1 + direct.get(g, 0)
-        if grown > limit:
-            continue
-        visible = grown
-        expanded.add(g)
-        for c in children.get(g, ()):
-            heapq.heappush(heap, (-tree.size.get(c, 0), c))
-    return expanded
 
 
 def display_graph_of(scope) -> onnx.GraphProto:
@@ -156,7 +121,8 @@ class DocumentTab(QWidget):
                       + list(self._graph.output) if vi.HasField("type")}
         self._trees.pop(sid, None)
         self._first_view = True
-        expanded = initial_expanded(self._tree(), len(self._graph.node))
+        # the view model's first-view policy, on the group tree we also use to reveal nodes
+        expanded = default_expanded(self._graph, groups=self._tree())
         self.canvas.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(), value_info=value_info,
                                expanded=expanded)
         if scope.kind != "main":
@@ -167,8 +133,8 @@ class DocumentTab(QWidget):
     def _tree(self):
         tree = self._trees.get(self._scope_id)
         if tree is None:
-            names = [n.name for n in self._graph.node]
-            tree = build_group_tree(names, list(range(len(names))))
+            # the same grouping the view model draws (scoped names, weight Constants left out)
+            tree = group_tree(self._graph)
             self._trees[self._scope_id] = tree
         return tree
 

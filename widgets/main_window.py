@@ -54,6 +54,8 @@ class MainWindow(QMainWindow):
     modelShown = Signal(object)
     #: a load failed; the message is the one-line error (also shown in a dialog)
     loadFailed = Signal(str)
+    #: a tab's layout failed (the model is open, the canvas could not be drawn)
+    layoutFailed = Signal(str)
 
     def __init__(self, *, settings: Settings | None = None, theme=None, sample: Path | None = None) -> None:
         super().__init__()
@@ -355,6 +357,7 @@ class MainWindow(QMainWindow):
         tab.busyChanged.connect(self._on_tab_busy)
         tab.progress.connect(lambda f, t=tab: self._on_tab_progress(t, f))
         tab.layoutFailed.connect(lambda msg: self.statusBar().showMessage(f"layout failed: {msg}", 8000))
+        tab.layoutFailed.connect(self.layoutFailed)
         tab.canvas.view.zoomChanged.connect(self._update_zoom)
         doc.history_changed.connect(self._update_history)
         doc.clean_changed.connect(lambda _clean, t=tab: self._update_title(t))

@@ -163,6 +163,16 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     from widgets.canvas.export import export_png, export_svg, overview_png
     from widgets.canvas.scene import GraphScene
 
+    if suffix == ".svg":
+        # no scene needed: the SVG is written from the display model and the layout
+        from widgets.canvas.export import export_graph_svg
+
+        keys = set(_inside(model, display, args.scope)) if args.scope else None
+        size = export_graph_svg(display, result, out, dark=args.dark, show_names=args.names, title=graph.name,
+                                keys=keys or None)
+        timings["draw"] = time.perf_counter() - t
+        return {"boxes": len(display.boxes), "edges": len(display.edges),
+                "width": size.width(), "height": size.height(), "timings": timings}
     if suffix == ".png" and not args.scope and len(display.boxes) >= 1500:
         # too big for text at the capped scale: draw the zoomed-out picture directly
         size = overview_png(display, result, out, scale=args.scale, dark=args.dark, max_side=args.max_size)

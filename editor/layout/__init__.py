@@ -56,6 +56,10 @@ class LayoutResult:
     #: Additive: (width, height) of every box as laid out (lets an incremental re-layout
     #: tell a resized box from an unchanged one).
     sizes: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    #: Additive: open group path -> frame (x, y, width, height) enclosing its members, when
+    #: the display graph has open groups (see :mod:`editor.layout.compound`). The group's
+    #: name goes in the top ``FRAME_TITLE`` pixels of the frame.
+    frames: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
 
 
 def port_position(box: Box, pos: tuple[float, float], side: str, index: int) -> tuple[float, float]:
@@ -109,6 +113,7 @@ def graph_arrays(graph: DisplayGraph) -> dict[str, np.ndarray]:
         "es": np.asarray(es_l, dtype=np.int64), "ed": np.asarray(ed_l, dtype=np.int64),
         "esp": np.asarray(esp_l, dtype=np.int64), "edp": np.asarray(edp_l, dtype=np.int64),
         "eidx": np.asarray(eidx, dtype=np.int64),
+        "anchor": np.fromiter((b.kind == "input" for b in boxes), dtype=bool, count=len(boxes)),
     }
 
 
@@ -129,9 +134,13 @@ def layout_graph(
         res = incremental_layout(graph, previous, check)
         if res is not None:
             return res
+    if graph.box_groups and graph.boxes:
+        from editor.layout.compound import compound_layout
+
+        return compound_layout(graph, check)
     arr = graph_arrays(graph)
     lay = layout_arrays(arr["w"], arr["h"], arr["es"], arr["ed"], arr["esp"], arr["edp"],
-                        arr["n_in"], arr["n_out"], check=check)
+                        arr["n_in"], arr["n_out"], check=check, anchor=arr["anchor"])
     return to_result(graph, arr, lay)
 
 

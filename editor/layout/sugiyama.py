@@ -34,6 +34,7 @@ DUMMY_W = 6.0         # width reserved for an edge passing through a layer
 DUMMY_GAP = 8.0       # gap next to a dummy slot
 V_GAP = 40.0          # vertical gap between layers
 MARGIN = 20.0
+DAMP = 0.25        # ordering sweeps: keep this share of the current position (stops 2-cycles)
 PORT_PULL = 0.3       # how much the x pulls honour port offsets (0: centres, 1: ports)
 
 # NOTE: broadcast thresholds. A value with at least REF_MIN_FANOUT consumers, one of them more
@@ -98,7 +99,8 @@ def topo_order(n: int, us: np.ndarray, vs: np.ndarray) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
-def assign_ranks(n: int, us: np.ndarray, vs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def assign_ranks(n: int, us: np.ndarray, vs: np.ndarray, anchor: np.ndarray | None = None,
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Ranks per box; returns (rank, topo_position, reversed_edge_mask)."""
     order = topo_order(n, us, vs)
     tpos = np.empty(n, dtype=np.int64)
@@ -118,18 +120,28 @@ def assign_ranks(n: int, us: np.ndarray, vs: np.ndarray) -> tuple[np.ndarray, np
             r = rank[u] + 1
             if r > rank[v]:
                 rank[v] = r
-        # Pull sources down next to their nearest consumer.
-        indeg = np.bincount(b, minlength=n)
-        srcs = np.flatnonzero(indeg == 0)
-        if len(srcs):
-            rk = np.asarray(rank, dtype=np.int64)
-            big = np.iinfo(np.int64).max
-            mins = np.full(n, big, dtype=np.int64)
-            np.minimum.at(mins, a, rk[b])
-            has = mins[srcs] != big
-            s = srcs[has]
-            rk[s] = np.maximum(rk[s], mins[s] - 1)
-            rank = rk
+        # Data-independent parts (weight generators, shape constants and what they feed
+        # on their own) hang right above their first consumer instead of piling up at the
+        # top of the picture. A vertex is "free" when all its predecessors are free; sources
+        # are free unless they are anchors (graph inputs, which are only pulled down
+        # themselves). Free vertices and all sources are placed as late as possible.
+        indeg_l = np.bincount(b, minlength=n).tolist()
+        anchor_l = anchor.tolist() if anchor is not None else [False] * n
+        free = [indeg_l[v] == 0 and not anchor_l[v] for v in range(n)]
+        pred_ok = [True] * n
+        for u, v in zip(al, bl):  # edges in topological order of their target
+            if not free[u]:  # u precedes v, so its freedom is final here
+                pred_ok[v] = False
+            free[v] = pred_ok[v]  # final after v's last incoming edge
+        order_e = np.argsort(a, kind="stable")
+        succ_start = np.searchsorted(a[order_e], np.arange(n + 1)).tolist()
+        succ = b[order_e].tolist()
+        for v in reversed(order.tolist()):
+            s0, s1 = succ_start[v], succ_start[v + 1]
+            if s0 < s1 and (free[v] or indeg_l[v] == 0):
+                m = min([rank[w] for w in succ[s0:s1]]) - 1
+                if m > rank[v]:
+                    rank[v] = m
     rank = np.asarray(rank, dtype=np.int64)
     if n:
         rank -= rank.min()
@@ -182,6 +194,8 @@ def _layer_index(rank: np.ndarray, perm: np.ndarray, n_layers: int) -> tuple[np.
 def layout_arrays(
     w: np.ndarray, h: np.ndarray, es: np.ndarray, ed: np.ndarray, esp: np.ndarray, edp: np.ndarray,
     n_in: np.ndarray, n_out: np.ndarray, *, check: Check, key0: np.ndarray | None = None,
+    anchor: np.ndarray | None = None, pin_top: np.ndarray | None = None,
+    pin_bottom: np.ndarray | None = None,
     order_iters: int = 8, x_iters: int = 24,
 ) -> ArrayLayout:
     n = len(w)
@@ -189,7 +203,13 @@ def layout_arrays(
     check(0.0)
     # ---- 1. ranks
     loops = es == ed
-    rank, tpos, rev = assign_ranks(n, es[~loops], ed[~loops])
+    rank, tpos, rev = assign_ranks(n, es[~loops], ed[~loops], anchor)
+    # pinned vertices (a group's boundary entries/exits) get a layer of their own on top /
+    # at the bottom; they are sources/sinks, so this keeps every edge pointing downward
+    if pin_top is not None and pin_top.any():
+        rank = np.where(pin_top, 0, rank + 1)
+    if pin_bottom is not None and pin_bottom.any():
+        rank = np.where(pin_bottom, int(rank[~pin_bottom].max(initial=0)) + 1, rank)
     rev_all = np.zeros(m, dtype=bool)
     rev_all[~loops] = rev
     check(0.15)
@@ -314,6 +334,8 @@ def layout_arrays(
         s = np.bincount(tgt, weights=npos[src], minlength=N)
         c = np.bincount(tgt, minlength=N)
         bc = np.where(c > 0, s / np.maximum(c, 1), npos)
+        if DAMP:
+            bc = DAMP * npos + (1 - DAMP) * bc
         lv = leaves_src if it % 2 else leaves_snk
         if len(lv):
             bc[lv] += spread(lv, pos)

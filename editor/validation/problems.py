@@ -45,6 +45,7 @@ CODES: dict[str, str] = {
     "opset-import": "the model imports no opset",
     "metadata": "duplicate keys in the model's metadata_props",
     "checker": "onnx.checker rejected the model (a problem the live checks do not model)",
+    "internal": "the live checks themselves failed on this node or graph (a bug: please report it)",
 }
 
 

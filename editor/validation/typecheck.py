@@ -77,6 +77,8 @@ def infer_and_compare(
         return [(ERROR, "type-mismatch", f"{label}: {_first_line(exc)}", None)]
     except InferenceError as exc:
         return [(ERROR, "shape-inference", f"{label}: {_first_line(exc)}", None)]
+    except Exception as exc:  # noqa: BLE001 - some inference functions raise plain ValueErrors
+        return [(ERROR, "shape-inference", f"{label}: {_first_line(exc)}", None)]
     out = []
     ss = v.scopes[sid]
     for name, tb in inferred.items():

@@ -26,7 +26,7 @@ from psygnal import Signal
 
 from editor.document import ChangeSet, Document, NodeId, ScopeId
 from editor.validation.checks import check_graph, check_model, check_node
-from editor.validation.problems import ERROR, Problem, sort_key
+from editor.validation.problems import ERROR, WARNING, Problem, sort_key
 from editor.validation.state import (
     LIST_FIELDS,
     NodeShadow,
@@ -133,6 +133,25 @@ class Validator:
             p = self._paths[sid] = self.doc.index.path(sid)
         return p
 
+    # -- checks, fenced: a bug in one check costs one problem record, not the whole pass ----
+    def _check_node(self, nid: NodeId) -> tuple[Problem, ...]:
+        try:
+            return tuple(check_node(self, nid))
+        except Exception as exc:  # noqa: BLE001
+            log.exception("checking node %s failed", nid)
+            sid = self.nodes[nid].sid
+            return (Problem(WARNING, "internal", f"the live checks failed on this node ({type(exc).__name__}: "
+                            f"{str(exc).splitlines()[0] if str(exc) else ''}); run the full check", nid, None,
+                            sid, self.path(sid)),)
+
+    def _check_graph(self, sid: ScopeId) -> tuple[Problem, ...]:
+        try:
+            return tuple(check_graph(self, sid))
+        except Exception as exc:  # noqa: BLE001
+            log.exception("checking graph %s failed", sid)
+            return (Problem(WARNING, "internal", f"the live checks failed on this graph ({type(exc).__name__})",
+                            None, None, sid, self.path(sid)),)
+
     # -- full pass -----------------------------------------------------------------------
     def validate_all(self) -> list[Problem]:
         """Check the whole model from scratch; returns :attr:`problems`."""
@@ -140,13 +159,13 @@ class Validator:
             self._rebuild()
             new: dict[Subject, tuple[Problem, ...]] = {}
             for nid in self.nodes:
-                ps = check_node(self, nid)
+                ps = self._check_node(nid)
                 if ps:
-                    new[("node", nid)] = tuple(ps)
+                    new[("node", nid)] = ps
             for sid in self.scopes:
-                ps = check_graph(self, sid)
+                ps = self._check_graph(sid)
                 if ps:
-                    new[("graph", sid)] = tuple(ps)
+                    new[("graph", sid)] = ps
             ps = check_model(self)
             if ps:
                 new[MODEL] = tuple(ps)
@@ -214,16 +233,19 @@ class Validator:
                 self._apply({FULL: ()})
             if cs.empty and not cs.scope_fields:
                 return
-            if self._needs_full_pass(cs):
-                self.validate_all()
-                return
             try:
-                self._update(cs)
+                if self._needs_full_pass(cs):
+                    self.validate_all()
+                else:
+                    self._update(cs)
             except Exception:  # noqa: BLE001 - a validator bug must never break editing
                 # NOTE: counted so tests can insist on zero; the user still gets exact problems
                 log.exception("incremental validation failed; checking the whole model instead")
                 self.fallbacks += 1
-                self.validate_all()
+                try:
+                    self.validate_all()
+                except Exception:  # noqa: BLE001
+                    log.exception("validation failed")
 
     def _needs_full_pass(self, cs: ChangeSet) -> bool:
         if cs.graph_replaced or cs.model_fields & _GLOBAL_MODEL_FIELDS:
@@ -375,10 +397,10 @@ class Validator:
             updates[("graph", sid)] = ()
         for nid in dirty_nodes:
             if nid in self.nodes and nid in index.nodes:
-                updates[("node", nid)] = tuple(check_node(self, nid))
+                updates[("node", nid)] = self._check_node(nid)
         for sid in dirty_graphs:
             if sid in self.scopes:
-                updates[("graph", sid)] = tuple(check_graph(self, sid))
+                updates[("graph", sid)] = self._check_graph(sid)
         if cs.model_fields:
             updates[MODEL] = tuple(check_model(self))
         self._apply(updates)

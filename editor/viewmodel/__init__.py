@@ -92,6 +92,11 @@ class DisplayGraph:
     #: canvas uses it to outline an open group and to offer "collapse"). Boxes at the top
     #: level are absent.
     box_groups: Mapping[str, str] = field(default_factory=dict)
+    #: Additive: open group path -> the open group it lies in ("" at the top level), for
+    #: every open group holding a visible box.
+    group_parents: Mapping[str, str] = field(default_factory=dict)
+    #: Additive: display label of each open group (its last scope segment).
+    group_labels: Mapping[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -420,6 +425,7 @@ def build_display_graph(
     if closed_groups:
         repeats = repeat_signature(graph, tree, [g for g in closed_groups], producer)
     box_groups: dict[str, str] = {}
+    group_parents: dict[str, str] = {}
     if expanded is not None:
         for i in drawn:
             r = rep[i]
@@ -427,12 +433,15 @@ def build_display_graph(
             if r[0] == "g":
                 # a closed group box lies in the open group just outside it
                 k = chain.index(r[2:])
-                if k > 0:
-                    box_groups[r] = chain[k - 1]
-            elif chain:
+                chain = chain[:k]
+            if chain:
                 box_groups[r] = chain[-1]
+                if chain[-1] not in group_parents:
+                    for k, g in enumerate(chain):
+                        group_parents[g] = chain[k - 1] if k else ""
     return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats,
-                        box_groups=box_groups)
+                        box_groups=box_groups, group_parents=group_parents,
+                        group_labels={g: tree.label(g) for g in group_parents})
 
 
 def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:

@@ -207,3 +207,29 @@ def test_incremental_large_change_falls_back_to_full_layout():
     before = layout_graph(small)
     after = layout_graph(big, previous=before)
     assert after == layout_graph(big)
+
+
+def test_open_groups_get_frames_holding_their_members():
+    from tests.editor.test_viewmodel import _model
+
+    m = _model(4)
+    ids = list(range(len(m.graph.node)))
+    dg = build_display_graph(m.graph, ids, opsets={"": 18}, expanded={"/model", "/model/layers.1",
+                                                                       "/model/layers.1/mlp"})
+    res = layout_graph(dg)
+    assert_layout_invariants(dg, res, where="compound")
+    assert set(res.frames) == {"/model", "/model/layers.1", "/model/layers.1/mlp"}
+    boxes = {b.key: b for b in dg.boxes}
+    for key, g in dg.box_groups.items():
+        fx, fy, fw, fh = res.frames[g]
+        x, y = res.positions[key]
+        assert fx <= x and x + boxes[key].width <= fx + fw and fy <= y and y + boxes[key].height <= fy + fh
+    # nested frames nest; sibling boxes outside a frame do not enter it
+    ox, oy, ow, oh = res.frames["/model"]
+    ix, iy, iw, ih = res.frames["/model/layers.1"]
+    assert ox <= ix and ix + iw <= ox + ow and oy <= iy and iy + ih <= oy + oh
+    for key, b in boxes.items():
+        if dg.box_groups.get(key) not in ("/model/layers.1", "/model/layers.1/mlp"):
+            x, y = res.positions[key]
+            assert x + b.width <= ix or x >= ix + iw or y + b.height <= iy or y >= iy + ih, key
+    assert layout_graph(dg) == res  # deterministic

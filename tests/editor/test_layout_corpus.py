@@ -12,7 +12,7 @@ import onnx
 import pytest
 
 from editor.layout import layout_graph
-from editor.viewmodel import build_display_graph, function_graph
+from editor.viewmodel import build_display_graph, default_expanded, function_graph, group_tree
 from tests.conftest import CORPUS, corpus_models
 from tests.editor.layout_checks import assert_layout_invariants
 
@@ -40,12 +40,25 @@ def _check_model(path) -> list[str]:
     errors = []
     for label, g in _graphs(model):
         ids = list(range(len(g.node)))
-        for expanded in (None, set()):
-            where = f"{path.relative_to(CORPUS)} [{label}] {'flat' if expanded is None else 'collapsed'}"
+        tree = group_tree(g)
+        views = [None, set()]
+        if tree.parent:  # the app's first view, and everything open (compound layout with frames)
+            views += [default_expanded(g, groups=tree), set(tree.parent)]
+        for expanded in views:
+            kind = "flat" if expanded is None else f"{len(expanded)} open"
+            where = f"{path.relative_to(CORPUS)} [{label}] {kind}"
             try:
                 dg = build_display_graph(g, ids, opsets=opsets, expanded=expanded)
                 res = layout_graph(dg)
                 assert_layout_invariants(dg, res, where=where)
+                for g_path, (fx, fy, fw, fh) in res.frames.items():
+                    # every member of an open group lies inside its frame
+                    for key, grp in dg.box_groups.items():
+                        if grp == g_path:
+                            bx, by = res.positions[key]
+                            b = next(b for b in dg.boxes if b.key == key)
+                            assert fx <= bx and bx + b.width <= fx + fw and fy <= by and by + b.height <= fy + fh, \
+                                f"{where}: {key} outside the frame of {g_path}"
             except AssertionError as exc:
                 errors.append(str(exc))
             except Exception as exc:  # noqa: BLE001 - report every model, not just the first

@@ -420,3 +420,33 @@ def test_one_command_that_moves_a_node_or_edits_a_body_then_drops_it(live: Valid
     doc.undo()
     assert live.problems == []
     assert_exact(live)
+
+
+def test_a_failing_check_is_a_problem_not_a_broken_edit(live: Validator, monkeypatch) -> None:
+    import editor.validation.validator as vmod
+
+    doc = live.doc
+    r1 = node_id(doc, "r1")
+    real = vmod.check_node
+
+    def flaky(v: Validator, nid: int) -> list[Problem]:
+        if nid == r1:
+            raise RuntimeError("boom")
+        return real(v, nid)
+
+    monkeypatch.setattr(vmod, "check_node", flaky)
+    doc.execute(SetNodeField(r1, "name", "relu"))  # the edit goes through
+    (p,) = live.problems
+    assert (p.severity, p.code, p.node_id) == ("warning", "internal", r1) and "boom" in p.message
+    assert live.fallbacks == 0
+
+
+def test_inference_functions_that_raise_plain_errors(corpus_dir) -> None:
+    doc = Document(onnx.load(str(corpus_dir / "real" / "ort_logreg_iris.onnx")))
+    v = Validator(doc)
+    assert v.validate_all() == []
+    (zipmap,) = doc.find_nodes("ZipMap")
+    doc.execute(SetNodeInput(zipmap, 0, "float_input"))  # a declared input: inference runs
+    doc.execute(RemoveAttribute(zipmap, "classlabels_int64s"))  # its inference raises ValueError
+    assert ("shape-inference", zipmap, None) in subjects(v.problems)
+    assert_exact(v)

@@ -82,3 +82,41 @@ def test_open_dialog_opens_the_chosen_files(qtbot, window, monkeypatch):
     with qtbot.waitSignals([window.modelShown, window.modelShown], timeout=60_000):
         window.act_open.trigger()
     qtbot.waitUntil(lambda: window.tabs.count() == 2, timeout=60_000)
+
+
+def test_screenshot_with_data_dir(tmp_path):
+    import shutil
+
+    from tests.widgets.test_app_errors import _external_model
+
+    model_dir, data_dir = tmp_path / "m", tmp_path / "d"
+    model_dir.mkdir()
+    data_dir.mkdir()
+    path = _external_model(model_dir)
+    shutil.move(model_dir / "w.bin", data_dir / "w.bin")
+    out = tmp_path / "shot.png"
+    missing = _run(str(path), "--screenshot", str(out))
+    assert missing.returncode == 2 and "w.bin" in missing.stderr and not out.exists()
+    found = _run(str(path), "--screenshot", str(out), "--data-dir", str(data_dir))
+    assert found.returncode == 0, found.stderr
+    assert not QImage(str(out)).isNull()
+
+
+def test_main_without_model_opens_sample_on_first_run(qtbot, qapp, settings_dir, dialogs, monkeypatch):
+    from PySide6.QtWidgets import QApplication
+
+    from widgets import app as app_module
+    from widgets.main_window import MainWindow
+
+    shown = []
+
+    def fake_exec(*_a):
+        win = next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible())
+        qtbot.addWidget(win)
+        qtbot.waitUntil(lambda: win.current_tab() is not None and win.current_tab().is_ready, timeout=60_000)
+        shown.append(win.current_tab().path)
+        return 0
+
+    monkeypatch.setattr(QApplication, "exec", staticmethod(fake_exec))
+    assert app_module.main([]) == 0
+    assert shown == [sample_model_path().resolve()]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS, real_models
+from tests.conftest import CORPUS, corpus_models, real_models
 from tests.widgets.conftest import open_model
 
 LIGHT = sorted((CORPUS / "onnx-backend" / "light").glob("*.onnx"))
@@ -109,3 +109,26 @@ def test_sample_opens_from_start_page(qtbot, window):
     with qtbot.waitSignal(window.modelShown, timeout=60_000):
         window.start_page.sample_button.click()
     assert window.current_tab().path == sample_model_path().resolve()
+
+
+BACKEND_SAMPLE = corpus_models(real=False)[::97]  # ~20 models across node/, pytorch-*, simple/, light/
+
+
+@pytest.mark.parametrize("path", BACKEND_SAMPLE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_backend_models_open_and_every_panel_follows(qtbot, window, path: Path):
+    """A spread of the ONNX backend suite: opens with no dialog and every node, graph
+    input and initializer can be selected (properties, op docs, outline, canvas follow)."""
+    from widgets.selection import Target
+
+    tab = open_model(qtbot, window, path)
+    doc = tab.doc
+    targets = [Target.model()]
+    for scope in doc.index.scopes.values():
+        targets += [Target.of_node(scope.id, nid) for nid in scope.node_ids]
+        targets += [Target.of_value(scope.id, n) for n in scope.input_names()]
+        targets += [Target.of_tensor(scope.id, n) for n in scope.initializer_names()]
+        targets.append(Target("scope", scope.id))
+    for target in targets[:60]:
+        tab.selection.select([target], "test")
+        assert window.properties.rows(), target
+    assert window.outline.model.rowCount() >= 2

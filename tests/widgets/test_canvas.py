@@ -332,6 +332,9 @@ def test_expand_collapse_keeps_untouched_boxes_in_place(qtbot):
     assert untouched
     moved = [k for k in untouched if (before[k] - after[k]).manhattanLength() > 1.0]
     assert len(moved) <= len(untouched) // 2, moved
+    relu = _key(scene, "Relu")
+    assert controller.scope_of(relu) == "/blk"  # breadcrumb / "Collapse /blk" use this
+    assert controller.scope_of("g:/side") == "/side"
     controller.toggle_group("g:/blk", sync=True)
     assert "g:/blk" in scene.node_items()
 
@@ -446,3 +449,43 @@ def test_huge_scale_is_capped(qtbot):
     scene, _ = _scene(qtbot)
     image = render_image(scene, scale=50.0, max_side=1000)
     assert max(image.width(), image.height()) <= 1000
+
+
+def test_wheel_event_zooms_and_trackpad_scroll_pans(qtbot):
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    scene, view = _scene(qtbot)
+    view.show()
+    qtbot.waitExposed(view)
+    view.set_zoom(2.0)
+    pos = QPointF(200, 150)
+
+    def wheel(angle: QPoint, pixel: QPoint, phase) -> None:
+        ev = QWheelEvent(pos, QPointF(view.viewport().mapToGlobal(pos.toPoint())), pixel, angle,
+                         Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, phase, False)
+        QApplication.sendEvent(view.viewport(), ev)
+
+    wheel(QPoint(0, 120), QPoint(0, 0), Qt.ScrollPhase.NoScrollPhase)  # a mouse wheel notch
+    assert view.zoom() == pytest.approx(2.0 * 1.0015**120, rel=1e-3)
+    z = view.zoom()
+    before = view.verticalScrollBar().value()
+    wheel(QPoint(0, -30), QPoint(0, -40), Qt.ScrollPhase.ScrollUpdate)  # two-finger trackpad scroll
+    assert view.zoom() == pytest.approx(z)
+    assert view.verticalScrollBar().value() != before
+
+
+def test_context_menu_offers_expand_and_collapse(qtbot):
+    model = _chain_model()
+    w = CanvasWidget()
+    qtbot.addWidget(w)
+    w.set_source(model.graph, list(range(len(model.graph.node))), opsets={"": 17}, expanded=set(), sync=True)
+    menu = w.view.context_menu(w.scene.item_for("g:/blk"))
+    texts = [a.text() for a in menu.actions()]
+    assert "Expand group" in texts
+    with qtbot.waitSignal(w.controller.laidOut, timeout=10000):
+        next(a for a in menu.actions() if a.text() == "Expand group").trigger()
+    relu = _key(w.scene, "Relu")
+    menu = w.view.context_menu(w.scene.item_for(relu))
+    assert "Collapse /blk" in [a.text() for a in menu.actions()]

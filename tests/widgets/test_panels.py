@@ -37,9 +37,14 @@ def test_outline_follows_edits_and_filters(qtbot, window):
     tab = open_model(qtbot, window, SILERO)
     doc = tab.doc
     nid = doc.main.node_ids[0]
+    outline = window.outline
+    nodes = outline.proxy.mapFromSource(outline.model.index_for(Target.of_node(doc.index.main, nid))).parent()
+    outline.tree.expand(nodes)
     doc.execute(SetNodeField(nid, "name", "renamed_by_test"))
-    index = window.outline.model.index_for(Target.of_node(doc.index.main, nid))
+    index = outline.model.index_for(Target.of_node(doc.index.main, nid))
     assert index.data() == "renamed_by_test"
+    # what the user had opened stays open across the rebuild
+    assert outline.tree.isExpanded(outline.proxy.mapFromSource(index).parent())
     window.outline.filter.setText("renamed_by")
     assert window.outline.proxy.rowCount() >= 1
     window.outline.filter.clear()

@@ -70,6 +70,11 @@ class GraphController(QObject):
         """Group path a box lies in ("" at the root); a group box's own path for groups."""
         if key.startswith("g:"):
             return key[2:]
+        graph = self._scene.graph
+        groups = getattr(graph, "box_groups", None)
+        if groups:
+            # the view model knows the innermost open group (artificial parts included)
+            return groups.get(key, "")
         name = self._scoped.get(key, "")
         return name.rsplit("/", 1)[0] if "/" in name else ""
 

@@ -179,3 +179,25 @@ def overview_png(display, layout, path: str | Path, *, scale: float = 2.0, dark:
     if not image.save(str(path), "PNG", 50):
         raise OSError(f"cannot write PNG {str(path)!r}")
     return image.size()
+
+
+def export_graph_svg(display, layout, path: str | Path, *, dark: bool = False, show_names: bool = False,
+                     title: str = "", keys=None) -> QSize:
+    """SVG of a laid-out display graph without building a scene (the CLI's path); ``keys``
+    limits it to the region of those boxes."""
+    from widgets.canvas.palette import dark_palette, light_palette
+    from widgets.canvas.style import CanvasStyle
+    from widgets.canvas.svg import graph_svg
+
+    pos = layout.positions
+    boxes = [b for b in display.boxes if b.key in pos and (keys is None or b.key in keys)]
+    if not boxes:
+        raise ValueError("nothing to export")
+    x0 = min(pos[b.key][0] for b in boxes)
+    y0 = min(pos[b.key][1] for b in boxes)
+    x1 = max(pos[b.key][0] + b.width for b in boxes)
+    y1 = max(pos[b.key][1] + b.height for b in boxes)
+    rect = QRectF(x0, y0, x1 - x0, y1 - y0).adjusted(-EXPORT_MARGIN, -EXPORT_MARGIN, EXPORT_MARGIN, EXPORT_MARGIN)
+    style = CanvasStyle(dark_palette() if dark else light_palette())
+    Path(path).write_text(graph_svg(display, layout, style, rect, title=title, show_names=show_names), encoding="utf-8")
+    return QSize(max(1, int(rect.width())), max(1, int(rect.height())))

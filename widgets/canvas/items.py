@@ -25,6 +25,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem
 
+from widgets.canvas.geometry import arrow_points, trimmed_route  # noqa: F401 (re-exported)
 from widgets.canvas.style import (
     ANTIALIAS_LOD,
     BATCH_LOD,
@@ -44,11 +45,8 @@ ROLE_PATH = 2
 ROLE_SELECTED = 3  # only used for the low-zoom marks of HighlightItem
 
 _MARGIN = 8.0  # room around a box for its selection / highlight outline
-_ARROW_LEN = 7.0
-_ARROW_HALF = 3.5
 STRAIGHT_LOD = 0.15
 _CORNER = 10.0  # radius used to round polyline corners of routed edges
-_STUB = 18.0  # length of a reference edge stub
 
 
 def _lod(option: QStyleOptionGraphicsItem, painter: QPainter) -> float:
@@ -280,67 +278,8 @@ class NodeItem(QGraphicsRectItem):
     # light on colour), 1 body (dark), 2 name (italic muted), 3 body muted (attribute values,
     # weight shapes), 4 group title (bold, dark), 5 node name in the header (italic, light).
     def _layout_text(self) -> list[tuple[int, QStaticText, QPointF]]:
-        style = self._style
-        box = self.box
-        r = self._rect
-        out: list[tuple[int, QStaticText, QPointF]] = []
-        hm = style.header_metrics
-        bm = style.body_metrics
-        el = _ELIDE_MIDDLE
-        if box.kind == "group":
-            inner = r.width() - 4.0 - 10.0 - 4.0
-            title = hm.elidedText(box.label, el, inner)
-            count = f"{box.child_count} nodes" if box.child_count != 1 else "1 node"
-            total_h = hm.height() + bm.height()
-            y0 = r.top() + (r.height() - 4.0 - total_h) / 2.0
-            out.append((4, _static(title), QPointF(r.left() + 10.0, y0)))
-            out.append((3, _static(count), QPointF(r.left() + 10.0, y0 + hm.height())))
-            return out
-        if box.kind in ("input", "output"):
-            text = hm.elidedText(box.label, el, r.width() - 2 * PAD_X)
-            w = hm.horizontalAdvance(text)
-            out.append((0, _static(text), QPointF(r.left() + (r.width() - w) / 2.0, r.top() + (r.height() - hm.height()) / 2.0)))
-            return out
-        has_body = bool(box.details or box.weights)
-        header_h = min(HEADER_H, r.height()) if has_body else r.height()
-        title = box.label
-        title_w = hm.horizontalAdvance(title)
-        name = box.name if self._show_names else ""
-        if name:
-            nm = style.name_metrics
-            room = r.width() - 2 * PAD_X - title_w - 6.0
-            name_text = nm.elidedText(name, el, room) if room > 20 else ""
-            if name_text:
-                x = r.left() + PAD_X
-                out.append((0, _static(title), QPointF(x, r.top() + (header_h - hm.height()) / 2.0)))
-                nx = r.right() - PAD_X - nm.horizontalAdvance(name_text)
-                out.append((5, _static(name_text), QPointF(nx, r.top() + (header_h - nm.height()) / 2.0)))
-            else:
-                title = hm.elidedText(title, el, r.width() - 2 * PAD_X)
-                out.append((0, _static(title), QPointF(r.left() + (r.width() - hm.horizontalAdvance(title)) / 2.0, r.top() + (header_h - hm.height()) / 2.0)))
-        else:
-            title = hm.elidedText(title, el, r.width() - 2 * PAD_X)
-            x = r.left() + (r.width() - hm.horizontalAdvance(title)) / 2.0
-            out.append((0, _static(title), QPointF(x, r.top() + (header_h - hm.height()) / 2.0)))
-        if has_body:
-            y = r.top() + header_h + 2.5
-            bottom = r.bottom() - 2.0
-            avail = r.width() - 2 * PAD_X
-            for key, value in tuple((_short(k), v) for k, v in box.weights) + tuple(box.details):
-                if y + bm.height() > bottom + 1.0:
-                    break
-                # the value (shape, kernel ...) matters more than the key: it keeps up to
-                # 60 % of the line, the key gets the rest
-                val_text = bm.elidedText(str(value), _ELIDE_RIGHT, avail * 0.6)
-                key_room = max(avail - bm.horizontalAdvance(val_text) - 6.0, 0.0)
-                key_text = bm.elidedText(key, el, key_room)
-                out.append((1, _static(key_text), QPointF(r.left() + PAD_X, y)))
-                if val_text:
-                    vw = bm.horizontalAdvance(val_text)
-                    out.append((3, _static(val_text), QPointF(r.right() - PAD_X - vw, y)))
-                y += LINE_H
-        out.sort(key=lambda t: t[0])
-        return out
+        return [(kind, _static(text), QPointF(x, y))
+                for kind, text, x, y in box_text_layout(self.box, self._style, self._show_names)]
 
     def tooltip(self) -> str:
         """Rich-text tool tip (op, name, weights, attributes); the view shows it on hover."""
@@ -357,6 +296,70 @@ class NodeItem(QGraphicsRectItem):
         for k, v in box.details:
             lines.append(f"{_esc(k)} = {_esc(v)}")
         return "<br>".join(lines)
+
+
+def box_text_layout(box, style: CanvasStyle, show_names: bool = False) -> list[tuple[int, str, float, float]]:
+    """Texts of a box as (kind, text, x, y), top-left of each text relative to the box;
+    elided to fit. Kinds index the font/colour tables (see NodeItem._paint_texts)."""
+    r = QRectF(0.0, 0.0, float(box.width), float(box.height))
+    out: list[tuple[int, str, float, float]] = []
+    hm = style.header_metrics
+    bm = style.body_metrics
+    el = _ELIDE_MIDDLE
+    if box.kind == "group":
+        inner = r.width() - 4.0 - 10.0 - 4.0
+        title = hm.elidedText(box.label, el, inner)
+        count = f"{box.child_count} nodes" if box.child_count != 1 else "1 node"
+        total_h = hm.height() + bm.height()
+        y0 = r.top() + (r.height() - 4.0 - total_h) / 2.0
+        out.append((4, title, r.left() + 10.0, y0))
+        out.append((3, count, r.left() + 10.0, y0 + hm.height()))
+        return out
+    if box.kind in ("input", "output"):
+        text = hm.elidedText(box.label, el, r.width() - 2 * PAD_X)
+        w = hm.horizontalAdvance(text)
+        out.append((0, text, r.left() + (r.width() - w) / 2.0, r.top() + (r.height() - hm.height()) / 2.0))
+        return out
+    has_body = bool(box.details or box.weights)
+    header_h = min(HEADER_H, r.height()) if has_body else r.height()
+    title = box.label
+    title_w = hm.horizontalAdvance(title)
+    name = box.name if show_names else ""
+    if name:
+        nm = style.name_metrics
+        room = r.width() - 2 * PAD_X - title_w - 6.0
+        name_text = nm.elidedText(name, el, room) if room > 20 else ""
+        if name_text:
+            x = r.left() + PAD_X
+            out.append((0, title, x, r.top() + (header_h - hm.height()) / 2.0))
+            nx = r.right() - PAD_X - nm.horizontalAdvance(name_text)
+            out.append((5, name_text, nx, r.top() + (header_h - nm.height()) / 2.0))
+        else:
+            title = hm.elidedText(title, el, r.width() - 6.0)  # a title may use the padding
+            out.append((0, title, r.left() + (r.width() - hm.horizontalAdvance(title)) / 2.0, r.top() + (header_h - hm.height()) / 2.0))
+    else:
+        title = hm.elidedText(title, el, r.width() - 6.0)  # a title may use the padding
+        x = r.left() + (r.width() - hm.horizontalAdvance(title)) / 2.0
+        out.append((0, title, x, r.top() + (header_h - hm.height()) / 2.0))
+    if has_body:
+        y = r.top() + header_h + 2.5
+        bottom = r.bottom() - 2.0
+        avail = r.width() - 2 * PAD_X
+        for key, value in tuple((_short(k), v) for k, v in box.weights) + tuple(box.details):
+            if y + bm.height() > bottom + 1.0:
+                break
+            # the value (shape, kernel ...) matters more than the key: it keeps up to
+            # 60 % of the line, the key gets the rest
+            val_text = bm.elidedText(str(value), _ELIDE_RIGHT, avail * 0.6)
+            key_room = max(avail - bm.horizontalAdvance(val_text) - 6.0, 0.0)
+            key_text = bm.elidedText(key, el, key_room)
+            out.append((1, key_text, r.left() + PAD_X, y))
+            if val_text:
+                vw = bm.horizontalAdvance(val_text)
+                out.append((3, val_text, r.right() - PAD_X - vw, y))
+            y += LINE_H
+    out.sort(key=lambda t: t[0])
+    return out
 
 
 def _short(name: str) -> str:
@@ -400,28 +403,11 @@ def rounded_polyline(path: QPainterPath, points: Sequence[tuple[float, float]], 
 
 def arrow_head(path: QPainterPath, tip: tuple[float, float], before: tuple[float, float]) -> None:
     """Append a filled triangle pointing from ``before`` to ``tip``."""
-    dx, dy = tip[0] - before[0], tip[1] - before[1]
-    d = math.hypot(dx, dy)
-    if d < 1e-6:
-        dx, dy, d = 0.0, 1.0, 1.0
-    ux, uy = dx / d, dy / d
-    bx, by = tip[0] - ux * _ARROW_LEN, tip[1] - uy * _ARROW_LEN
-    path.moveTo(tip[0], tip[1])
-    path.lineTo(bx - uy * _ARROW_HALF, by + ux * _ARROW_HALF)
-    path.lineTo(bx + uy * _ARROW_HALF, by - ux * _ARROW_HALF)
+    a, b, c = arrow_points(tip, before)
+    path.moveTo(*a)
+    path.lineTo(*b)
+    path.lineTo(*c)
     path.closeSubpath()
-
-
-def trimmed_route(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The route with its last segment shortened so the arrow head's tip ends on the port."""
-    pts = [(float(x), float(y)) for x, y in points]
-    if len(pts) >= 2:
-        (px, py), (tx, ty) = pts[-2], pts[-1]
-        d = math.hypot(tx - px, ty - py)
-        if d > _ARROW_LEN:
-            k = (d - _ARROW_LEN + 0.5) / d
-            pts[-1] = (px + (tx - px) * k, py + (ty - py) * k)
-    return pts
 
 
 class EdgeLabel:

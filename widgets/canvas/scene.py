@@ -33,6 +33,7 @@ from widgets.canvas.items import (
     rounded_polyline,
     trimmed_route,
 )
+from widgets.canvas.geometry import STUB, edge_geometry
 from widgets.canvas.palette import Palette, dark_palette, light_palette
 from widgets.canvas.style import BATCH_LOD, CanvasStyle
 
@@ -47,7 +48,6 @@ OVERVIEW_MIN_BOXES = 1500  # smaller graphs draw fast enough without a prerender
 REMOVE_LAYER_MIN_BOXES = 1500
 OVERVIEW_SIDE = 8192
 OVERVIEW_PIXELS = 4_000_000  # 16 MB of ARGB
-_STUB = 16.0
 # Above this many focused boxes (e.g. select-all) neighbour highlighting is skipped: it
 # would light up the whole graph and cost a rebuild of every edge path.
 MAX_FOCUS = 400
@@ -79,6 +79,7 @@ class GraphScene(QGraphicsScene):
         self._highlight = HighlightItem(self._style)
         self.addItem(self._highlight)
         self._overview_edges = QPainterPath()
+        self._geometry = None
         self._overview_boxes: list[tuple[QColor, QPainterPath]] = []
         self._path_keys: list[str] = []
         self._neighbour_keys: set[str] = set()
@@ -244,103 +245,68 @@ class GraphScene(QGraphicsScene):
         self._build_grid()
 
     def _build_edges(self, graph, layout) -> None:
-        from editor.layout import port_position  # Qt-free core; imported late on purpose
-
-        routes = layout.routes
-        refs = layout.references
-        boxes = {b.key: b for b in graph.boxes}
-        positions = layout.positions
         style = self._style
         lm = style.label_metrics
-        tiles: dict[tuple[int, int], list] = defaultdict(list)
-        heads: dict[tuple[int, int], list] = defaultdict(list)
-        ref_dst: dict[tuple[int, int], list] = defaultdict(list)
-        overview = QPainterPath()
-        for edge in graph.edges:
-            if edge.src not in self._items or edge.dst not in self._items:
-                continue
+        geo = edge_geometry(graph, layout, self._items, lm.horizontalAdvance, lm.height())
+        for edge in geo.edges:
             self._edges_by_key[edge.key] = edge
             self._out[edge.src].append(edge)
             self._in[edge.dst].append(edge)
-            if edge.key in refs:
-                sp = port_position(boxes[edge.src], positions[edge.src], "out", edge.src_port)
-                tiles[(int(sp[0] // EDGE_TILE), int(sp[1] // EDGE_TILE))].append(edge)
-                dp = port_position(boxes[edge.dst], positions[edge.dst], "in", edge.dst_port)
-                ref_dst[(int(dp[0] // EDGE_TILE), int(dp[1] // EDGE_TILE))].append(edge)
-                continue
-            route = routes.get(edge.key)
-            if not route or len(route) < 2:
-                continue
-            x0, y0 = route[0]
-            tiles[(int(x0 // EDGE_TILE), int(y0 // EDGE_TILE))].append(edge)
-            pts = trimmed_route(route)
-            tx, ty = route[-1]
-            heads[(int(tx // EDGE_TILE), int(ty // EDGE_TILE))].append((route[-1], pts[-2]))
+
+        def cell(x: float, y: float) -> tuple[int, int]:
+            return (int(x // EDGE_TILE), int(y // EDGE_TILE))
+
+        # bucket everything by the tile it starts in
+        routed: dict[tuple[int, int], list] = defaultdict(list)
+        heads: dict[tuple[int, int], list] = defaultdict(list)
+        src_stubs: dict[tuple[int, int], list] = defaultdict(list)
+        dst_stubs: dict[tuple[int, int], list] = defaultdict(list)
+        labels: dict[tuple[int, int], list] = defaultdict(list)
+        for edge, route, pts in geo.routed:
+            routed[cell(*route[0])].append((route, pts))
+        for tip, before in geo.heads:
+            heads[cell(*tip)].append((tip, before))
+        for p in geo.src_stubs:
+            src_stubs[cell(*p)].append(p)
+        for p in geo.dst_stubs:
+            dst_stubs[cell(*p)].append(p)
+        for label in geo.labels:
+            labels[cell(label.x, label.y)].append(label)
+        overview = QPainterPath()
         rect = QRectF(self._graph_rect)
-        for cell in sorted(set(tiles) | set(heads) | set(ref_dst)):
-            edges = tiles.get(cell, ())
-            polylines: list[list[tuple[float, float]]] = []
+        for c in sorted(set(routed) | set(heads) | set(src_stubs) | set(dst_stubs) | set(labels)):
+            polylines = []
             straight = QPainterPath()
-            arrows = QPainterPath()
-            stubs = QPainterPath()
-            labels: list[EdgeLabel] = []
-            labelled: set[tuple[str, int]] = set()
-            stubbed: set[tuple[str, int]] = set()
-            for tip, before in heads.get(cell, ()):
-                arrow_head(arrows, tip, before)
-            for edge in ref_dst.get(cell, ()):
-                self._add_reference(edge, boxes, positions, stubs, arrows, labels, stubbed, lm, "dst")
-            for edge in edges:
-                if edge.key in refs:
-                    self._add_reference(edge, boxes, positions, stubs, arrows, labels, stubbed, lm, "src")
-                    continue
-                route = routes[edge.key]
-                polylines.append(trimmed_route(route))
+            for route, pts in routed.get(c, ()):
+                polylines.append(pts)
                 straight.moveTo(route[0][0], route[0][1])
                 for x, y in route[1:]:
                     straight.lineTo(x, y)
-                if edge.label and (edge.src, edge.src_port) not in labelled:
-                    labelled.add((edge.src, edge.src_port))
-                    x, y = route[0]
-                    pos = QPointF(x + 4.0, y + 2.0)
-                    w = lm.horizontalAdvance(edge.label)
-                    lrect = QRectF(pos.x(), pos.y(), w, lm.height())
-                    # neighbouring ports of one box: keep the first label, drop ones that
-                    # would overprint it (the tooltip and the highlight still tell)
-                    if not any(lrect.intersects(other.rect) for other in labels[-8:]):
-                        labels.append(EdgeLabel(pos, edge.label, lrect))
+            arrows = QPainterPath()
+            for tip, before in heads.get(c, ()):
+                arrow_head(arrows, tip, before)
+            stubs = QPainterPath()
+            for sx, sy in src_stubs.get(c, ()):
+                stubs.moveTo(sx, sy)
+                stubs.lineTo(sx, sy + STUB)
+                stubs.addEllipse(QPointF(sx, sy + STUB + 2.0), 2.0, 2.0)
+            for dx, dy in dst_stubs.get(c, ()):
+                stubs.moveTo(dx, dy - STUB)
+                stubs.lineTo(dx, dy - 6.0)
+            tile_labels = [EdgeLabel(QPointF(lb.x, lb.y), lb.text, QRectF(lb.x, lb.y, lb.w, lb.h), lb.kind)
+                           for lb in labels.get(c, ())]
             overview.addPath(straight)
-            tile = EdgeTileItem(polylines, straight, arrows, stubs, labels, style)
+            tile = EdgeTileItem(polylines, straight, arrows, stubs, tile_labels, style)
             self._tiles.append(tile)
             self.addItem(tile)
             rect = rect.united(tile.boundingRect())
         self._graph_rect = rect
         self._overview_edges = overview
+        self._geometry = geo
 
-    def _add_reference(self, edge, boxes, positions, stubs, arrows, labels, stubbed, lm, part: str) -> None:
-        """A broadcast edge: a short stub under the producer (``part="src"``) and one above
-        the consumer (``"dst"``); each is added to the tile it lies in."""
-        from editor.layout import port_position
-
-        text = edge.value
-        sx, sy = port_position(boxes[edge.src], positions[edge.src], "out", edge.src_port)
-        if part == "src" and (edge.src, edge.src_port) not in stubbed:
-            stubbed.add((edge.src, edge.src_port))
-            stubs.moveTo(sx, sy)
-            stubs.lineTo(sx, sy + _STUB)
-            stubs.addEllipse(QPointF(sx, sy + _STUB + 2.0), 2.0, 2.0)
-            pos = QPointF(sx + 5.0, sy + _STUB - lm.height() / 2.0)
-            labels.append(EdgeLabel(pos, f"{text} ⇢", QRectF(pos.x(), pos.y(), lm.horizontalAdvance(f"{text} ⇢"), lm.height()), 1))
-        if part != "dst":
-            return
-        dx, dy = port_position(boxes[edge.dst], positions[edge.dst], "in", edge.dst_port)
-        stubs.moveTo(dx, dy - _STUB)
-        stubs.lineTo(dx, dy - 6.0)
-        arrow_head(arrows, (dx, dy), (dx, dy - _STUB))
-        label = f"⇢ {text}"
-        w = lm.horizontalAdvance(label)
-        pos = QPointF(dx + 5.0, dy - _STUB - 2.0)
-        labels.append(EdgeLabel(pos, label, QRectF(pos.x(), pos.y(), w, lm.height()), 1))
+    def edge_geometry(self):
+        """The plain edge drawing data of the current graph (see widgets.canvas.geometry)."""
+        return self._geometry
 
     def _build_batches(self) -> None:
         groups: dict[tuple[int, int], dict[str, QPainterPath]] = defaultdict(dict)
@@ -587,10 +553,10 @@ class GraphScene(QGraphicsScene):
             sx, sy = port_position(boxes[edge.src].box, layout.positions[edge.src], "out", edge.src_port)
             dx, dy = port_position(boxes[edge.dst].box, layout.positions[edge.dst], "in", edge.dst_port)
             lines.moveTo(sx, sy)
-            lines.lineTo(sx, sy + _STUB)
-            lines.moveTo(dx, dy - _STUB)
+            lines.lineTo(sx, sy + STUB)
+            lines.moveTo(dx, dy - STUB)
             lines.lineTo(dx, dy - 6.0)
-            arrow_head(arrows, (dx, dy), (dx, dy - _STUB))
+            arrow_head(arrows, (dx, dy), (dx, dy - STUB))
             return
         route = layout.routes.get(edge.key)
         if not route or len(route) < 2:

@@ -4,8 +4,9 @@
 # scene through it took 6.3 s and wrote 27 MB (every glyph run with its own transform and
 # style attributes); writing the elements ourselves takes a fraction of that, gives one
 # ``<text>`` per label with CSS classes, and keeps the file a fraction of the size. Geometry
-# and text come from the same items the canvas paints (their cached text layout, edge
-# polylines, arrow and stub paths), so the SVG matches the screen.
+# and text come from the same functions the canvas items use (widgets.canvas.geometry for
+# edges, items.box_text_layout for text), so the SVG matches the screen; no scene is
+# needed, which keeps a headless 12k-node export to the cost of writing the text.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from PySide6.QtCore import QRectF
-from PySide6.QtGui import QColor, QPainterPath
+from PySide6.QtGui import QColor
 
-from widgets.canvas.items import EdgeTileItem, NodeItem
-from widgets.canvas.style import HEADER_H, RADIUS
+from widgets.canvas.geometry import STUB, arrow_points, edge_geometry
+from widgets.canvas.items import box_text_layout
+from widgets.canvas.style import HEADER_H, RADIUS, CanvasStyle
 
 _CORNER = 10.0
 
@@ -30,26 +32,6 @@ def _f(v: float) -> str:
 
 def _hex(c: QColor) -> str:
     return c.name(QColor.NameFormat.HexRgb)
-
-
-def _path_d(path: QPainterPath) -> str:
-    """SVG path data of a QPainterPath (move/line/cubic elements)."""
-    out: list[str] = []
-    n = path.elementCount()
-    i = 0
-    while i < n:
-        e = path.elementAt(i)
-        if e.isMoveTo():
-            out.append(f"M{e.x:.1f} {e.y:.1f}")
-        elif e.isLineTo():
-            out.append(f"L{e.x:.1f} {e.y:.1f}")
-        elif e.isCurveTo() and i + 2 < n:
-            c2 = path.elementAt(i + 1)
-            end = path.elementAt(i + 2)
-            out.append(f"C{e.x:.1f} {e.y:.1f} {c2.x:.1f} {c2.y:.1f} {end.x:.1f} {end.y:.1f}")
-            i += 2
-        i += 1
-    return "".join(out)
 
 
 def _rounded_d(points: list[tuple[float, float]], radius: float = _CORNER) -> str:
@@ -74,8 +56,7 @@ def _rounded_d(points: list[tuple[float, float]], radius: float = _CORNER) -> st
     return "".join(out)
 
 
-def _css(scene) -> str:
-    st = scene.style
+def _css(st: CanvasStyle) -> str:
     pal = st.palette
     fam = escape(st.body_font.family() or "sans-serif")
     return (
@@ -85,6 +66,8 @@ def _css(scene) -> str:
         f".r{{fill:none;stroke:{_hex(pal.reference)};stroke-width:1.2;stroke-linecap:round}}"
         f".box{{fill:{_hex(pal.box_fill)};stroke:{_hex(pal.box_border)};stroke-width:1}}"
         f".grp{{fill:{_hex(pal.group_fill)};stroke:{_hex(pal.box_border)};stroke-width:1}}"
+        f".body{{fill:{_hex(pal.box_fill)}}}"
+        f".outline{{fill:none;stroke:{_hex(pal.box_border)};stroke-width:1}}"
         f".k0{{font-size:11px;font-weight:bold;fill:{_hex(pal.header_text)}}}"
         f".k1{{font-size:10px;fill:{_hex(pal.box_text)}}}"
         f".k2{{font-size:10px;font-style:italic;fill:{_hex(pal.muted_text)}}}"
@@ -96,11 +79,10 @@ def _css(scene) -> str:
     )
 
 
-def _node_svg(item: NodeItem, scene, out: list[str]) -> None:
-    st = scene.style
-    box = item.box
-    r = item.scene_rect()
-    x, y, w, h = r.x(), r.y(), r.width(), r.height()
+def _node_svg(box, pos: tuple[float, float], style: CanvasStyle, show_names: bool, out: list[str]) -> None:
+    st = style
+    x, y = float(pos[0]), float(pos[1])
+    w, h = float(box.width), float(box.height)
     colour = _hex(st.category_colour(box.category))
     if box.kind == "group":
         out.append(f'<rect class="grp" x="{x + 4:.1f}" y="{y + 4:.1f}" width="{w - 4:.1f}" height="{h - 4:.1f}" rx="{RADIUS:.1f}"/>')
@@ -111,74 +93,97 @@ def _node_svg(item: NodeItem, scene, out: list[str]) -> None:
                    f'<path d="M{cx - 3.2:.1f} {cy:.1f}H{cx + 3.2:.1f}M{cx:.1f} {cy - 3.2:.1f}V{cy + 3.2:.1f}" '
                    f'stroke="{_hex(st.palette.header_text)}" stroke-width="1.6"/>')
     elif box.kind in ("input", "output"):
-        rr = _f(min(h / 2.0, 12.0))
-        out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{rr}" fill="{colour}"/>')
+        rr = min(h / 2.0, 12.0)
+        out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{rr:.1f}" fill="{colour}"/>')
     elif box.details or box.weights:
         hh = min(HEADER_H, h)
-        out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{RADIUS:.1f}" fill="{colour}"/>')
         r0 = RADIUS
+        out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{RADIUS:.1f}" fill="{colour}"/>')
         out.append(
-            f'<path fill="{_hex(st.palette.box_fill)}" d="M{x:.1f} {y + hh:.1f}H{x + w:.1f}V{y + h - r0:.1f}'
+            f'<path class="body" d="M{x:.1f} {y + hh:.1f}H{x + w:.1f}V{y + h - r0:.1f}'
             f'Q{x + w:.1f} {y + h:.1f} {x + w - r0:.1f} {y + h:.1f}H{x + r0:.1f}Q{x:.1f} {y + h:.1f} {x:.1f} {y + h - r0:.1f}Z"/>')
-        out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{RADIUS:.1f}" fill="none" '
-                   f'stroke="{_hex(st.palette.box_border)}"/>')
+        out.append(f'<rect class="outline" x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{RADIUS:.1f}"/>')
     else:
         out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{RADIUS:.1f}" fill="{colour}"/>')
-    if item._texts is None:
-        item._texts = item._layout_text()
-    metrics = (st.header_metrics, st.body_metrics, st.name_metrics, st.body_metrics, st.header_metrics, st.name_metrics)
-    for kind, static, point in item._texts:
-        baseline = y + point.y() + metrics[kind].ascent()
-        out.append(f'<text class="k{kind}" x="{x + point.x():.1f}" y="{baseline:.1f}">{escape(static.text())}</text>')
+    ascent = _ASCENTS(st)
+    for kind, text, tx, ty in box_text_layout(box, st, show_names):
+        out.append(f'<text class="k{kind}" x="{x + tx:.1f}" y="{y + ty + ascent[kind]:.1f}">{escape(text)}</text>')
 
 
-def _tile_svg(tile: EdgeTileItem, scene, rect: QRectF, out: list[str]) -> None:
-    if not tile.boundingRect().intersects(rect):
-        return
-    lines = [d for d in (_rounded_d(pts) for pts in tile._polylines) if d]
-    if lines:
-        out.append(f'<path class="e" d="{"".join(lines)}"/>')
-    if not tile._arrows.isEmpty():
-        out.append(f'<path class="a" d="{_path_d(tile._arrows)}"/>')
-    if not tile._stubs.isEmpty():
-        out.append(f'<path class="r" d="{_path_d(tile._stubs)}"/>')
-    lm = scene.style.label_metrics
-    bg = _hex(scene.style.palette.background)
-    for label in tile._labels:
-        if not label.rect.intersects(rect):
-            continue
-        lr = label.rect
-        out.append(f'<rect x="{lr.x():.1f}" y="{lr.y():.1f}" width="{lr.width():.1f}" height="{lr.height():.1f}" '
-                   f'fill="{bg}" fill-opacity="0.82"/>')
-        out.append(f'<text class="l{label.kind}" x="{label.pos.x():.1f}" y="{label.pos.y() + lm.ascent():.1f}">'
-                   f'{escape(label.text)}</text>')
+def _ASCENTS(st: CanvasStyle) -> tuple[float, ...]:  # noqa: N802 - a cached table
+    table = getattr(st, "_svg_ascents", None)
+    if table is None:
+        table = (st.header_metrics.ascent(), st.body_metrics.ascent(), st.name_metrics.ascent(),
+                 st.body_metrics.ascent(), st.header_metrics.ascent(), st.name_metrics.ascent())
+        st._svg_ascents = table  # type: ignore[attr-defined]
+    return table
 
 
-def scene_svg(scene, rect: QRectF, *, title: str = "", keys: Iterable[str] | None = None) -> str:
-    """The SVG document of ``scene`` within ``rect`` (only ``keys`` boxes if given)."""
-    wanted = set(keys) if keys is not None else None
+def _inside(rect: QRectF, x0: float, y0: float, x1: float, y1: float) -> bool:
+    return x1 >= rect.left() and x0 <= rect.right() and y1 >= rect.top() and y0 <= rect.bottom()
+
+
+def graph_svg(display, layout, style: CanvasStyle, rect: QRectF, *, title: str = "", show_names: bool = False) -> str:
+    """The SVG document of a laid-out display graph within ``rect`` (scene units)."""
+    positions = layout.positions
+    present = {b.key for b in display.boxes if b.key in positions}
+    lm = style.label_metrics
+    geo = edge_geometry(display, layout, present, lm.horizontalAdvance, lm.height())
+    pal = style.palette
     out: list[str] = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{rect.width():.1f}" height="{rect.height():.1f}" '
         f'viewBox="{rect.x():.1f} {rect.y():.1f} {rect.width():.1f} {rect.height():.1f}">',
         f"<title>{escape(title or 'ONNX graph')}</title>",
-        f"<desc>Rendered by ONNX Studio</desc><style>{_css(scene)}</style>",
+        f"<desc>Rendered by ONNX Studio</desc><style>{_css(style)}</style>",
         f'<rect x="{rect.x():.1f}" y="{rect.y():.1f}" width="{rect.width():.1f}" height="{rect.height():.1f}" '
-        f'fill="{_hex(scene.palette_.background)}"/>',
+        f'fill="{_hex(pal.background)}"/>',
         '<g id="edges">',
     ]
-    for tile in scene.edge_tiles():
-        _tile_svg(tile, scene, rect, out)
-    out.append('</g><g id="nodes">')
-    for key, item in scene.node_items().items():
-        if wanted is not None and key not in wanted:
+    lines = []
+    for _, route, pts in geo.routed:
+        xs = [p[0] for p in route]
+        ys = [p[1] for p in route]
+        if _inside(rect, min(xs), min(ys), max(xs), max(ys)):
+            lines.append(_rounded_d(pts))
+    if lines:
+        out.append(f'<path class="e" d="{"".join(lines)}"/>')
+    heads = []
+    for tip, before in geo.heads:
+        if _inside(rect, tip[0] - 8, tip[1] - 8, tip[0] + 8, tip[1] + 8):
+            a, b, c = arrow_points(tip, before)
+            heads.append(f"M{a[0]:.1f} {a[1]:.1f}L{b[0]:.1f} {b[1]:.1f}L{c[0]:.1f} {c[1]:.1f}Z")
+    if heads:
+        out.append(f'<path class="a" d="{"".join(heads)}"/>')
+    stubs = [f"M{sx:.1f} {sy:.1f}v{STUB:.1f}M{sx - 2:.1f} {sy + STUB + 2:.1f}a2 2 0 1 0 4 0a2 2 0 1 0 -4 0"
+             for sx, sy in geo.src_stubs
+             if _inside(rect, sx, sy, sx, sy + STUB)]
+    stubs += [f"M{dx:.1f} {dy - STUB:.1f}V{dy - 6.0:.1f}" for dx, dy in geo.dst_stubs
+              if _inside(rect, dx, dy - STUB, dx, dy)]
+    if stubs:
+        out.append(f'<path class="r" d="{"".join(stubs)}"/>')
+    bg = _hex(pal.background)
+    ascent = lm.ascent()
+    for lb in geo.labels:
+        if not _inside(rect, lb.x, lb.y, lb.x + lb.w, lb.y + lb.h):
             continue
-        if item.scene_rect().intersects(rect):
-            _node_svg(item, scene, out)
+        out.append(f'<rect x="{lb.x:.1f}" y="{lb.y:.1f}" width="{lb.w:.1f}" height="{lb.h:.1f}" fill="{bg}" fill-opacity="0.82"/>'
+                   f'<text class="l{lb.kind}" x="{lb.x:.1f}" y="{lb.y + ascent:.1f}">{escape(lb.text)}</text>')
+    out.append('</g><g id="nodes">')
+    for box in display.boxes:
+        pos = positions.get(box.key)
+        if pos is None or not _inside(rect, pos[0], pos[1], pos[0] + box.width, pos[1] + box.height):
+            continue
+        _node_svg(box, pos, style, show_names, out)
     out.append("</g></svg>\n")
     return "\n".join(out)
 
 
-def write_svg(scene, path: str | Path, rect: QRectF, *, title: str = "", keys: Iterable[str] | None = None) -> None:
+def scene_svg(scene, rect: QRectF, *, title: str = "") -> str:
+    """The SVG of what ``scene`` shows, within ``rect``."""
+    return graph_svg(scene.graph, scene.layout_result, scene.style, rect, title=title, show_names=scene.show_names())
+
+
+def write_svg(scene, path: str | Path, rect: QRectF, *, title: str = "") -> None:
     """Write :func:`scene_svg` to ``path`` (UTF-8). Raises OSError when it cannot."""
-    Path(path).write_text(scene_svg(scene, rect, title=title, keys=keys), encoding="utf-8")
+    Path(path).write_text(scene_svg(scene, rect, title=title), encoding="utf-8")

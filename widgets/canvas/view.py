@@ -355,7 +355,10 @@ class GraphView(QGraphicsView):
         super().leaveEvent(event)
 
     def contextMenuEvent(self, event) -> None:  # noqa: N802
-        item = self._node_at(event.pos())
+        self.context_menu(self._node_at(event.pos())).exec(event.globalPos())
+
+    def context_menu(self, item: NodeItem | None) -> QMenu:
+        """The context menu for a box (or the background when ``item`` is None)."""
         menu = QMenu(self)
         if item is not None:
             if item.box.kind == "group":
@@ -364,7 +367,13 @@ class GraphView(QGraphicsView):
                     menu.addAction(f"Collapse {path}", lambda p=path: self.groupToggled.emit(f"g:{p}"))
             else:
                 scope = self.scope_of(item.key)
-                for path in reversed(scope_paths(scope + "/x") if scope else []):
+                graph = self._scene.graph
+                known = set(getattr(graph, "box_groups", {}).values()) if graph is not None else set()
+                paths = scope_paths(scope + "/x") if scope else []
+                if known:
+                    # only real open groups (a scope equal to its parent is not a group)
+                    paths = [p for p in paths if p in known]
+                for path in reversed(paths):
                     menu.addAction(f"Collapse {path}", lambda p=path: self.groupToggled.emit(f"g:{p}"))
             if not self._scene.is_selected(item.key):
                 self._scene.select_keys([item.key])
@@ -375,7 +384,7 @@ class GraphView(QGraphicsView):
         act.setCheckable(True)
         act.setChecked(self._scene.show_names())
         act.toggled.connect(self._scene.set_show_names)
-        menu.exec(event.globalPos())
+        return menu
 
     def scope_of(self, key: str) -> str:
         """Group path of a box: from ``scope_resolver`` (the controller knows exporter

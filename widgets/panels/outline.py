@@ -264,6 +264,10 @@ class OutlinePanel(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(1, 110)
         self.tree.selectionModel().currentChanged.connect(self._on_current)
+        # an edit rebuilds the model (reset): keep what the user had opened
+        self._expanded_paths: list[tuple[str, ...]] = []
+        self.model.modelAboutToBeReset.connect(self._remember_expanded)
+        self.model.modelReset.connect(self._restore_expanded)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -283,6 +287,38 @@ class OutlinePanel(QWidget):
             root = self.proxy.index(1, 0)
             self.tree.expand(root)
             self._on_selection("")
+
+    def _label_path(self, proxy_index: QModelIndex) -> tuple[str, ...]:
+        labels = []
+        while proxy_index.isValid():
+            labels.append(proxy_index.data())
+            proxy_index = proxy_index.parent()
+        return tuple(reversed(labels))
+
+    def _remember_expanded(self) -> None:
+        paths = []
+        stack = [QModelIndex()]
+        while stack:
+            parent = stack.pop()
+            for row in range(self.proxy.rowCount(parent)):
+                index = self.proxy.index(row, 0, parent)
+                if self.tree.isExpanded(index):
+                    paths.append(self._label_path(index))
+                    stack.append(index)
+        self._expanded_paths = paths
+
+    def _restore_expanded(self) -> None:
+        for path in self._expanded_paths:
+            parent = QModelIndex()
+            for label in path:
+                match = next((self.proxy.index(r, 0, parent) for r in range(self.proxy.rowCount(parent))
+                              if self.proxy.index(r, 0, parent).data() == label), None)
+                if match is None:
+                    break
+                parent = match
+            else:
+                self.tree.expand(parent)
+        self._expanded_paths = []
 
     def _on_filter(self, text: str) -> None:
         self.proxy.setFilterFixedString(text)

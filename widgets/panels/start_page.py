@@ -73,6 +73,10 @@ class StartPage(QWidget):
         outer.addStretch(1)
         outer.setContentsMargins(24, 48, 24, 24)
 
+    @property
+    def sample_path(self) -> Path | None:
+        return self._sample if self._sample is not None and self._sample.is_file() else None
+
     def set_recent(self, paths: list[str]) -> None:
         self.recent.clear()
         for path in paths:
