@@ -20,7 +20,7 @@ run: $(STAMP)
 	$(VENV)/bin/onnx-studio $(MODEL)
 
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

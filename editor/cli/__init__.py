@@ -32,6 +32,8 @@ def register(name: str, help_text: str) -> None:
 register("info", "summarise a model (--json for machine-readable output)")
 register("check", "validate a model and list its problems (exit 1 when there are errors)")
 register("convert", "re-save a model: binary <-> text, inline <-> external data")
+register("render", "draw a model's graph to PNG or SVG (headless)")
+register("run", "run a model and summarise its outputs (shape, dtype, stats)")
 register("script", "run an edit script (the same commands as the GUI) on a model")
 
 

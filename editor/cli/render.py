@@ -27,31 +27,10 @@ FORMATS = (".png", ".svg")
 
 
 def load_model(path: str | Path) -> Any:
-    """The model at ``path`` (weights stay external). The one place render reads files.
+    """The document at ``path`` (weights stay external). The one place render reads files."""
+    from editor.document import Document
 
-    # NOTE: uses ``editor.io.load_model`` (binary and text syntax, typed errors) when that
-    # module is present, plain ``onnx.load`` otherwise; node ids are node indices
-    # (``range(len(graph.node))``) until render works from a Document.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise LoadError(f"no such model file: {str(p)!r}")
-    try:
-        from editor.io import load_model as io_load_model  # type: ignore[attr-defined]
-    except ImportError:
-        io_load_model = None
-    if io_load_model is not None:
-        loaded = io_load_model(p)
-        try:
-            return loaded.model
-        finally:
-            loaded.close()
-    import onnx
-
-    try:
-        return onnx.load(str(p), load_external_data=False)
-    except Exception as exc:  # noqa: BLE001 - protobuf raises several unrelated types
-        raise LoadError(f"cannot parse {str(p)!r} as an ONNX model: {exc}") from exc
+    return Document.open(path)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -113,12 +92,12 @@ def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
     return opened
 
 
-def _inside(model: Any, display: Any, scope: str) -> list[str]:
-    """Keys of the boxes that lie inside group ``scope`` (node ids are node indices here)."""
+def _inside(model: Any, display: Any, scope: str, node_ids: Sequence[int]) -> list[str]:
+    """Keys of the boxes that lie inside group ``scope``."""
     from editor.viewmodel import scoped_name
 
     prefix = scope.rstrip("/") + "/"
-    scoped = [scoped_name(n) for n in model.graph.node]
+    scoped = {nid: scoped_name(n) for nid, n in zip(node_ids, model.graph.node)}
     out = []
     for b in display.boxes:
         if b.kind == "group" and b.name.startswith(prefix):
@@ -140,8 +119,11 @@ def _ensure_qt_app() -> Any:
     return app
 
 
-def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, log=None) -> dict[str, Any]:
-    """Lay out and draw ``model``; returns facts about the result (sizes, counts, timings)."""
+def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, log=None,
+                 node_ids: Sequence[int] | None = None) -> dict[str, Any]:
+    """Lay out and draw ``model``; returns facts about the result (sizes, counts, timings).
+
+    ``node_ids`` are the document's ids of the main graph's nodes (indices if None)."""
     from editor.layout import layout_graph
     from editor.viewmodel import build_display_graph
 
@@ -153,7 +135,8 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     t = time.perf_counter()
     expanded = _expanded_for(model, args)
     graph = model.graph
-    display = build_display_graph(graph, list(range(len(graph.node))), opsets=_opsets(model), expanded=expanded)
+    ids = list(node_ids) if node_ids is not None else list(range(len(graph.node)))
+    display = build_display_graph(graph, ids, opsets=_opsets(model), expanded=expanded)
     timings["viewmodel"] = time.perf_counter() - t
     t = time.perf_counter()
     result = layout_graph(display)
@@ -167,7 +150,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         # no scene needed: the SVG is written from the display model and the layout
         from widgets.canvas.export import export_graph_svg
 
-        keys = set(_inside(model, display, args.scope)) if args.scope else None
+        keys = set(_inside(model, display, args.scope, ids)) if args.scope else None
         size = export_graph_svg(display, result, out, dark=args.dark, show_names=args.names, title=graph.name,
                                 keys=keys or None)
         timings["draw"] = time.perf_counter() - t
@@ -186,7 +169,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     t = time.perf_counter()
     selection_only = False
     if args.scope:
-        inside = _inside(model, display, args.scope)
+        inside = _inside(model, display, args.scope, ids)
         if inside:
             scene.select_keys(inside)
             selection_only = True
@@ -208,9 +191,9 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of the sub-command; returns the process exit code."""
     try:
         t0 = time.perf_counter()
-        model = load_model(args.model)
+        doc = load_model(args.model)
         t_load = time.perf_counter() - t0
-        facts = render_model(model, args.output, args)
+        facts = render_model(doc.model, args.output, args, node_ids=doc.main.node_ids)
     except StudioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -8,7 +8,6 @@ Public API:
 - ``export_png`` / ``export_svg`` / ``render_image``: whole graph or selection.
 """
 
-from widgets.canvas import _none_guard  # noqa: F401  (first: see its docstring)
 from widgets.canvas.breadcrumb import Breadcrumb
 from widgets.canvas.controller import GraphController
 from widgets.canvas.export import export_png, export_svg, render_image

@@ -1,0 +1,199 @@
+"""``onnx-studio run``: run a model once and summarise (or save) what it computes.
+
+    onnx-studio run MODEL [--input NAME=FILE ...] [--random] [--dim NAME=VALUE ...]
+                          [--backend ort|reference] [--providers P1,P2]
+                          [--outputs NAME ... | --all-intermediates] [--save DIR]
+                          [--json] [--timeout S] [--profile]
+
+The run happens in a child process (see :mod:`editor.runtime.runner`): a crashing kernel
+gives ``error: ... died with SIGFPE`` and a non-zero exit, never a traceback. Exit codes:
+0 ran; 1 the run failed, crashed, timed out or an input was wrong; 2 the model could not be
+loaded (or bad usage, from argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from editor.errors import RuntimeBackendError, StudioError
+from editor.runtime import Runner, RunOptions, RunResult, input_specs, load_input_file, make_input
+from editor.runtime.backends import BACKENDS
+from editor.runtime.intermediates import value_scopes
+from editor.runtime.source import ModelSource, load_model
+
+__all__ = ["add_parser", "run", "safe_file_name"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``run`` on an ``argparse`` subparsers object."""
+    p = subparsers.add_parser("run", help="run a model and summarise its outputs", description=__doc__.split("\n\n")[0])
+    _configure(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="the .onnx file")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE", help="value for an input from .npy/.npz/.pb (repeatable)")
+    p.add_argument("--random", action="store_true", help="random values for inputs not given with --input")
+    p.add_argument("--seed", type=int, default=0, help="seed for --random (default 0)")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help="value of a symbolic dimension for --random (repeatable)")
+    p.add_argument("--backend", choices=sorted(BACKENDS), help="pin one backend (default: onnxruntime, falling back to the reference evaluator)")
+    p.add_argument("--providers", help="onnxruntime execution providers in priority order, comma separated")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--outputs", nargs="+", metavar="NAME", help="values to produce: graph outputs and/or intermediate values")
+    group.add_argument("--all-intermediates", action="store_true", help="every value of the main graph, outputs included")
+    p.add_argument("--save", metavar="DIR", help="write each value to DIR/NAME.npy (non-tensor values to NAME.json)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds")
+    p.add_argument("--profile", action="store_true", help="per-node times (onnxruntime profiling)")
+
+
+def safe_file_name(name: str, taken: set[str]) -> str:
+    """A file stem for value ``name``: only ``[A-Za-z0-9._-]``, no leading dot, unique in ``taken``."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "value"
+    stem = stem[:120]
+    candidate, n = stem, 2
+    while candidate.lower() in taken:
+        candidate = f"{stem}_{n}"
+        n += 1
+    taken.add(candidate.lower())
+    return candidate
+
+
+def _parse_pairs(items: list[str], what: str) -> list[tuple[str, str]]:
+    pairs = []
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        if not sep or not name:
+            raise RuntimeBackendError(f"{what} {item!r} is not NAME=VALUE")
+        pairs.append((name, value))
+    return pairs
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray):
+        return value.tolist() if value.dtype.kind != "V" else value.astype(np.float32).tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _save(result: RunResult, folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    taken: set[str] = set()
+    written = []
+    for name, record in result.outputs.items():
+        stem = safe_file_name(name, taken)
+        value = record.value
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind == "O":  # ONNX strings: store as unicode, no pickle needed
+                value = value.astype(str)
+            path = folder / f"{stem}.npy"
+            np.save(path, value, allow_pickle=False)
+        else:
+            path = folder / f"{stem}.json"
+            path.write_text(json.dumps({"name": name, "kind": record.kind, "value": _jsonable(value)}), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _build_inputs(args: argparse.Namespace, model: Any) -> dict[str, Any]:
+    specs = {s.name: s for s in input_specs(model)}
+    given = dict(_parse_pairs(args.input, "--input"))
+    for name in given:
+        if name not in specs:
+            raise RuntimeBackendError(f"--input {name!r}: the model has no such input (inputs: {', '.join(specs) or 'none'})")
+    dims = {k: int(v) for k, v in _parse_pairs(args.dim, "--dim")} if args.dim else {}
+    feeds: dict[str, Any] = {}
+    for i, (name, spec) in enumerate(specs.items()):
+        if name in given:
+            feeds[name] = load_input_file(given[name], spec)
+        elif args.random:
+            feeds[name] = make_input(spec, "random", dims=dims, seed=args.seed + i)
+        else:
+            raise RuntimeBackendError(f"input {name!r} ({spec.type_text}) has no value: give --input {name}=FILE or --random")
+    return feeds
+
+
+def _print_summary(result: RunResult, out: Any) -> None:
+    detail = f" ({result.detail})" if result.detail else ""
+    print(f"backend: {result.backend}{detail}", file=out)
+    for reason in result.fallback_reasons():
+        print(f"  passed over {reason}", file=out)
+    width = max((len(n) for n in result.outputs), default=0)
+    for name, record in result.outputs.items():
+        tag = "" if record.role == "output" else f" [{record.role}]"
+        print(f"{name.ljust(width)}  {record.summary}{tag}", file=out)
+    for name, why in result.missing.items():
+        print(f"{name.ljust(width)}  (not available: {why})", file=out)
+    if result.profile:
+        print("profile (slowest nodes, microseconds):", file=out)
+        for t in sorted(result.profile.values(), key=lambda t: -t.microseconds)[:15]:
+            print(f"  {t.microseconds:12.1f}  {t.op_type:<16} {t.node}", file=out)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``onnx-studio run``; returns the exit code (errors as one ``error:`` line)."""
+    try:
+        model = load_model(args.model)
+        feeds = _build_inputs(args, model)
+        outputs = None
+        if args.all_intermediates:
+            scopes = value_scopes(model)
+            outputs = list(dict.fromkeys(scopes.main + scopes.outputs))
+        elif args.outputs:
+            outputs = list(args.outputs)
+        providers = tuple(p.strip() for p in args.providers.split(",") if p.strip()) if args.providers else None
+        options = RunOptions(providers=providers, profile=args.profile)
+        backend = args.backend
+        if providers and backend is None:
+            backend = "ort"  # providers only mean something to onnxruntime: pin it
+        with Runner() as runner:
+            result = runner.run(
+                ModelSource.from_path(args.model), feeds, outputs=outputs, backend=backend, options=options, timeout=args.timeout
+            )
+        if not result.ok:
+            raise RuntimeBackendError(result.error or f"run {result.status}")
+        if args.json:
+            json.dump(result.to_json(), sys.stdout, indent=1)
+            print()
+        else:
+            _print_summary(result, sys.stdout)
+        if args.save:
+            written = _save(result, Path(args.save))
+            if not args.json:
+                print(f"saved {len(written)} file(s) to {args.save}")
+        return 0
+    except StudioError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the CLI promises one line, never a traceback
+        print(f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="onnx-studio run")
+    _configure(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""Summary statistics of one tensor, for result tables and any other panel that shows values.
+
+``tensor_stats(array)`` never raises on odd input: empty arrays, ``bool``, strings/objects,
+integers, and every float flavour numpy and ``ml_dtypes`` know (float16, bfloat16, the
+float8 family, float4) give a :class:`TensorStats` with whatever statistics make sense for
+that dtype; the rest are ``None``.
+
+NOTE: floats are reduced in float64 so float16/bfloat16/float8 inputs do not overflow in
+``mean``/``std``; NaN and ±Inf are counted and excluded from min/max/mean/std, because a
+single NaN would otherwise hide every other number in the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["TensorStats", "tensor_stats"]
+
+
+@dataclass(frozen=True)
+class TensorStats:
+    """Statistics of one tensor value.
+
+    ``min``/``max``/``mean``/``std`` cover the finite elements only (``None`` when there are
+    none or the dtype has no order, e.g. strings); ``nan_count``/``inf_count`` are 0 for
+    dtypes that cannot hold them. For ``bool`` tensors ``mean`` is the fraction of ``True``.
+    """
+
+    shape: tuple[int, ...]
+    dtype: str
+    size: int
+    min: float | int | bool | None = None
+    max: float | int | bool | None = None
+    mean: float | None = None
+    std: float | None = None
+    nan_count: int = 0
+    inf_count: int = 0
+    #: number of distinct values for string/object tensors (None otherwise)
+    unique_count: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict (tuples become lists)."""
+        d = asdict(self)
+        d["shape"] = list(self.shape)
+        return d
+
+
+def _is_float_like(dtype: np.dtype) -> bool:
+    """True for numpy floats and the ml_dtypes extension floats (bfloat16, float8 ...)."""
+    if dtype.kind in "fc":
+        return True
+    # ml_dtypes registers its floats with kind 'V'; finfo knows them when ml_dtypes is loaded.
+    if dtype.kind == "V":
+        try:
+            import ml_dtypes
+
+            ml_dtypes.finfo(dtype)
+            return True
+        except (ImportError, ValueError, TypeError):
+            return False
+    return False
+
+
+def _is_int_like(dtype: np.dtype) -> bool:
+    if dtype.kind in "iu":
+        return True
+    if dtype.kind == "V":  # ml_dtypes int4/uint4/int2/uint2
+        try:
+            import ml_dtypes
+
+            ml_dtypes.iinfo(dtype)
+            return True
+        except (ImportError, ValueError, TypeError):
+            return False
+    return False
+
+
+def tensor_stats(array: Any) -> TensorStats:
+    """Statistics of ``array`` (anything ``np.asarray`` accepts)."""
+    arr = np.asarray(array)
+    dtype = arr.dtype
+    shape = tuple(int(d) for d in arr.shape)
+    base = {"shape": shape, "dtype": _dtype_name(dtype), "size": int(arr.size)}
+    if arr.size == 0:
+        return TensorStats(**base)
+
+    if dtype == np.bool_:
+        mean = float(np.count_nonzero(arr)) / arr.size
+        return TensorStats(
+            **base,
+            min=bool(arr.min()),
+            max=bool(arr.max()),
+            mean=mean,
+            std=float(np.sqrt(mean * (1.0 - mean))),
+        )
+
+    if dtype.kind in "OSU":
+        try:
+            unique = len(set(arr.ravel().tolist()))
+        except TypeError:  # unhashable objects
+            unique = None
+        return TensorStats(**base, unique_count=unique)
+
+    if _is_int_like(dtype):
+        ints = arr.astype(np.int64) if dtype.kind == "V" else arr
+        as_f = ints.astype(np.float64)
+        return TensorStats(
+            **base,
+            min=int(ints.min()),
+            max=int(ints.max()),
+            mean=float(as_f.mean()),
+            std=float(as_f.std()),
+        )
+
+    if _is_float_like(dtype):
+        if dtype.kind == "c":
+            # complex: statistics of the magnitude, non-finite if either part is
+            mag = np.abs(arr.astype(np.complex128))
+            nan_mask = np.isnan(arr.real) | np.isnan(arr.imag)
+            inf_mask = (np.isinf(arr.real) | np.isinf(arr.imag)) & ~nan_mask
+            values = mag
+        else:
+            values = arr.astype(np.float64)
+            nan_mask = np.isnan(values)
+            inf_mask = np.isinf(values)
+        nan_count = int(np.count_nonzero(nan_mask))
+        inf_count = int(np.count_nonzero(inf_mask))
+        if nan_count or inf_count:
+            finite = values[~(nan_mask | inf_mask)]
+        else:
+            finite = values.ravel()
+        if finite.size == 0:
+            return TensorStats(**base, nan_count=nan_count, inf_count=inf_count)
+        return TensorStats(
+            **base,
+            min=float(finite.min()),
+            max=float(finite.max()),
+            mean=float(finite.mean()),
+            std=float(finite.std()),
+            nan_count=nan_count,
+            inf_count=inf_count,
+        )
+
+    # Anything else (structured or unknown void dtypes): shape and size only.
+    return TensorStats(**base)
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    if dtype.kind == "U" or dtype.kind == "S":
+        return "str"
+    if dtype.kind == "O":
+        return "object"
+    return str(dtype)
