@@ -172,14 +172,10 @@ def test_connect_gesture_with_mouse_and_escape(qtbot, window, tmp_path):
     gesture = hooks.connect.gesture
     target = scene.item_for(f"n:{softmax}").scene_rect()
     end = view.mapFromScene(target.center())
-    if not view.viewport().rect().contains(end):
-        # the boxes are far apart: drop through the gesture object at the scene point
-        gesture.move(target.center())
-        hooks.connect.gesture = None
-        assert gesture.finish(target.center())
-    else:
-        qtbot.mouseMove(view.viewport(), end)
-        qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=end)
+    assert view.viewport().rect().contains(end), "both boxes must be on screen for a real drag"
+    qtbot.mouseMove(view.viewport(), end)
+    assert gesture.line.line().p2() == target.center() or gesture.line.line().length() > 0
+    qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=end)
     assert doc.node(softmax).input[0] == doc.node(relu).output[0]
     assert doc.stack.undo_label == "Connect input"
     assert len(scene.items()) <= n_items + 1  # the line is gone (a relayout may follow)
@@ -231,3 +227,28 @@ def test_copy_paste_within_and_between_models(qtbot, window, tmp_path):
     window.tabs.setCurrentWidget(squeeze)
     squeeze.selection.select([Target.of_node(0, ids_ := first_node(squeeze.doc, "Softmax"))], "test")
     assert editing.cut() == 1 and not squeeze.doc.has_node(ids_)
+
+
+def test_connect_gesture_appends_to_variadic_inputs(qtbot, window, tmp_path):
+    """Dropping on the right end of a Concat box adds an input (AddNodePort), one step."""
+    editing = install(window, tmp_path)
+    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
+    doc = tab.doc
+    original = doc.serialize()
+    scene = tab.canvas.scene
+    concat = first_node(doc, "Concat")
+    n_in = len(doc.node(concat).input)
+    relu = first_node(doc, "Relu")  # an earlier Relu: no cycle
+    hooks = editing.hooks_for(tab)
+    src = scene.item_for(f"n:{relu}").scene_rect()
+    gesture = hooks.connect.start(f"n:{relu}", src.center())
+    r = scene.item_for(f"n:{concat}").scene_rect()
+    drop = r.topRight() + (r.bottomRight() - r.topRight()) * 0.5
+    drop.setX(r.right() - 1)
+    assert gesture.target(drop) == (concat, n_in, True)
+    depth = doc.stack.index
+    assert gesture.finish(drop)
+    assert doc.stack.index == depth + 1 and len(doc.node(concat).input) == n_in + 1
+    assert doc.node(concat).input[-1] == doc.node(relu).output[0]
+    doc.undo_all()
+    assert doc.serialize() == original
