@@ -104,6 +104,7 @@ class ConnectFilter(QObject):
         self.tab = tab
         self.view = tab.canvas.view
         self.gesture: ConnectGesture | None = None
+        self._cursor_set = False
         self.view.viewport().installEventFilter(self)
         self.view.installEventFilter(self)
 
@@ -138,6 +139,15 @@ class ConnectFilter(QObject):
         elif t == QEvent.Type.MouseMove and self.gesture is not None:
             self.gesture.move(self.view.mapToScene(event.position().toPoint()))
             return True
+        elif t == QEvent.Type.MouseMove and event.buttons() == Qt.MouseButton.NoButton:
+            # a cross over an output band says "drag from here to connect"
+            over = self.port_key_at(event.position().toPoint()) is not None
+            if over and not self._cursor_set:
+                self.view.viewport().setCursor(Qt.CursorShape.CrossCursor)
+                self._cursor_set = True
+            elif not over and self._cursor_set:
+                self.view.viewport().unsetCursor()
+                self._cursor_set = False
         elif t == QEvent.Type.MouseButtonRelease and self.gesture is not None:
             gesture, self.gesture = self.gesture, None
             gesture.finish(self.view.mapToScene(event.position().toPoint()))
