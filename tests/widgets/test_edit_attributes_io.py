@@ -215,3 +215,29 @@ def test_hardcoded_dims_finds_reshape_constants():
     doc = Document(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]))
     assert hardcoded_dims(doc, 8) == ["Reshape r: shape 'shape' = [8, -1]"]
     assert hardcoded_dims(doc, 3) == []
+
+
+def test_tensor_attribute_from_npy(qtbot, window, tmp_path):
+    editing = install(window, tmp_path)
+    tab = open_copy(qtbot, window, PPOCR, tmp_path)
+    doc = tab.doc
+    original = doc.serialize()
+    const = first_node(doc, "Constant")
+    old = onnx.numpy_helper.to_array(_attr(doc, const, "value").t)
+    npy = tmp_path / "value.npy"
+    np.save(npy, np.full(old.shape, 0.25, dtype=old.dtype))
+
+    def load(dialog):
+        from onnx import AttributeProto as AP
+
+        row = dialog.rows["value"]
+        assert row.type == AP.TENSOR
+        row.set_tensor(np.load(npy))
+        return dialog.apply()
+
+    editing.run_dialog = load
+    editing.edit_attributes(const)
+    new = onnx.numpy_helper.to_array(_attr(doc, const, "value").t)
+    assert new.shape == old.shape and (new == 0.25).all()
+    doc.undo()
+    assert doc.serialize() == original

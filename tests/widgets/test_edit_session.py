@@ -151,7 +151,15 @@ def test_recovery_write_discard_and_restore(qtbot, window, tmp_path):
     assert len(editing.recovery_store.entries()) == 1
     tab.doc.stack.set_clean()  # (the crashed session's tab is gone; keep the file's copy)
     store_copy = editing.recovery_store
-    restored = editing.offer_recovery(choose=lambda entries: entries)
+    seen = []
+
+    def keep_all(dialog):  # the start-up prompt, answered "restore all"
+        seen.append(dialog.list.count())
+        return True
+
+    editing.run_dialog = keep_all
+    restored = editing.offer_recovery()
+    assert seen == [1]
     assert len(restored) == 1 and store_copy.entries() == []
     rdoc = restored[0].doc
     assert rdoc.is_modified and rdoc.node(first_node(rdoc, "Conv")).name == "after_save"

@@ -8,7 +8,7 @@ instead. Writing is ``RecoveryStore.write`` (atomic).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from editor.recovery import RecoveryStore
@@ -72,7 +72,7 @@ class RecoveryDialog(QDialog):
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.saved_at))
             what = e.original.name if e.original is not None else "Untitled"
             item = QListWidgetItem(f"{what} — {when}" + (f" — last edit: {e.label}" if e.label else ""))
-            item.setCheckState(item.checkState().Checked)
+            item.setCheckState(Qt.CheckState.Checked)
             self.list.addItem(item)
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("ONNX Studio did not close normally. Restore these edits?", self))
@@ -83,4 +83,4 @@ class RecoveryDialog(QDialog):
         layout.addWidget(buttons)
 
     def chosen(self):
-        return [e for i, e in enumerate(self.entries) if self.list.item(i).checkState() == self.list.item(i).checkState().Checked]
+        return [e for i, e in enumerate(self.entries) if self.list.item(i).checkState() == Qt.CheckState.Checked]
