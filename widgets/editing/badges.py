@@ -14,9 +14,20 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem
 
+from editor.viewmodel.groups import scoped_name, scopes_of
+
 ERROR_COLOUR = QColor(210, 40, 40)
 WARNING_COLOUR = QColor(230, 150, 20)
 RADIUS = 7.0
+
+
+def _group_item(scene, node):
+    """The collapsed group box a node is drawn inside, if any (outermost visible first)."""
+    for path in scopes_of(scoped_name(node)):
+        item = scene.item_for(f"g:{path}")
+        if item is not None:
+            return item
+    return None
 
 
 class ProblemBadges(QGraphicsItem):
@@ -45,6 +56,10 @@ class ProblemBadges(QGraphicsItem):
             if key is None:
                 continue
             item = scene.item_for(key)
+            if item is None and key.startswith("n:"):
+                # the node is inside a collapsed group: the group's box carries the badge
+                item = _group_item(scene, doc.node(int(key[2:])))
+                bottom = False
             if item is None:
                 continue
             r = item.scene_rect()
