@@ -38,10 +38,8 @@ def create_application(argv: Sequence[str] = ()):
     from PySide6.QtGui import QGuiApplication, QIcon
     from PySide6.QtWidgets import QApplication
 
-    from widgets.qt_compat import guard_none_refcount
     from widgets.settings import APPLICATION, ORGANIZATION
 
-    guard_none_refcount()
     app = QApplication.instance()
     if app is None:
         QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)

@@ -34,6 +34,7 @@ from widgets.panels.op_docs import OpDocsPanel
 from widgets.panels.outline import OutlinePanel
 from widgets.panels.properties import PropertiesPanel
 from widgets.panels.start_page import StartPage
+from widgets.run import install_run_dock
 from widgets.settings import Settings
 
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.txt);;All files (*)"
@@ -75,6 +76,7 @@ class MainWindow(QMainWindow):
         self._build_status()
         self._build_actions()
         self._build_menus()
+        self.run_dock = install_run_dock(self)  # before restoreState: its place is saved too
         geometry, state = self.settings.window_state()
         if geometry is not None:
             self.restoreGeometry(geometry)

@@ -61,6 +61,8 @@ class Document:
         self.index = ModelIndex(model)
         self.stack = UndoStack()
         self._was_clean = True
+        # identity of the file whose bytes equal the model at the clean state (see save)
+        self._clean_file = _file_identity(self.path) if format == "binary" else None
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -282,7 +284,11 @@ class Document:
             from editor.errors import SaveError
 
             raise SaveError("this model has no file yet: choose where to save it")
-        save_model(self.model, target, store=self.store, options=options or SaveOptions())
+        options = options or SaveOptions()
+        save_model(self.model, target, store=self.store, options=options, serialized=self._clean_bytes(options))
+        preserved = options.external == "preserve" and options.format in ("auto", "binary") and \
+            target.suffix.lower() not in (".onnxtxt", ".txt")
+        self._clean_file = _file_identity(target) if preserved else None
         if target != self.path:
             self.path = target
             self.path_changed.emit(str(target))
@@ -292,6 +298,23 @@ class Document:
             self.clean_changed.emit(True)
         self.history_changed.emit()
         return target
+
+    def _clean_bytes(self, options: SaveOptions) -> bytes | None:
+        """The file's own bytes when the model is exactly what that file holds.
+
+        NOTE: an unchanged save must give back the same bytes; re-reading the file we opened
+        (page-cached) is several times cheaper than serializing a large model again. Only
+        used at the clean state, for a binary "preserve" save, and only while the file is
+        still the one we read (same inode, size and modification time).
+        """
+        if not self.stack.clean or self._clean_file is None or options.external != "preserve":
+            return None
+        if options.format == "text" or self.path is None or _file_identity(self.path) != self._clean_file:
+            return None
+        try:
+            return self.path.read_bytes()
+        except OSError:
+            return None
 
     # -- invariants ----------------------------------------------------------------------
     def check_invariants(self) -> None:
@@ -332,6 +355,16 @@ class Document:
         assert len(idx.function_scopes) == len(self.model.functions)
         for sid, fn in zip(idx.function_scopes, self.model.functions):
             assert idx.scopes[sid].graph is fn
+
+
+def _file_identity(path: Path | None) -> tuple[int, int, int, int] | None:
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def describe(value: Any) -> str:

@@ -69,8 +69,13 @@ def save_model(
     *,
     store: ExternalDataStore | None = None,
     options: SaveOptions = SaveOptions(),
+    serialized: bytes | None = None,
 ) -> None:
-    """Write ``model`` to ``path`` atomically; see the module docstring for the modes."""
+    """Write ``model`` to ``path`` atomically; see the module docstring for the modes.
+
+    ``serialized``: the model's binary serialization when the caller already has it (an
+    unchanged document re-reads its file instead of serializing); used by "preserve" saves.
+    """
     target = Path(path)
     _check_options(options)
     folder = target.parent
@@ -91,7 +96,7 @@ def save_model(
         if fmt == "text":
             _save_text(model, target, sites, store)
         else:
-            _save_binary(model, target, sites, store, options)
+            _save_binary(model, target, sites, store, options, serialized)
     except SaveError:
         raise
     except StudioError as exc:
@@ -128,10 +133,11 @@ def _save_binary(
     sites: list[TensorSite],
     store: ExternalDataStore | None,
     options: SaveOptions,
+    serialized: bytes | None = None,
 ) -> None:
     mode = options.external
     if mode == "preserve":
-        data = _serialize_if_fits(model, sites)
+        data = serialized if serialized is not None else _serialize_if_fits(model, sites)
         if data is not None:
             with atomic.Transaction() as tx:
                 _copy_data_files(tx, target.parent, sites, store)

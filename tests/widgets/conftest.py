@@ -9,9 +9,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from widgets.qt_compat import guard_none_refcount  # noqa: E402
-
-guard_none_refcount()
 
 LOAD_TIMEOUT_MS = 60_000
 
