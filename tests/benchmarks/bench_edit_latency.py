@@ -72,7 +72,8 @@ def test_edit_to_problems_latency(qtbot, qapp, tmp_path, monkeypatch):
     qtbot.addWidget(win, before_close_func=lambda w: [t.doc.stack.set_clean() for t in w.tab_list()])
     win.resize(1600, 1000)
     win.show()
-    editing = install_editing(win, recovery_store=RecoveryStore(tmp_path / "recovery"))
+    editing = getattr(win, "editing", None) or install_editing(win)
+    editing.enable_recovery(RecoveryStore(tmp_path / "recovery"), offer=False)
     t0 = time.perf_counter()
     with qtbot.waitSignal(win.modelShown, timeout=600_000) as blocker:
         win.open_path(path)

@@ -212,3 +212,33 @@ def test_close_prompt_save_discard_cancel(qtbot, window, tmp_path):
     assert not a.doc.is_modified and not b.doc.is_modified
     assert not any(n.name == "b_edit" for n in onnx.load(str(b.doc.path)).graph.node)
     check_saved(a.doc, a.doc.path, squeezenet_feed())
+
+
+def test_window_wiring_properties_and_tab_close(qtbot, window, tmp_path, monkeypatch):
+    """The window has editing built in: the properties panel's double-click opens the
+    attribute editor, closing a modified tab asks Save / Discard / Cancel."""
+    from widgets.editing.save import CANCEL, DISCARD
+
+    editing = install(window, tmp_path)
+    assert window.editing is editing
+    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
+    conv = first_node(tab.doc, "Conv")
+    from widgets.selection import Target
+
+    tab.selection.select([Target.of_node(0, conv)], "test")
+    props = window.properties
+    opened = []
+    editing.run_dialog = lambda dialog: opened.append(dialog) or False
+    attrs = next(props.tree.topLevelItem(i) for i in range(props.tree.topLevelItemCount())
+                 if props.tree.topLevelItem(i).text(0).startswith("Attributes"))
+    props.tree.itemDoubleClicked.emit(attrs.child(0), 0)
+    assert opened and opened[0].nid == conv
+    # closing a modified tab: Cancel keeps it, Discard closes it
+    editing.rename_node(conv, "edited")
+    answers = iter([CANCEL, DISCARD])
+    monkeypatch.setattr(editing, "ask_unsaved", lambda _p, _n: next(answers))
+    index = window.tabs.indexOf(tab)
+    window.close_tab(index)
+    assert window.tabs.indexOf(tab) == index and tab.doc.is_modified
+    window.close_tab(index)
+    assert window.tabs.indexOf(tab) == -1

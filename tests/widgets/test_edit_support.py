@@ -21,10 +21,11 @@ IRIS = CORPUS / "real" / "ort_logreg_iris.onnx"
 
 
 def install(win, tmp_path: Path):
+    """The window's editing controller, writing recovery copies under ``tmp_path``."""
     from editor.recovery import RecoveryStore
-    from widgets.editing import install_editing
 
-    return install_editing(win, recovery_store=RecoveryStore(tmp_path / "recovery"))
+    win.editing.enable_recovery(RecoveryStore(tmp_path / "recovery"), offer=False)
+    return win.editing
 
 
 def open_copy(qtbot, win, src: Path, tmp_path: Path):

@@ -140,6 +140,9 @@ class EditingController(QObject):
         window.tabs.currentChanged.connect(lambda _i: self.sync())
         window.modelShown.connect(lambda _tab: self.sync())
         window.installEventFilter(self)
+        properties = getattr(window, "properties", None)
+        if properties is not None and hasattr(properties, "editRequested"):
+            properties.editRequested.connect(self.edit_from_properties)
         self.sync()
 
     # -- wiring -------------------------------------------------------------------------
@@ -434,6 +437,16 @@ class EditingController(QObject):
         self.run_dialog(dialog)
         return dialog
 
+    def edit_from_properties(self, target: Target, what: str) -> None:
+        """The properties panel asked to edit a node's name or attributes."""
+        tab = self._tab()
+        if tab is None or target.node is None or not tab.doc.has_node(target.node):
+            return
+        if what == "name":
+            self.rename_inline(target.node)
+        else:
+            self.edit_attributes(target.node)
+
     def disconnect_input(self, nid: int, index: int) -> bool:
         tab = self._tab()
         return tab is not None and run_command(self.window, tab.doc, SetNodeInput(nid, index, ""))
@@ -666,10 +679,11 @@ class EditingController(QObject):
             validator.validate_all()
         except ImportError:
             pass
-        # NOTE: MainWindow has no public "add this document" yet; _on_loaded is the path
-        # every loaded document takes. The lead can expose it as MainWindow.add_document.
-        request = LoadRequest(0, doc.path or Path("Untitled.onnx"), validator=validator)
-        self.window._on_loaded(request, doc)  # noqa: SLF001
+        if hasattr(self.window, "add_document"):
+            self.window.add_document(doc, validator)
+        else:  # a window without add_document: the path every loaded document takes
+            request = LoadRequest(0, doc.path or Path("Untitled.onnx"), validator=validator)
+            self.window._on_loaded(request, doc)  # noqa: SLF001
         self.sync()
         return self._tab()
 
@@ -692,13 +706,17 @@ class EditingController(QObject):
         self.window.statusBar().showMessage(f"Saved {doc.path.name}", 3000)
         return True
 
-    def confirm_close(self, ask=ask_unsaved) -> bool:
-        """Ask Save / Discard / Cancel for every modified document; True to go on closing.
+    def confirm_close(self, tabs=None, ask=None) -> bool:
+        """Ask Save / Discard / Cancel for every modified document of ``tabs`` (default:
+        all); True to go on closing.
 
         Answers are collected first: a Cancel on the third model leaves the first two as
         they were (not saved, not marked discarded)."""
+        if callable(tabs) and ask is None:  # confirm_close(ask) (older call form)
+            tabs, ask = None, tabs
+        ask = ask or self.ask_unsaved
         plan = []
-        for tab in self.window.tab_list():
+        for tab in (self.window.tab_list() if tabs is None else tabs):
             if tab.doc.is_modified:
                 answer = ask(self.window, tab.title().rstrip("*"))
                 if answer == CANCEL:
@@ -732,7 +750,17 @@ class EditingController(QObject):
                     hooks.recovery.close()
         return False
 
+    def ask_unsaved(self, parent, name: str) -> str:
+        return ask_unsaved(parent, name)
+
     # -- recovery ---------------------------------------------------------------------------
+    def enable_recovery(self, store: RecoveryStore, *, offer: bool = True) -> None:
+        """Start writing recovery copies to ``store`` (tabs opened from now on) and, with
+        ``offer``, offer what a crashed session left there once the event loop runs."""
+        self.recovery_store = store
+        if offer:
+            QTimer.singleShot(0, self.offer_recovery)
+
     def offer_recovery(self, choose=None) -> list:
         """On start-up: offer the recovery copies left by a crash; restore the chosen ones
         as modified documents, delete the rest."""
