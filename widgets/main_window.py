@@ -87,6 +87,8 @@ class MainWindow(QMainWindow):
             self.resize(1400, 900)
         if state is not None:
             self.restoreState(state)
+        else:
+            QTimer.singleShot(0, self._default_dock_sizes)
         if theme is not None:
             theme.themeChanged.connect(self._on_theme)
         self._refresh_recent()
@@ -160,10 +162,18 @@ class MainWindow(QMainWindow):
             self.weights = WeightsView(self)
             self.properties.set_weights_view(self.weights)
             self.properties.tensorShown.connect(self._show_weights)
+
+    def _default_dock_sizes(self) -> None:
+        """First-run proportions: roomy side panels, a modest bottom area, Problems in front.
+
+        NOTE: resizeDocks only takes effect once the window has its real size, so this runs
+        from the event loop after the first show (a saved window state replaces it)."""
         self.resizeDocks([self.outline_dock], [300], Qt.Orientation.Horizontal)
         self.resizeDocks([self.properties_dock], [380], Qt.Orientation.Horizontal)
-        if self.problems is not None:
-            self.resizeDocks([self.problems_dock], [150], Qt.Orientation.Vertical)
+        bottom = [d for d in (getattr(self, "problems_dock", None), getattr(self, "run_dock", None)) if d is not None]
+        if bottom:
+            self.resizeDocks(bottom[:1], [230], Qt.Orientation.Vertical)
+            bottom[0].raise_()
 
     def _build_status(self) -> None:
         bar = self.statusBar()

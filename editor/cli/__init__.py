@@ -34,6 +34,8 @@ register("check", "validate a model and list its problems (exit 1 when there are
 register("convert", "re-save a model: binary <-> text, inline <-> external data")
 register("render", "draw a model's graph to PNG or SVG (headless)")
 register("run", "run a model and summarise its outputs (shape, dtype, stats)")
+register("extract", "extract a subgraph (nodes, or inputs -> outputs) as a new model")
+register("diff", "compare two models (exit 0 same, 1 different, 2 unreadable)")
 register("script", "run an edit script (the same commands as the GUI) on a model")
 
 

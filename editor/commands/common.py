@@ -66,6 +66,10 @@ def make_attribute(name: str, value: Any, attr_type: int | None = None) -> onnx.
                 f"attribute {name!r} must be {A.AttributeType.Name(attr_type)}, "
                 f"not {A.AttributeType.Name(attr.type)}")
         return attr
+    # onnx.helper.make_attribute iterates any iterable: a dict would silently become the
+    # STRINGS of its keys, a set a list in hash order. Neither is an attribute value.
+    if isinstance(value, (dict, set, frozenset)) or value is None:
+        raise CommandError(f"attribute {name!r}: cannot store {describe(value)} (not an attribute value)")
     if isinstance(value, np.ndarray):
         if attr_type in _LIST_OF:
             value = value.reshape(-1).tolist()

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import onnx
 
 from editor.commands.common import check_scope, describe, require
-from editor.commands.values import Dim, make_type, names_in_scope, value_type
+from editor.commands.values import Dim, make_type, value_type
 from editor.document import Command, Document, ScopeId, Transaction
 from editor.document.ops import InsertItem, RemoveItem, scope_target
 
@@ -49,7 +49,10 @@ class AddGraphValue(Command):
         if self.kind == "input":
             require(self.name not in s.producers, f"{describe(self.name)} is produced by a node: it cannot be an input")
         else:
-            require(self.name in names_in_scope(doc, self.scope),
+            # NOTE: only a value this graph defines: a body cannot output a value it captures
+            # from outside, nor may any graph output a name nothing defines (onnx.checker:
+            # "Graph output ... is not an output of any node")
+            require(self.name in s.defined_names(),
                     f"there is no value {describe(self.name)} in this graph to make an output")
         tp = None
         if self.elem_type is not None:

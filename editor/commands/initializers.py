@@ -104,6 +104,11 @@ class CastInitializer(Command):
         k, tensor = _find_initializer(doc, self.scope, self.name)
         if tensor.data_type == self.elem_type:
             return
+        # numbers have no one agreed text form (onnx.numpy_helper raises deep inside on
+        # them): refuse up front instead of failing half way
+        require((self.elem_type == T.STRING) == (tensor.data_type == T.STRING),
+                f"cannot cast {T.DataType.Name(tensor.data_type)} initializer {describe(self.name)} to "
+                f"{T.DataType.Name(self.elem_type)}: only numbers convert to numbers")
         array = tensor_to_array(tensor, doc.store)
         new = array_to_tensor(array, self.name, self.elem_type)
         tx.apply(ReplaceItem(scope_target(self.scope), "initializer", k, new))
@@ -181,8 +186,10 @@ class InitializerToConstant(Command):
         else:
             value.CopyFrom(tensor)
             value.name = ""
-        uses = doc.consumers(self.scope, self.name)
-        pos = min((s.position(n) for n, _ in uses), default=0)
+        # before the first node that reads it, directly or through a body that captures it
+        # (a use inside a body counts at the position of its top-level owner node)
+        pos = min((s.position(_top_owner(doc, self.scope, n)) for n, _ in
+                   doc.consumers(self.scope, self.name, nested=True)), default=0)
         taken = {n.name for _, _, n in doc.index.iter_nodes()}
         from editor.commands.common import fresh_name
 
@@ -194,6 +201,13 @@ class InitializerToConstant(Command):
         tx.apply(RemoveItem(scope_target(self.scope), "initializer", k))
         tx.apply(InsertItem(scope_target(self.scope), "node", pos, node))
         self.node_id = doc.scope(self.scope).node_ids[pos]
+
+
+def _top_owner(doc: Document, sid: ScopeId, nid: NodeId) -> NodeId:
+    """The node of scope ``sid`` that is ``nid`` or holds it in a (nested) body."""
+    while doc.scope_of(nid).id != sid:
+        nid = doc.scope_of(nid).owner
+    return nid
 
 
 class SetConstantValue(Command):

@@ -90,6 +90,8 @@ class AddNode(Command):
                 require(not o or o not in scope.initializer_names(), f"{describe(o)} is an initializer")
             require(len(set(o for o in outputs if o)) == len([o for o in outputs if o]),
                     "the same output name is given twice")
+        loop = sorted({i for i in inputs if i} & {o for o in outputs if o})
+        require(not loop, f"input {describe(loop[0]) if loop else ''} is this node's own output")
         node = onnx.NodeProto()
         node.op_type = self.op_type
         if domain:
@@ -102,6 +104,9 @@ class AddNode(Command):
         specs = attribute_specs(schema) if schema else {}
         for key, value in self.attributes.items():
             spec = specs.get(key)
+            # as SetAttribute does: an op with a schema takes only the attributes it declares
+            require(schema is None or spec is not None,
+                    f"{self.op_type} has no attribute {key!r} at opset {version}")
             node.attribute.append(make_attribute(key, value, spec.type if spec else None))
         if self.with_defaults:
             for key, spec in specs.items():
@@ -164,9 +169,24 @@ class DeleteNodes(Command):
                     f"cannot reconnect through {describe(node.name or node.op_type)}: "
                     f"graph output {describe(out)} would alias {describe(src)}",
                 )
+                # a body's output must be computed in the body: it cannot name a value the
+                # body captures from outside (onnx.checker: "not an output of any node")
+                require(
+                    out not in scope.output_names() or src in scope.defined_names(),
+                    f"cannot reconnect through {describe(node.name or node.op_type)}: graph output "
+                    f"{describe(out)} would name {describe(src)}, which this graph does not define",
+                )
                 # uses in this graph and in bodies that capture the value follow the input
                 for use_nid, k in doc.consumers(sid, out, nested=True):
                     if use_nid != nid:
+                        # inside a body that defines its own value named like ``src``, the
+                        # rewired use would read that one instead
+                        for inner in doc.index.scope_chain(doc.scope_of(use_nid).id):
+                            if inner.id == sid:
+                                break
+                            require(src not in inner.defined_names(),
+                                    f"cannot reconnect through {describe(node.name or node.op_type)}: "
+                                    f"{doc.index.path(inner.id)} has its own {describe(src)}")
                         tx.apply(ReplaceItem(node_target(use_nid), "input", k, src))
                 # a graph output this node produced now reads the pass-through input
                 outs = scope.output_names()
@@ -250,10 +270,28 @@ def _refuse_cycle(doc: Document, sid: ScopeId, nid: NodeId, name: str) -> None:
         if cur in seen:
             continue
         seen.add(cur)
-        for i in doc.node(cur).input:
+        for i in _reads(doc, cur):
             p = scope.producers.get(i)
             if p is not None and p not in seen:
                 stack.append(p)
+
+
+def _reads(doc: Document, nid: NodeId) -> set[str]:
+    """Names node ``nid`` reads: its inputs and what its bodies capture from outside.
+
+    NOTE: an If/Loop/Scan depends on the values its bodies capture just as on its inputs;
+    ignoring them let a rewire close a cycle through a body.
+    """
+    names = set(doc.node(nid).input)
+    stack = list(doc.index.children.get(nid, ()))
+    while stack:
+        sub = doc.scope(stack.pop())
+        defined = sub.defined_names()
+        names |= {n for n in sub.consumers if n not in defined}
+        names |= {n for n in sub.output_names() if n not in defined}
+        stack += [s for inner in sub.node_ids for s in doc.index.children.get(inner, ())]
+    names.discard("")
+    return names
 
 
 class AddNodePort(Command):

@@ -11,6 +11,13 @@ from editor.errors import CommandError
 
 def array_to_tensor(array: np.ndarray, name: str, elem_type: int | None = None) -> onnx.TensorProto:
     """A TensorProto holding ``array`` (ml_dtypes arrays give float8/int4/bfloat16 ...)."""
+    array = np.asarray(array)
+    # an object array is a STRING tensor only if it holds text; anything else (None, ints
+    # boxed as objects) failed deep inside onnx with an error that is not a refusal
+    if array.dtype == object and not all(isinstance(v, (str, bytes)) for v in array.flat):
+        bad = next(v for v in array.flat if not isinstance(v, (str, bytes)))
+        raise CommandError(f"cannot make a tensor {name!r} from an object array holding {bad!r}: "
+                           "only text is stored that way (give numbers a numeric dtype)")
     try:
         if elem_type is not None:
             np_type = onnx.helper.tensor_dtype_to_np_dtype(elem_type)

@@ -54,6 +54,17 @@ def rename_value_ops(doc: Document, tx: Transaction, sid: ScopeId, old: str, new
     tx.apply(MoveValueId(sid, old, new))
 
 
+def nested_scopes(doc: Document, sid: ScopeId) -> list[ScopeId]:
+    """Every body nested (at any depth) in scope ``sid``."""
+    found: list[ScopeId] = []
+    stack = [sub for nid in doc.scope(sid).node_ids for sub in doc.index.children.get(nid, ())]
+    while stack:
+        sub = stack.pop()
+        found.append(sub)
+        stack += [s for nid in doc.scope(sub).node_ids for s in doc.index.children.get(nid, ())]
+    return found
+
+
 class RenameValue(Command):
     """Rename a value; its producer, every use (nested bodies too), graph inputs/outputs,
     value_info and initializer follow."""
@@ -71,16 +82,31 @@ class RenameValue(Command):
             return
         names = names_in_scope(doc, self.scope)
         require(self.old in names, f"there is no value {describe(self.old)} in this graph")
+        # NOTE: a body that merely captures the value (uses a name defined further out) must
+        # not rename only its own uses: they would then name nothing. The value is renamed
+        # where it is defined, and every capturing body follows from there.
+        sid = self.scope
+        if self.old not in doc.scope(sid).defined_names():
+            sid = doc.resolve_value(sid, self.old)
+            sid = self.scope if sid is None else sid
+            names = names_in_scope(doc, sid)
         require(self.new not in names, f"the name {describe(self.new)} is already used in this graph")
-        for outer in doc.index.scope_chain(self.scope)[1:]:
+        for outer in doc.index.scope_chain(sid)[1:]:
             require(self.new not in outer.defined_names(),
                     f"the name {describe(self.new)} is defined in an enclosing graph")
+        # a nested body that already uses the new name would read the renamed value instead
+        # of its own (or break SSA across scopes, which the checker rejects)
+        for inner in nested_scopes(doc, sid):
+            require(self.new not in names_in_scope(doc, inner),
+                    f"the name {describe(self.new)} is already used in {doc.index.path(inner)}, "
+                    "a graph nested in this one")
         self.label = f"Rename value {self.old!r} to {self.new!r}"
-        rename_value_ops(doc, tx, self.scope, self.old, self.new)
+        rename_value_ops(doc, tx, sid, self.old, self.new)
 
 def make_type(elem_type: int, shape: Sequence[Dim] | None) -> onnx.TypeProto:
     """A tensor TypeProto; ``shape`` None = unranked; a dim None = unknown."""
-    require(elem_type in T.DataType.values(), f"unknown element type {describe(elem_type)}")
+    require(elem_type in T.DataType.values() and elem_type != T.UNDEFINED,
+            f"unknown element type {describe(elem_type)}")
     tp = onnx.TypeProto()
     tp.tensor_type.elem_type = elem_type
     if shape is not None:

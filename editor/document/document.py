@@ -352,6 +352,15 @@ class Document:
             if scope.kind == "main":
                 assert g is self.model.graph
         assert seen_nodes == set(idx.nodes), "index has nodes that are in no scope"
+        # every scope is reachable: the main graph, a function, or a body of a live node
+        assert set(idx.children) <= set(idx.nodes), "children recorded for a removed node"
+        bodies = [sid for subs in idx.children.values() for sid in subs]
+        assert len(bodies) == len(set(bodies)), "a body is claimed by two nodes"
+        expected = {idx.main, *idx.function_scopes, *bodies}
+        assert set(idx.scopes) == expected, f"scopes no graph holds: {sorted(set(idx.scopes) - expected)}"
+        for sid in bodies:
+            scope = idx.scopes[sid]
+            assert scope.kind == "subgraph" and sid in idx.children[scope.owner], f"scope {sid}: owner"
         assert len(idx.function_scopes) == len(self.model.functions)
         for sid, fn in zip(idx.function_scopes, self.model.functions):
             assert idx.scopes[sid].graph is fn

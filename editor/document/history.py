@@ -111,10 +111,13 @@ class Command:
         return changes
 
     def absorb(self, later: Command) -> None:
-        """Fold ``later`` (already applied) into this command: one undo step for both."""
+        """Fold ``later`` (already applied) into this command: one undo step for both.
+
+        The step keeps its first label: typing "conv1" -> "conv12" -> "conv123" is one
+        "Rename node 'conv1'", named for the state that undo returns to.
+        """
         self._forward += later._forward
         self._inverse += later._inverse
-        self.label = later.label
         # merged commands set one field: the later command's arguments are the end state
         if hasattr(later, "_ctor"):
             self._ctor = later._ctor

@@ -103,10 +103,23 @@ def iter_graph_attributes(node: onnx.NodeProto) -> Iterator[tuple[str, int, onnx
     ``index`` is -1 for a GRAPH attribute and the list position for a GRAPHS attribute.
     """
     for attr in node.attribute:
-        if attr.type == onnx.AttributeProto.GRAPH or attr.HasField("g"):
+        # NOTE: inside a function, a GRAPH attribute may only reference an attribute of the
+        # function (ref_attr_name) and hold no body: indexing its empty default ``g`` made a
+        # phantom scope that edits could write into.
+        if attr.HasField("g") or (attr.type == onnx.AttributeProto.GRAPH and not attr.ref_attr_name):
             yield attr.name, -1, attr.g
         for i, g in enumerate(attr.graphs):
             yield attr.name, i, g
+
+
+def tree_node_ids(tree: IdTree) -> list[NodeId]:
+    """Every node id in a node's id tree: the node, then the nodes of its bodies (any depth)."""
+    out = [tree[0]]
+    for _attr, scope_trees in tree[1]:
+        for scope_tree in scope_trees:
+            for node_tree in scope_tree[1]:
+                out += tree_node_ids(node_tree)
+    return out
 
 
 class ModelIndex:
@@ -277,6 +290,15 @@ class ModelIndex:
             self._link(scope, nid, node)
 
     # -- queries -------------------------------------------------------------------------
+    def nested_node_ids(self, nid: NodeId) -> list[NodeId]:
+        """Ids of the nodes inside node ``nid``'s bodies, at any depth (not ``nid`` itself)."""
+        out: list[NodeId] = []
+        for sid in self.children.get(nid, ()):
+            for inner in self.scopes[sid].node_ids:
+                out.append(inner)
+                out += self.nested_node_ids(inner)
+        return out
+
     def scope_of(self, nid: NodeId) -> Scope:
         return self.scopes[self.node_scope[nid]]
 

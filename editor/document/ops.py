@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import onnx
 
-from editor.document.index import IdTree, NodeId, ScopeId
+from editor.document.index import IdTree, NodeId, ScopeId, tree_node_ids
 
 if TYPE_CHECKING:
     from editor.document.changes import ChangeSet
@@ -175,8 +175,11 @@ class InsertItem(Op):
         if is_node_list:
             scope = index.scopes[self.target[1]]
             nid = index._register_node(scope, pos, seq[pos], self.ids)
-            changes.nodes_added.add(nid)
-            changes.nodes_removed.discard(nid)
+            # the nodes of its bodies appear with it (views index them by id too)
+            changes.structure = changes.structure or bool(index.children.get(nid))
+            for added in [nid, *index.nested_node_ids(nid)]:
+                changes.nodes_added.add(added)
+                changes.nodes_removed.discard(added)
         elif self.target == ("model",) and self.field == "functions":
             index.insert_function_scope(pos, seq[pos], self.ids)
             index.rebind_function_scopes()
@@ -201,9 +204,11 @@ class RemoveItem(Op):
             scope = index.scopes[self.target[1]]
             nid = scope.node_ids[pos]
             ids = index.unregister_node(nid)
-            changes.nodes_removed.add(nid)
-            changes.nodes_added.discard(nid)
-            changes.nodes_changed.discard(nid)
+            # NOTE: the nodes of its bodies go with it: views and selections hold their ids
+            for removed in tree_node_ids(ids):
+                changes.nodes_removed.add(removed)
+                changes.nodes_added.discard(removed)
+                changes.nodes_changed.discard(removed)
             changes.structure = changes.structure or bool(ids[1])
         elif self.target == ("model",) and self.field == "functions":
             ids = index.remove_function_scope(pos)
@@ -275,6 +280,7 @@ def _attr_edit(
     attribute name); ``ids_in`` gives ids to the bodies of the attribute being (re)inserted;
     the return value holds the ids of attribute ``name_out``'s old bodies, for the inverse op.
     """
+    inner_before = set(index.nested_node_ids(nid))
     trees = dict(index.unregister_subgraphs(nid))
     removed = trees.pop(name_out, None) if name_out else None
     edit()
@@ -283,6 +289,10 @@ def _attr_edit(
     index.register_subgraphs(nid, tuple(trees.items()))
     if removed or index.children.get(nid):
         changes.structure = True
+    # nodes of bodies that went or came with the attribute (untouched bodies keep their ids)
+    inner_after = set(index.nested_node_ids(nid))
+    changes.nodes_removed |= inner_before - inner_after
+    changes.nodes_added |= inner_after - inner_before
     return ((name_out, removed),) if removed else None
 
 

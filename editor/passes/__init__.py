@@ -10,12 +10,14 @@
 | fuse MatMul + Add into Gemm | :func:`plan_fuse_matmul_add` |
 | opset conversion | :func:`plan_convert_opset` |
 | shape inference into value_info | :func:`plan_infer_shapes` |
+| extract a subgraph as a new model (the document is unchanged) | :func:`extract_model` |
 """
 
 from editor.passes.apply import ApplyModel
 from editor.passes.base import PassPlan, run_to_fixed_point
 from editor.passes.cleanup import plan_remove_identity, plan_remove_unused, plan_toposort, topological_order
 from editor.passes.convert import plan_convert_opset, plan_infer_shapes
+from editor.passes.extract import extract_model
 from editor.passes.fold import plan_constant_folding
 from editor.passes.fuse import plan_fuse_bn_into_conv, plan_fuse_matmul_add
 
@@ -33,6 +35,7 @@ __all__ = [
     "ApplyModel",
     "CLEANUP_PASSES",
     "PassPlan",
+    "extract_model",
     "plan_constant_folding",
     "plan_convert_opset",
     "plan_fuse_bn_into_conv",

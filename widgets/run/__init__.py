@@ -53,8 +53,6 @@ def install_run_dock(main_window) -> RunDock:
     problems = getattr(main_window, "problems_dock", None)
     if problems is not None:
         main_window.tabifyDockWidget(problems, dock)
-    # room for the inputs and the results table (a saved window state overrides this)
-    main_window.resizeDocks([dock], [340], Qt.Orientation.Vertical)
     docks = getattr(main_window, "docks", None)
     if isinstance(docks, list):
         docks.append(dock)
