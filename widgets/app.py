@@ -80,6 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _screenshot(args)
     create_application()
     window = create_window(theme_choice=args.theme)
+    from editor.recovery import RecoveryStore
+
+    window.editing.enable_recovery(RecoveryStore())  # recovery copies; offers a crash's leftovers
     window.show()
     from PySide6.QtWidgets import QApplication
 

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
     QMainWindow,
-    QMessageBox,
     QProgressBar,
     QPushButton,
     QStackedWidget,
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from editor.errors import ExternalDataError, StudioError
 from widgets.document_tab import DocumentTab
+from widgets.editing import install_editing
 from widgets.formatting import human_bytes
 from widgets.loader import LoadRequest, ModelLoader, show_error
 from widgets.panels.find import FindPanel
@@ -58,7 +58,8 @@ class MainWindow(QMainWindow):
     #: a tab's layout failed (the model is open, the canvas could not be drawn)
     layoutFailed = Signal(str)
 
-    def __init__(self, *, settings: Settings | None = None, theme=None, sample: Path | None = None) -> None:
+    def __init__(self, *, settings: Settings | None = None, theme=None, sample: Path | None = None,
+                 recovery_store=None) -> None:
         super().__init__()
         self.settings = settings or Settings()
         self.theme = theme
@@ -77,6 +78,8 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_menus()
         self.run_dock = install_run_dock(self)  # before restoreState: its place is saved too
+        # editing: menus, History / Python Console docks, canvas gestures (widgets/editing)
+        self.editing = install_editing(self, recovery_store=recovery_store)
         geometry, state = self.settings.window_state()
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -310,10 +313,14 @@ class MainWindow(QMainWindow):
             self._on_current_tab(-1)
 
     def _confirm_discard(self, tab: DocumentTab) -> bool:
-        answer = QMessageBox.question(
-            self, "Unsaved changes", f"Discard the changes to {tab.title().rstrip('*')}?",
-            QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel)
-        return answer == QMessageBox.StandardButton.Discard
+        """Save / Discard / Cancel for a modified tab; True when it may close."""
+        return self.editing.confirm_close([tab])
+
+    def add_document(self, doc, validator=None) -> DocumentTab:
+        """Show an already open Document (a new or recovered model) in a tab of its own."""
+        request = LoadRequest(0, doc.path or Path("Untitled.onnx"), validator=validator)
+        self._on_loaded(request, doc)
+        return self.tab_list()[-1]
 
     # -- opening ---------------------------------------------------------------------------
     def open_dialog(self) -> None:

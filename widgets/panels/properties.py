@@ -32,6 +32,9 @@ class PropertiesPanel(QWidget):
     """See module docstring. ``weightsRequested(target)`` asks for the weights view."""
 
     tensorShown = Signal(object)  # Target of the tensor shown, or None
+    #: double-click on an editable row: (node Target, "name" | "attributes"); the window's
+    #: editing controller opens the editor (the panel itself never changes the model)
+    editRequested = Signal(object, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -50,6 +53,7 @@ class PropertiesPanel(QWidget):
         self.tree.setWordWrap(False)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.tree.itemClicked.connect(self._on_clicked)
+        self.tree.itemDoubleClicked.connect(self._on_double_clicked)
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.splitter.addWidget(self.tree)
         layout = QVBoxLayout(self)
@@ -116,6 +120,16 @@ class PropertiesPanel(QWidget):
         target = item.data(0, TARGET_ROLE)
         if target is not None and self._tab is not None:
             self._tab.selection.select([target], SOURCE)
+
+    def _on_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
+        shown = self._shown
+        if shown is None or shown.kind != "node":
+            return
+        section = item.parent().text(0) if item.parent() is not None else item.text(0)
+        if section.startswith("Attributes") or section == "Default attributes":
+            self.editRequested.emit(shown, "attributes")
+        elif section == "Node" and item.text(0) == "Name":
+            self.editRequested.emit(shown, "name")
 
     def rows(self) -> dict[str, str]:
         """Flat {property: value} of what is shown, keys prefixed by section (tests)."""

@@ -1,0 +1,242 @@
+"""Graph inputs and outputs: add, remove, rename, change element type and shape, and
+dimension edits for one value or across the model (batch size).
+
+Changing a fixed size (say batch 1 -> N) rarely stops at the graph inputs: exporters bake
+the old value into ``Reshape``/``Expand`` shape constants. :func:`hardcoded_dims` lists
+those (initializers and Constant nodes feeding the shape input that contain the old
+value), and the dimension dialogs show the list so the user knows what else to edit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from editor.commands import AddGraphValue, CompositeCommand, RenameValue, SetDimension, SetValueType
+from widgets.editing.common import elem_type_combo, format_shape, parse_shape, run_command
+
+
+def parse_dim(text: str) -> int | str | None:
+    t = text.strip()
+    if not t or t == "?":
+        return None
+    return int(t) if t.lstrip("-").isdigit() else t
+
+
+def graph_inputs(doc, sid: int) -> list[str]:
+    """Graph inputs that are not initializers (the model's real inputs)."""
+    scope = doc.scope(sid)
+    inits = scope.initializer_names()
+    return [n for n in scope.input_names() if n not in inits]
+
+
+def hardcoded_dims(doc, old: int) -> list[str]:
+    """Reshape/Expand shape inputs (initializers or Constant outputs) holding ``old``."""
+    found = []
+    for scope, nid, node in doc.index.iter_nodes():
+        sid = scope.id
+        if node.op_type not in ("Reshape", "Expand") or node.domain not in ("", "ai.onnx") or len(node.input) < 2:
+            continue
+        name = node.input[1]
+        array = None
+        init = doc.initializer(sid, name)
+        if init is not None:
+            array = onnx.numpy_helper.to_array(init[1]) if not _external(init[1]) else None
+        else:
+            producer = doc.producer(sid, name)
+            if producer is not None:
+                p = doc.node(producer)
+                if p.op_type == "Constant":
+                    for a in p.attribute:
+                        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+                            array = onnx.numpy_helper.to_array(a.t)
+        if array is not None and array.dtype.kind in "iu" and np.any(array == old):
+            found.append(f"{node.op_type} {node.name or nid!s}: shape {name!r} = {array.tolist()}")
+    return found
+
+
+def _external(t: onnx.TensorProto) -> bool:
+    return t.data_location == onnx.TensorProto.EXTERNAL
+
+
+class GraphValueDialog(QDialog):
+    """Add a graph input/output, or edit one (rename, element type, shape)."""
+
+    def __init__(self, doc, sid: int, kind: str, name: str | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc, self.sid, self.kind, self.old = doc, sid, kind, name
+        self.setWindowTitle(f"{'Edit' if name else 'Add'} graph {kind}")
+        elem, shape = format_shape(doc.value_info(sid, name) if name else None)
+        self.name_edit = QLineEdit(name or "", self)
+        self.type_box = elem_type_combo(self, elem or onnx.TensorProto.FLOAT)
+        self.shape_edit = QLineEdit(shape, self)
+        self.shape_edit.setPlaceholderText("e.g. N, 3, 224, 224  (? = unknown, empty = any rank)")
+        form = QFormLayout(self)
+        form.addRow("Name", self.name_edit)
+        form.addRow("Element type", self.type_box)
+        form.addRow("Shape", self.shape_edit)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons.accepted.connect(self.apply)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def command(self):
+        name = self.name_edit.text().strip()
+        elem = int(self.type_box.currentData())
+        shape = parse_shape(self.shape_edit.text())
+        if self.old is None:
+            return AddGraphValue(self.sid, self.kind, name, elem, shape)
+        parts = []
+        if name != self.old:
+            parts.append(RenameValue(self.sid, self.old, name))
+        e0, s0 = format_shape(self.doc.value_info(self.sid, self.old))
+        if elem != e0 or self.shape_edit.text().strip() != s0:
+            parts.append(SetValueType(self.sid, name, elem, shape))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else CompositeCommand(f"Edit graph {self.kind} {self.old!r}", parts)
+
+    def apply(self) -> bool:
+        cmd = self.command()
+        if cmd is None or run_command(self.parentWidget(), self.doc, cmd):
+            self.accept()
+            return True
+        return False
+
+
+class DimensionDialog(QDialog):
+    """Set one dimension (fixed or symbolic) of a value, or of every graph input ("across
+    the model"), and list the Reshape/Expand constants that hard-code the old size."""
+
+    def __init__(self, doc, sid: int, name: str | None, axis: int = 0, parent: QWidget | None = None,
+                 *, across: bool = False) -> None:
+        super().__init__(parent)
+        self.doc, self.sid, self.name = doc, sid, name
+        self.setWindowTitle("Batch size" if across else f"Dimension of {name!r}")
+        self.axis = QSpinBox(self)
+        self.axis.setRange(0, 64)
+        self.axis.setValue(axis)
+        self.dim_edit = QLineEdit(self)
+        self.dim_edit.setPlaceholderText("a size (8) or a symbol (batch)")
+        self.across = QCheckBox("every graph input of the model", self)
+        self.across.setChecked(across or name is None)
+        self.across.setEnabled(name is not None)
+        self.hardcoded = QListWidget(self)
+        self.hardcoded.setMaximumHeight(140)
+        self.note = QLabel(self)
+        self.note.setWordWrap(True)
+        form = QFormLayout()
+        form.addRow("Axis", self.axis)
+        form.addRow("New dimension", self.dim_edit)
+        form.addRow("", self.across)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(QLabel("Reshape/Expand constants that hard-code the old size:", self))
+        layout.addWidget(self.hardcoded)
+        layout.addWidget(self.note)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons.accepted.connect(self.apply)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.axis.valueChanged.connect(lambda _v: self.refresh_hardcoded())
+        self.across.toggled.connect(lambda _v: self.refresh_hardcoded())
+        self.refresh_hardcoded()
+
+    def targets(self) -> list[str]:
+        if self.across.isChecked() or self.name is None:
+            return graph_inputs(self.doc, self.sid)
+        return [self.name]
+
+    def old_values(self) -> set[int]:
+        axis = self.axis.value()
+        out = set()
+        for n in self.targets():
+            vi = self.doc.value_info(self.sid, n)
+            if vi is None or not vi.type.tensor_type.HasField("shape"):
+                continue
+            dims = vi.type.tensor_type.shape.dim
+            if axis < len(dims) and dims[axis].HasField("dim_value"):
+                out.add(dims[axis].dim_value)
+        return out
+
+    def refresh_hardcoded(self) -> None:
+        self.hardcoded.clear()
+        for old in sorted(self.old_values()):
+            if old > 1 or old == 1:
+                for line in hardcoded_dims(self.doc, old):
+                    self.hardcoded.addItem(f"[{old}] {line}")
+        self.note.setText("" if self.hardcoded.count() else "none found")
+
+    def command(self):
+        dim = parse_dim(self.dim_edit.text())
+        axis = self.axis.value()
+        parts = []
+        for n in self.targets():
+            vi = self.doc.value_info(self.sid, n)
+            if vi is None or not vi.type.tensor_type.HasField("shape") or axis >= len(vi.type.tensor_type.shape.dim):
+                continue
+            parts.append(SetDimension(self.sid, n, axis, dim))
+        if not parts:
+            return None
+        if len(parts) == 1 and not self.across.isChecked():
+            return parts[0]
+        return CompositeCommand(f"Set dim {axis} of {len(parts)} graph inputs to {dim if dim is not None else '?'}",
+                                parts)
+
+    def apply(self) -> bool:
+        cmd = self.command()
+        if cmd is None:
+            from widgets.editing.common import show_refusal
+
+            show_refusal(self.parentWidget(), f"no value with a known dimension {self.axis.value()}")
+            return False
+        if run_command(self.parentWidget(), self.doc, cmd):
+            self.accept()
+            return True
+        return False
+
+
+def value_type(doc, sid: int, name: str, _depth: int = 0) -> onnx.TypeProto | None:
+    """The declared type of a value, or one inferred from its producer's schema (following
+    producers whose inputs are untyped, a few levels deep). None when unknown."""
+    vi = doc.value_info(sid, name)
+    if vi is not None and vi.HasField("type"):
+        return vi.type
+    init = doc.initializer(sid, name)
+    if init is not None:
+        t = init[1]
+        return onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
+    producer = doc.producer(sid, name)
+    if producer is None or _depth > 32:
+        return None
+    node = doc.node(producer)
+    from editor.schema import get_schema
+
+    schema = get_schema(node.op_type, node.domain, doc.opset(node.domain))
+    if schema is None:
+        return None
+    types = {}
+    for i in node.input:
+        if not i:
+            continue
+        tp = value_type(doc, sid, i, _depth + 1)
+        if tp is None:
+            return None
+        types[i] = tp
+    try:
+        inferred = onnx.shape_inference.infer_node_outputs(schema, node, types)
+    except Exception:  # noqa: BLE001 - inference refusing is "unknown", validation reports why
+        return None
+    return inferred.get(name)

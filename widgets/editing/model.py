@@ -1,0 +1,274 @@
+"""Model-level edits: the metadata editor (producer, domain, versions, doc strings,
+metadata_props, opset imports, IR version), the clean-up pass preview and the opset
+conversion dialog.
+
+Every dialog builds ONE command from its differences to the model (a CompositeCommand of
+the core's field commands), so "Undo" takes back the whole dialog.
+"""
+
+from __future__ import annotations
+
+import onnx
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from editor.commands import CompositeCommand, SetGraphField, SetMetadataProp, SetModelField, SetOpsetImport
+from editor.passes import CLEANUP_PASSES, plan_convert_opset
+from widgets.editing.common import run_command
+
+PASS_TITLES = {
+    "remove-unused": "Remove unused nodes and initializers",
+    "remove-identity": "Remove Identity nodes",
+    "toposort": "Topological sort",
+    "fold-constants": "Constant folding",
+    "fuse-bn-conv": "Fuse BatchNormalization into Conv",
+    "fuse-matmul-add": "Fuse MatMul + Add into Gemm",
+}
+
+
+def _table(parent: QWidget, headers: list[str], rows: list[tuple[str, str]]) -> QTableWidget:
+    t = QTableWidget(len(rows), len(headers), parent)
+    t.setHorizontalHeaderLabels(headers)
+    t.horizontalHeader().setStretchLastSection(True)
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            t.setItem(r, c, QTableWidgetItem(text))
+    return t
+
+
+def _table_rows(t: QTableWidget) -> list[tuple[str, str]]:
+    out = []
+    for r in range(t.rowCount()):
+        cells = [t.item(r, c).text().strip() if t.item(r, c) is not None else "" for c in range(t.columnCount())]
+        if cells[0]:
+            out.append((cells[0], cells[1]))
+    return out
+
+
+class MetadataDialog(QDialog):
+    """Producer, domain, versions, doc strings, metadata_props, opset imports, IR version."""
+
+    TEXT_FIELDS = (("producer_name", "Producer"), ("producer_version", "Producer version"), ("domain", "Domain"))
+
+    def __init__(self, doc, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        m = doc.model
+        self.setWindowTitle("Model Properties")
+        self.fields = {f: QLineEdit(getattr(m, f), self) for f, _ in self.TEXT_FIELDS}
+        self.model_version = QSpinBox(self)
+        self.model_version.setRange(0, 2**31 - 1)
+        self.model_version.setValue(m.model_version)
+        self.ir_version = QSpinBox(self)
+        self.ir_version.setRange(1, onnx.IR_VERSION)
+        self.ir_version.setValue(max(1, m.ir_version))
+        self.doc_string = QPlainTextEdit(m.doc_string, self)
+        self.doc_string.setMaximumHeight(70)
+        self.graph_doc = QPlainTextEdit(m.graph.doc_string, self)
+        self.graph_doc.setMaximumHeight(70)
+        self.props = _table(self, ["key", "value"], [(p.key, p.value) for p in m.metadata_props])
+        self.opsets = _table(self, ["domain", "version"], [(i.domain or "ai.onnx", str(i.version)) for i in m.opset_import])
+        add_prop = QPushButton("Add metadata row", self)
+        add_prop.clicked.connect(lambda: self.props.insertRow(self.props.rowCount()))
+        add_opset = QPushButton("Add opset import", self)
+        add_opset.clicked.connect(lambda: self.opsets.insertRow(self.opsets.rowCount()))
+        self.error_label = QLabel(self)
+        self.error_label.setStyleSheet("color: #c03030")
+        form = QFormLayout()
+        for f, label in self.TEXT_FIELDS:
+            form.addRow(label, self.fields[f])
+        form.addRow("Model version", self.model_version)
+        form.addRow("IR version", self.ir_version)
+        form.addRow("Model doc string", self.doc_string)
+        form.addRow("Graph doc string", self.graph_doc)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(QLabel("Metadata (metadata_props; clear a key to remove it)", self))
+        layout.addWidget(self.props)
+        layout.addWidget(add_prop)
+        layout.addWidget(QLabel("Opset imports (clear a domain's version to remove it)", self))
+        layout.addWidget(self.opsets)
+        layout.addWidget(add_opset)
+        layout.addWidget(self.error_label)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons.accepted.connect(self.apply)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(560, 720)
+
+    def command(self):
+        m = self.doc.model
+        parts = []
+        for f, _ in self.TEXT_FIELDS:
+            if self.fields[f].text() != getattr(m, f):
+                parts.append(SetModelField(f, self.fields[f].text()))
+        if self.model_version.value() != m.model_version:
+            parts.append(SetModelField("model_version", self.model_version.value()))
+        if self.ir_version.value() != m.ir_version:
+            parts.append(SetModelField("ir_version", self.ir_version.value()))
+        if self.doc_string.toPlainText() != m.doc_string:
+            parts.append(SetModelField("doc_string", self.doc_string.toPlainText()))
+        if self.graph_doc.toPlainText() != m.graph.doc_string:
+            parts.append(SetGraphField(self.doc.index.main, "doc_string", self.graph_doc.toPlainText()))
+        old = {p.key: p.value for p in m.metadata_props}
+        new = dict(_table_rows(self.props))
+        for key in old:
+            if key not in new:
+                parts.append(SetMetadataProp(key, None))
+        for key, value in new.items():
+            if old.get(key) != value:
+                parts.append(SetMetadataProp(key, value))
+        old_ops = {(i.domain if i.domain != "ai.onnx" else ""): i.version for i in m.opset_import}
+        new_ops = {}
+        for domain, version in _table_rows(self.opsets):
+            d = "" if domain == "ai.onnx" else domain
+            new_ops[d] = int(version) if version else None
+        for d, v in new_ops.items():
+            if old_ops.get(d) != v:
+                parts.append(SetOpsetImport(d, v))
+        for d in old_ops:
+            if d not in new_ops:
+                parts.append(SetOpsetImport(d, None))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else CompositeCommand("Edit model properties", parts)
+
+    def apply(self) -> bool:
+        try:
+            cmd = self.command()
+        except ValueError as exc:
+            self.error_label.setText(f"not a number: {exc}")
+            return False
+        if cmd is None or run_command(self.parentWidget(), self.doc, cmd):
+            self.accept()
+            return True
+        from widgets.editing.common import last_refusal
+
+        self.error_label.setText(last_refusal[0])
+        return False
+
+
+class PassPreviewDialog(QDialog):
+    """Preview one clean-up pass (what it changes, what it cannot do) and apply it, once
+    or to a fixed point. Each round is one undo step."""
+
+    def __init__(self, doc, key: str | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        self.setWindowTitle("Clean Up")
+        self.choice = QComboBox(self)
+        for k in CLEANUP_PASSES:
+            self.choice.addItem(PASS_TITLES.get(k, k), k)
+        if key is not None:
+            self.choice.setCurrentIndex(self.choice.findData(key))
+        self.changes = QListWidget(self)
+        self.warnings = QListWidget(self)
+        self.warnings.setMaximumHeight(100)
+        self.fixed_point = QCheckBox("Run to fixed point (repeat until nothing changes)", self)
+        self.summary = QLabel(self)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Apply | QDialogButtonBox.StandardButton.Close, self)
+        self.apply_button = buttons.button(QDialogButtonBox.StandardButton.Apply)
+        self.apply_button.clicked.connect(self.apply)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.choice)
+        layout.addWidget(QLabel("Changes:", self))
+        layout.addWidget(self.changes, 1)
+        layout.addWidget(QLabel("Could not do:", self))
+        layout.addWidget(self.warnings)
+        layout.addWidget(self.fixed_point)
+        layout.addWidget(self.summary)
+        layout.addWidget(buttons)
+        self.choice.currentIndexChanged.connect(lambda _i: self.refresh())
+        self.plan = None
+        self.applied = 0
+        self.resize(560, 480)
+        self.refresh()
+
+    def refresh(self) -> None:
+        planner = CLEANUP_PASSES[self.choice.currentData()]
+        self.plan = planner(self.doc)
+        self.changes.clear()
+        self.changes.addItems(self.plan.changes or ["(nothing to change)"])
+        self.warnings.clear()
+        self.warnings.addItems(self.plan.warnings)
+        self.apply_button.setEnabled(not self.plan.empty)
+
+    def apply(self) -> int:
+        """Apply the previewed plan (and, with fixed point, its re-plans); returns rounds."""
+        planner = CLEANUP_PASSES[self.choice.currentData()]
+        rounds = 0
+        plan = self.plan
+        while plan is not None and not plan.empty and rounds < 50:
+            if not run_command(self.parentWidget(), self.doc, plan.command):
+                break
+            rounds += 1
+            plan = planner(self.doc) if self.fixed_point.isChecked() else None
+        self.applied += rounds
+        self.summary.setText(f"applied {rounds} round{'s' if rounds != 1 else ''}")
+        self.refresh()
+        return rounds
+
+
+class OpsetDialog(QDialog):
+    """Convert the model to another default-domain opset; one undo step; lists what the
+    converter could not convert (the plan's warnings) before and after."""
+
+    def __init__(self, doc, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        self.setWindowTitle("Convert Opset")
+        self.target = QSpinBox(self)
+        self.target.setRange(1, onnx.defs.onnx_opset_version())
+        self.target.setValue(doc.opset("") or onnx.defs.onnx_opset_version())
+        preview = QPushButton("Preview", self)
+        preview.clicked.connect(self.refresh)
+        self.changes = QListWidget(self)
+        self.warnings = QListWidget(self)
+        form = QFormLayout()
+        form.addRow(f"Target opset (now {doc.opset('')})", self.target)
+        form.addRow("", preview)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(QLabel("Changes:", self))
+        layout.addWidget(self.changes)
+        layout.addWidget(QLabel("Could not convert:", self))
+        layout.addWidget(self.warnings)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Apply | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons.button(QDialogButtonBox.StandardButton.Apply).clicked.connect(self.apply)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.plan = None
+        self.resize(520, 420)
+
+    def refresh(self) -> None:
+        self.plan = plan_convert_opset(self.doc, self.target.value())
+        self.changes.clear()
+        self.changes.addItems(self.plan.changes or ["(nothing to change)"])
+        self.warnings.clear()
+        self.warnings.addItems(self.plan.warnings)
+
+    def apply(self) -> bool:
+        if self.plan is None or self.plan.name != f"Convert to opset {self.target.value()}":
+            self.refresh()
+        if self.plan.empty:
+            return False
+        if run_command(self.parentWidget(), self.doc, self.plan.command):
+            self.accept()
+            return True
+        return False
