@@ -91,6 +91,10 @@ class DocumentTab(QWidget):
         self.canvas.activated.connect(self._on_activated)
         self.selection.changed.connect(self._on_selection)
         # psygnal -> Qt: document events may come from commands run on this thread only
+        self._rebuild_timer = QTimer(self)
+        self._rebuild_timer.setSingleShot(True)
+        self._rebuild_timer.setInterval(40)
+        self._rebuild_timer.timeout.connect(self._rebuild_display)
         doc.changed.connect(self._on_doc_changed)
         self.show_scope(self._scope_id)
 
@@ -162,6 +166,13 @@ class DocumentTab(QWidget):
         view.centerOn(rect.center().x(), rect.top() + half_h - 20 / zoom)
 
     def _on_doc_changed(self, _changes) -> None:
+        # NOTE: rebuilding the display model of a 10k-node graph takes a few hundred ms.
+        # Coalesce: quick successive edits (typing, scripts) rebuild once, and the cheap views
+        # (problem badges, the problems panel) update first, within the edit's own signal.
+        self._trees.clear()
+        self._rebuild_timer.start()
+
+    def _rebuild_display(self) -> None:
         self._trees.clear()
         if self._scope_id not in self.doc.index.scopes:
             self._scope_id = self.doc.index.main

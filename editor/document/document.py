@@ -159,25 +159,14 @@ class Document:
         return uses
 
     def initializer(self, scope: ScopeId, name: str) -> tuple[int, onnx.TensorProto] | None:
-        g = self.index.scopes[scope].graph
-        if isinstance(g, onnx.FunctionProto):
-            return None
-        for i, t in enumerate(g.initializer):
-            if t.name == name:
-                return i, t
-        return None
+        """(position, tensor) of the initializer ``name`` in ``scope``, if any (O(1))."""
+        s = self.index.scopes[scope]
+        pos = s.initializer_position(name)
+        return None if pos is None else (pos, s.graph.initializer[pos])
 
     def value_info(self, scope: ScopeId, name: str) -> onnx.ValueInfoProto | None:
-        """Declared type of a value: graph input/output or value_info entry, if any."""
-        g = self.index.scopes[scope].graph
-        if isinstance(g, onnx.FunctionProto):
-            entries = list(getattr(g, "value_info", ()))
-        else:
-            entries = list(g.input) + list(g.output) + list(g.value_info)
-        for vi in entries:
-            if vi.name == name:
-                return vi
-        return None
+        """Declared type of a value: graph input/output or value_info entry, if any (O(1))."""
+        return self.index.scopes[scope].declared(name)
 
     def resolve_value(self, scope: ScopeId, name: str) -> ScopeId | None:
         """The scope (this one or an enclosing one) where ``name`` is defined, if any."""
@@ -351,6 +340,16 @@ class Document:
             assert consumers == scope.consumers, f"scope {sid}: consumers differ"
             if scope.kind == "main":
                 assert g is self.model.graph
+            # the name lookups must agree with the lists they cache
+            if scope._initializer_positions is not None:
+                for name, pos in scope._initializer_positions.items():
+                    assert g.initializer[pos].name == name, f"scope {sid}: stale initializer lookup"
+                assert len(scope._initializer_positions) == len({t.name for t in g.initializer})
+            if scope._declared is not None:
+                scope._declared, cached = None, scope._declared
+                assert {k: v.SerializeToString() for k, v in cached.items()} == {
+                    k: scope.declared(k).SerializeToString() for k in cached
+                }, f"scope {sid}: stale value_info lookup"
         assert seen_nodes == set(idx.nodes), "index has nodes that are in no scope"
         # every scope is reachable: the main graph, a function, or a body of a live node
         assert set(idx.children) <= set(idx.nodes), "children recorded for a removed node"

@@ -48,6 +48,10 @@ class Scope:
     consumers: dict[str, set[tuple[NodeId, int]]] = field(default_factory=dict)
     value_ids: dict[str, int] = field(default_factory=dict)  # allocated on demand
     _positions: dict[NodeId, int] | None = None
+    # name -> position in graph.initializer / declared ValueInfoProto; rebuilt on demand after
+    # an op touches those lists (editor.document.ops calls invalidate_lists)
+    _initializer_positions: dict[str, int] | None = None
+    _declared: dict[str, onnx.ValueInfoProto] | None = None
 
     @property
     def is_function(self) -> bool:
@@ -70,6 +74,37 @@ class Scope:
 
     def invalidate_positions(self) -> None:
         self._positions = None
+
+    def invalidate_lists(self, field: str) -> None:
+        if field in ("initializer", "sparse_initializer"):
+            self._initializer_positions = None
+        elif field in ("input", "output", "value_info"):
+            self._declared = None
+
+    def initializer_position(self, name: str) -> int | None:
+        g = self.graph
+        if isinstance(g, onnx.FunctionProto):
+            return None
+        if self._initializer_positions is None:
+            found: dict[str, int] = {}
+            for i, t in enumerate(g.initializer):
+                found.setdefault(t.name, i)
+            self._initializer_positions = found
+        return self._initializer_positions.get(name)
+
+    def declared(self, name: str) -> onnx.ValueInfoProto | None:
+        """The first graph input, output or value_info entry naming ``name``."""
+        if self._declared is None:
+            g = self.graph
+            if isinstance(g, onnx.FunctionProto):
+                entries = list(getattr(g, "value_info", ()))
+            else:
+                entries = list(g.input) + list(g.output) + list(g.value_info)
+            found: dict[str, onnx.ValueInfoProto] = {}
+            for vi in entries:
+                found.setdefault(vi.name, vi)
+            self._declared = found
+        return self._declared.get(name)
 
     # -- graph-level names -------------------------------------------------------------
     def input_names(self) -> list[str]:

@@ -77,6 +77,7 @@ def _touch(
         else:
             changes.model_fields.add(field)
     elif kind == "scope":
+        index.scopes[target[1]].invalidate_lists(field)
         changes.scopes.add(target[1])
         changes.scope_fields.add((target[1], field))
         if reshaped:
@@ -87,6 +88,7 @@ def _touch(
         changes.nodes_changed.add(target[1])
         changes.scopes.add(index.node_scope[target[1]])
     elif kind == "item":
+        index.scopes[target[1]].invalidate_lists(target[2])  # e.g. an initializer renamed in place
         changes.scopes.add(target[1])
         changes.scope_fields.add((target[1], target[2]))
         changes.items.add((target[1], target[2], target[3]))

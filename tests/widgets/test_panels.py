@@ -40,7 +40,8 @@ def test_outline_follows_edits_and_filters(qtbot, window):
     outline = window.outline
     nodes = outline.proxy.mapFromSource(outline.model.index_for(Target.of_node(doc.index.main, nid))).parent()
     outline.tree.expand(nodes)
-    doc.execute(SetNodeField(nid, "name", "renamed_by_test"))
+    with qtbot.waitSignal(outline.model.rebuilt, timeout=5000):  # edits are coalesced
+        doc.execute(SetNodeField(nid, "name", "renamed_by_test"))
     index = outline.model.index_for(Target.of_node(doc.index.main, nid))
     assert index.data() == "renamed_by_test"
     # what the user had opened stays open across the rebuild

@@ -9,7 +9,7 @@ it holds names and ids only, never protobuf objects.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt, QItemSelectionModel
+from PySide6.QtCore import QAbstractItemModel, QItemSelectionModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTreeView, QVBoxLayout, QWidget
 
@@ -45,12 +45,17 @@ class OutlineModel(QAbstractItemModel):
     """Tree of the document's graphs; column 0 name, column 1 op type / type and shape."""
 
     HEADERS = ("Name", "Type")
+    rebuilt = Signal()  # after a coalesced rebuild following edits
 
     def __init__(self, doc=None, parent=None) -> None:
         super().__init__(parent)
         self._doc = None
         self._root = _Item(None, "")
         self._by_target: dict[tuple, _Item] = {}
+        self._rebuild_timer = QTimer(self)
+        self._rebuild_timer.setSingleShot(True)
+        self._rebuild_timer.setInterval(250)
+        self._rebuild_timer.timeout.connect(self._rebuild)
         self.set_document(doc)
 
     # -- building ------------------------------------------------------------------------
@@ -65,9 +70,15 @@ class OutlineModel(QAbstractItemModel):
         self.endResetModel()
 
     def _on_changed(self, _changes) -> None:
+        # NOTE: a full rebuild of a 10k-node outline costs up to a second; coalesce bursts of
+        # edits into one rebuild after they settle, so editing stays responsive.
+        self._rebuild_timer.start()
+
+    def _rebuild(self) -> None:
         self.beginResetModel()
         self._build()
         self.endResetModel()
+        self.rebuilt.emit()
 
     def _build(self) -> None:
         self._root = _Item(None, "")
