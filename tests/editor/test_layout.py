@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import copy
 
-import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import helper
 
 from editor.layout import CancelToken, Cancelled, LayoutResult, layout_graph, port_position
 from editor.layout.sugiyama import REF_MIN_FANOUT, REF_SPAN
