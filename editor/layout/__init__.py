@@ -60,6 +60,9 @@ class LayoutResult:
     #: the display graph has open groups (see :mod:`editor.layout.compound`). The group's
     #: name goes in the top ``FRAME_TITLE`` pixels of the frame.
     frames: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    #: Additive, internal: the per-level layouts of a compound layout (level-local
+    #: coordinates), kept so the next incremental re-layout can start from them.
+    levels: Mapping[str, "LayoutResult"] = field(default_factory=dict)
 
 
 def port_position(box: Box, pos: tuple[float, float], side: str, index: int) -> tuple[float, float]:
@@ -113,7 +116,10 @@ def graph_arrays(graph: DisplayGraph) -> dict[str, np.ndarray]:
         "es": np.asarray(es_l, dtype=np.int64), "ed": np.asarray(ed_l, dtype=np.int64),
         "esp": np.asarray(esp_l, dtype=np.int64), "edp": np.asarray(edp_l, dtype=np.int64),
         "eidx": np.asarray(eidx, dtype=np.int64),
-        "anchor": np.fromiter((b.kind == "input" for b in boxes), dtype=bool, count=len(boxes)),
+        "anchor": np.fromiter((b.kind in ("input", "entry") for b in boxes), dtype=bool, count=len(boxes)),
+        # internal kinds used by the compound layout for a group's boundary crossings
+        "pin_top": np.fromiter((b.kind == "entry" for b in boxes), dtype=bool, count=len(boxes)),
+        "pin_bottom": np.fromiter((b.kind == "exit" for b in boxes), dtype=bool, count=len(boxes)),
     }
 
 
@@ -128,19 +134,20 @@ def layout_graph(
     from editor.layout.sugiyama import layout_arrays
 
     check = _checker(progress, cancel)
+    if graph.box_groups and graph.boxes:
+        from editor.layout.compound import compound_layout
+
+        return compound_layout(graph, check, previous)
     if previous is not None:
         from editor.layout.incremental import incremental_layout
 
         res = incremental_layout(graph, previous, check)
         if res is not None:
             return res
-    if graph.box_groups and graph.boxes:
-        from editor.layout.compound import compound_layout
-
-        return compound_layout(graph, check)
     arr = graph_arrays(graph)
     lay = layout_arrays(arr["w"], arr["h"], arr["es"], arr["ed"], arr["esp"], arr["edp"],
-                        arr["n_in"], arr["n_out"], check=check, anchor=arr["anchor"])
+                        arr["n_in"], arr["n_out"], check=check, anchor=arr["anchor"],
+                        pin_top=arr["pin_top"], pin_bottom=arr["pin_bottom"])
     return to_result(graph, arr, lay)
 
 

@@ -18,11 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
+from editor.viewmodel import Box, DisplayGraph, Edge
 
-from editor.viewmodel import DisplayGraph
-
-from editor.layout.sugiyama import layout_arrays
 
 FRAME_PAD = 14.0      # frame padding left/right/bottom
 FRAME_TITLE = 24.0    # frame title band (holds the group name, and the entry jogs)
@@ -32,8 +29,8 @@ PIN_H = 1.0
 Point = tuple[float, float]
 
 
-def compound_layout(graph: DisplayGraph, check: Callable[[float], None]):
-    from editor.layout import LayoutResult, port_position
+def compound_layout(graph: DisplayGraph, check: Callable[[float], None], previous=None):
+    from editor.layout import LayoutResult, layout_graph, port_position
 
     parents = dict(graph.group_parents)
     box_group = graph.box_groups
@@ -113,7 +110,8 @@ def compound_layout(graph: DisplayGraph, check: Callable[[float], None]):
         pieces[e.key] = plist
     check(0.1)
 
-    # ---- lay out levels bottom-up (deepest first)
+    # ---- lay out levels bottom-up (deepest first); each level is a small display graph of
+    # its own, laid out by layout_graph (incrementally when the previous result has it)
     def depth(g: str) -> int:
         d = 0
         while g:
@@ -121,56 +119,66 @@ def compound_layout(graph: DisplayGraph, check: Callable[[float], None]):
             d += 1
         return d
 
+    def vkey(it: tuple) -> str:
+        if it[0] == "box":
+            return it[1]
+        if it[0] == "frame":
+            return "f:" + it[1]
+        return f"{'e' if it[0] == 'in' else 'x'}:{it[1]}:{pin_name[it]}"
+
+    pin_name: dict[tuple, str] = {}
+    for (g, src, sp), it in entries.items():
+        pin_name[it] = f"{src}:{sp}"
+    for (g, src, sp), it in exits.items():
+        pin_name[it] = f"{src}:{sp}"
+    prev_levels = getattr(previous, "levels", None) or {}
     levels = sorted(level_items, key=lambda g: (-depth(g), g))
     frame_size: dict[str, tuple[float, float]] = {}
-    local: dict[str, dict] = {}
+    level_res: dict[str, object] = {}
+    edge_keys: dict[tuple[str, int], str] = {}
     for li, lev in enumerate(levels):
         check(0.1 + 0.7 * li / max(len(levels), 1))
         items = level_items[lev]
-        keys = list(items)
-        n = len(keys)
-        w = np.empty(n)
-        h = np.empty(n)
-        n_in = np.zeros(n, dtype=np.int64)
-        n_out = np.zeros(n, dtype=np.int64)
-        pin_top = np.zeros(n, dtype=bool)
-        pin_bot = np.zeros(n, dtype=bool)
-        anchor = np.zeros(n, dtype=bool)
         edges = level_edges.get(lev, [])
         # frame ports: one per entry/exit of the child group, numbered in creation order
         fport: dict[tuple, int] = {}
         fcount: dict[tuple[str, str], int] = {}
-        for (s, sp, d, dp, _) in edges:
-            for node, port, side in ((s, sp, "out"), (d, dp, "in")):
+        for (s_, sp, d, dp, _) in edges:
+            for node, port, side in ((s_, sp, "out"), (d, dp, "in")):
                 if node[0] == "frame" and isinstance(port, tuple) and port not in fport:
                     c = fcount.get((node[1], side), 0)
                     fport[port] = c
                     fcount[(node[1], side)] = c + 1
-        for i, it in enumerate(keys):
+        sub_boxes = []
+        for it in items:
+            k = vkey(it)
             if it[0] == "box":
-                b = by_key[it[1]]
-                w[i], h[i], n_in[i], n_out[i] = b.width, b.height, b.n_in, b.n_out
-                anchor[i] = b.kind == "input"
+                sub_boxes.append(by_key[it[1]])
             elif it[0] == "frame":
-                w[i], h[i] = frame_size[it[1]]
-                n_in[i] = fcount.get((it[1], "in"), 0)
-                n_out[i] = fcount.get((it[1], "out"), 0)
+                fw, fh = frame_size[it[1]]
+                sub_boxes.append(Box(key=k, kind="group", label=it[1], name=it[1], category="group", width=fw,
+                                     height=fh, n_in=fcount.get((it[1], "in"), 0),
+                                     n_out=fcount.get((it[1], "out"), 0)))
             elif it[0] == "in":
-                w[i], h[i], n_out[i] = PIN_W, PIN_H, 1
-                pin_top[i] = True
+                sub_boxes.append(Box(key=k, kind="entry" if lev else "input", label="", name="", category="",
+                                     width=PIN_W, height=PIN_H, n_in=0, n_out=1))
             else:
-                w[i], h[i], n_in[i] = PIN_W, PIN_H, 1
-                pin_bot[i] = True
-        es = np.array([items[s] for s, *_ in edges], dtype=np.int64)
-        ed = np.array([items[d] for _, _, d, _, _ in edges], dtype=np.int64)
-        esp = np.array([fport[p] if isinstance(p, tuple) else p for _, p, *_ in edges], dtype=np.int64)
-        edp = np.array([fport[p] if isinstance(p, tuple) else p for _, _, _, p, _ in edges], dtype=np.int64)
-        lay = layout_arrays(w, h, es, ed, esp, edp, n_in, n_out, check=lambda f: None, anchor=anchor,
-                            pin_top=pin_top if lev else None, pin_bottom=pin_bot if lev else None)
-        local[lev] = {"keys": keys, "items": items, "lay": lay, "w": w, "h": h, "fport": fport,
-                      "n_in": n_in, "n_out": n_out}
+                sub_boxes.append(Box(key=k, kind="exit" if lev else "output", label="", name="", category="",
+                                     width=PIN_W, height=PIN_H, n_in=1, n_out=0))
+        sub_edges: dict[str, Edge] = {}
+        for idx, (s_, sp, d, dp, value) in enumerate(edges):
+            spi = fport[sp] if isinstance(sp, tuple) else sp
+            dpi = fport[dp] if isinstance(dp, tuple) else dp
+            sk, dk = vkey(s_), vkey(d)
+            key = f"{sk}:{spi}->{dk}:{dpi}"
+            edge_keys[(lev, idx)] = key
+            if key not in sub_edges:
+                sub_edges[key] = Edge(key, sk, spi, dk, dpi, value)
+        sub = DisplayGraph(boxes=tuple(sub_boxes), edges=tuple(sub_edges.values()), scope=lev)
+        res = layout_graph(sub, previous=prev_levels.get(lev))
+        level_res[lev] = res
         if lev:
-            frame_size[lev] = (lay.width + 2 * FRAME_PAD, lay.height + FRAME_TITLE + FRAME_PAD)
+            frame_size[lev] = (res.width + 2 * FRAME_PAD, res.height + FRAME_TITLE + FRAME_PAD)
     check(0.85)
 
     # ---- absolute positions, top-down
@@ -179,10 +187,10 @@ def compound_layout(graph: DisplayGraph, check: Callable[[float], None]):
     positions: dict[str, Point] = {}
     for lev in reversed(levels):
         ox, oy = origin[lev]
-        L = local[lev]
-        lay = L["lay"]
-        for i, it in enumerate(L["keys"]):
-            x, y = float(lay.x[i]) + ox, float(lay.y[i]) + oy
+        res = level_res[lev]
+        for it in level_items[lev]:
+            x, y = res.positions[vkey(it)]
+            x, y = x + ox, y + oy
             if it[0] == "box":
                 positions[it[1]] = (x, y)
             elif it[0] == "frame":
@@ -192,8 +200,7 @@ def compound_layout(graph: DisplayGraph, check: Callable[[float], None]):
 
     # ---- routes: join the pieces through the frames' title bands and bottom paddings
     def piece(lev: str, idx: int) -> list[Point] | None:
-        L = local[lev]
-        r = L["lay"].routes[idx]
+        r = level_res[lev].routes.get(edge_keys[(lev, idx)])
         if r is None:
             return None
         ox, oy = origin[lev]
@@ -234,10 +241,11 @@ def compound_layout(graph: DisplayGraph, check: Callable[[float], None]):
         clean[0] = port_position(sb, positions[e.src], "out", e.src_port)
         clean[-1] = port_position(db, positions[e.dst], "in", e.dst_port)
         routes[e.key] = tuple(clean)
-    root = local[""]["lay"]
+    root = level_res[""]
     check(1.0)
     return LayoutResult(positions=positions, routes=routes, references=frozenset(refs), width=root.width,
-                        height=root.height, sizes={b.key: (b.width, b.height) for b in boxes}, frames=frames)
+                        height=root.height, sizes={b.key: (b.width, b.height) for b in boxes}, frames=frames,
+                        levels=level_res)
 
 
 def _find(edges: list, s: tuple, d: tuple) -> int:

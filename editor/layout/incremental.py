@@ -35,7 +35,7 @@ def _free_spot(occupied: list[Interval], width: float, desired: float) -> float:
         cands.append(a - width)
     best = None
     for c in cands:
-        if c < MARGIN:
+        if c < 0:  # callers pad the interval by half a gap on each side
             continue
         if all(c + width <= a or c >= b for a, b in occ):
             d = abs(c - desired)
@@ -91,7 +91,11 @@ def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], N
                 return None  # would reach into the next band: lay out afresh
             ow = prev_sizes.get(b.key, (b.width, b.height))[0]
             pending.append(b)  # resized: re-placed below, near its old centre
-            pos[b.key] = (p[0] + ow / 2 - b.width / 2, top + (bot - top - b.height) / 2)
+            # a resized frame (compound layout) keeps its top-left corner: its contents are
+            # placed relative to it; any other box keeps its centre
+            x_keep = p[0] if b.key.startswith("f:") else p[0] + ow / 2 - b.width / 2
+            y_keep = p[1] if b.key.startswith("f:") else top + (bot - top - b.height) / 2
+            pos[b.key] = (x_keep, y_keep)
             ranks[b.key] = r
             continue
         ranks[b.key] = r
@@ -136,12 +140,16 @@ def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], N
             x0 = pos[b.key][0]
             top, bot = layers[r]
             x = _free_spot(placed_by_band.get(r, []), b.width + H_GAP, x0 - H_GAP / 2) + H_GAP / 2
-            pos[b.key] = (x, top + (bot - top - b.height) / 2)
+            pos[b.key] = (x, pos[b.key][1])
             occupy(r, x, x + b.width, H_GAP / 2)
             continue
         pr = [ranks[e.src] for e in preds.get(b.key, ()) if e.src in ranks]
         sr = [ranks[e.dst] for e in succs.get(b.key, ()) if e.dst in ranks]
-        if pr:
+        if b.kind == "entry":  # compound layout: a group's boundary entries stay on top
+            r = 0
+        elif b.kind == "exit":
+            r = len(layers) - 1 if layers else 0
+        elif pr:
             r = max(pr) + 1
         elif sr:
             r = max(min(sr) - 1, 0)
@@ -206,9 +214,9 @@ def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], N
         routes[e.key] = tuple(clean)
     check(0.9)
     width = max([x + by_key[k].width for k, (x, _) in pos.items()] + [previous.width - MARGIN]) + MARGIN
-    for r in routes.values():
-        for x, _ in r:
-            width = max(width, x + MARGIN)
+    # NOTE: routes do not widen the picture here: a new edge's free column may sit just right
+    # of the rightmost box, inside the margin; growing the width would resize the frame of
+    # a compound layout and move everything after it.
     height = max(previous.height, layers[-1][1] + MARGIN + V_GAP / 2) if layers else previous.height
     sizes = {b.key: (b.width, b.height) for b in boxes}
     check(1.0)

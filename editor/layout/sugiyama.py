@@ -13,10 +13,11 @@ appear in the inner loops. The phases:
 3. **dummies** -- every routed edge longer than one rank becomes a chain of dummy vertices;
 4. **order** -- barycenter sweeps, all layers at once (Jacobi style): one ``bincount`` for
    the barycenters and one ``lexsort`` by (rank, barycenter) per sweep;
-5. **x** -- iterative weighted pulls toward the neighbours' port positions, each followed by
-   a projection onto the packing constraints of every layer (left-push by a segmented
-   running maximum, right-push by a segmented running minimum, averaged: a vectorised,
-   two-sided cousin of Brandes-Köpf's balancing);
+5. **x** -- vertical blocks as in Brandes-Köpf (a vertex and its only non-leaf successor
+   move together: straight op chains and dummy chains), then iterative median pulls toward
+   the neighbours' (port-adjusted) positions, each followed by a projection onto the
+   packing constraints of every layer (left-push by a segmented running maximum, right-push
+   by a segmented running minimum, averaged: a vectorised two-sided balancing);
 6. **routes** -- polylines from the bottom port of the source through the dummy slots
    (which no box can occupy) to the top port of the target.
 """
@@ -446,12 +447,10 @@ def layout_arrays(
     cx = np.empty(N)
     cx[perm] = cx_p
     # ---- 6. y and routes
-    heights = np.bincount(rank, weights=None, minlength=n_layers)  # placeholder for shape
     lh = np.zeros(n_layers)
     if n:
         np.maximum.at(lh, rank, h)
     lh = np.maximum(lh, 8.0)  # layers holding only dummies still get a little room
-    del heights
     layer_top = np.zeros(n_layers)
     if n_layers:
         layer_top[1:] = np.cumsum(lh + V_GAP)[:-1]

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import copy
 
-import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import helper
 
 from editor.layout import CancelToken, Cancelled, LayoutResult, layout_graph, port_position
 from editor.layout.sugiyama import REF_MIN_FANOUT, REF_SPAN
@@ -233,3 +232,27 @@ def test_open_groups_get_frames_holding_their_members():
             x, y = res.positions[key]
             assert x + b.width <= ix or x >= ix + iw or y + b.height <= iy or y >= iy + ih, key
     assert layout_graph(dg) == res  # deterministic
+
+
+@pytest.mark.parametrize("model", ["../real/magika_standard_v3_3.onnx", "../real/silero_vad_16k_op15.onnx",
+                                   "../real/fw_silero_vad_v6.onnx"])
+@pytest.mark.parametrize("edit", [_edit_add, _edit_remove, _edit_rename])
+def test_incremental_edit_in_grouped_view_keeps_positions(model, edit):
+    """The app's first view has open groups (compound layout): edits keep the picture too."""
+    from editor.viewmodel import default_expanded
+
+    m, ops = _load(LIGHT.parent / model)
+    exp = default_expanded(m.graph)
+    assert exp, "these models have name scopes"
+    dg = _dg(m, ops, expanded=exp)
+    before = layout_graph(dg)
+    assert before.frames
+    visible = {b.node_id for b in dg.boxes if b.kind == "node"}
+    nodes = m.graph.node
+    k = next(i for i in range(len(nodes) // 2, len(nodes)) if i in visible and nodes[i].output)
+    m2, ids, touched = edit(m, k)
+    dg2 = _dg(m2, ops, ids, expanded=exp)
+    after = layout_graph(dg2, previous=before)
+    assert_layout_invariants(dg2, after, where=f"{model} {edit.__name__}")
+    frac = _kept_fraction(before, after, touched)
+    assert frac >= 0.95, f"only {frac:.1%} of untouched boxes kept their position"

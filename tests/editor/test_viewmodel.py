@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from editor.viewmodel import (
-    CATEGORIES, build_display_graph, build_group_tree, category_of, function_graph, repeat_signature,
+    CATEGORIES, build_display_graph, build_group_tree, category_of, function_graph,
 )
 from editor.viewmodel.categories import category_table
 from editor.viewmodel.groups import MAX_CHILDREN, scopes_of
