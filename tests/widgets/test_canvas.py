@@ -328,15 +328,36 @@ def test_expand_collapse_keeps_untouched_boxes_in_place(qtbot):
     after = {k: it.pos() for k, it in scene.node_items().items()}
     assert "g:/blk" not in after
     assert any(it.box.name.startswith("/blk/") for it in scene.node_items().values())
-    untouched = [k for k in before if k in after]
-    assert untouched
-    moved = [k for k in untouched if (before[k] - after[k]).manhattanLength() > 1.0]
-    assert len(moved) <= len(untouched) // 2, moved
+    # (a 5-box toy graph is re-laid out afresh by design: the expansion adds more than 5% of
+    # its boxes; stability is checked on a real model below)
     relu = _key(scene, "Relu")
     assert controller.scope_of(relu) == "/blk"  # breadcrumb / "Collapse /blk" use this
     assert controller.scope_of("g:/side") == "/side"
     controller.toggle_group("g:/blk", sync=True)
     assert "g:/blk" in scene.node_items()
+
+
+def test_expanding_groups_of_a_real_model_keeps_the_picture(qtbot):
+    """magika's first view has several closed groups; opening each one in place must not
+    move the boxes the user already sees."""
+    import onnx
+
+    from tests.conftest import CORPUS
+
+    model = onnx.load(str(CORPUS / "real" / "magika_standard_v3_3.onnx"), load_external_data=False)
+    scene = GraphScene()
+    controller = GraphController(scene)
+    controller.set_source(model.graph, list(range(len(model.graph.node))), opsets={"": 13}, expanded="auto", sync=True)
+    groups = [k for k, it in scene.node_items().items() if k.startswith("g:")]
+    assert len(groups) >= 3
+    for group in groups[:3]:
+        before = {k: it.pos() for k, it in scene.node_items().items()}
+        controller.toggle_group(group, sync=True)
+        after = {k: it.pos() for k, it in scene.node_items().items()}
+        untouched = [k for k in before if k in after]
+        moved = [k for k in untouched if (before[k] - after[k]).manhattanLength() > 1.0]
+        assert len(moved) <= len(untouched) // 10, (group, moved)
+        controller.toggle_group(group, sync=True)
 
 
 def test_layout_runner_delivers_latest_result_only(qtbot):
