@@ -121,7 +121,7 @@ def test_diff_lists_the_edits_selects_and_colours(qtbot, window, dock, edited, t
     assert (name_row.text(0), name_row.text(2)) == ("name", "conv1_renamed")
     # clicking a change selects and centres the node on the canvas
     scene = tab.canvas.scene
-    panel.tree.itemClicked.emit(pool_row, 0)
+    panel.tree.setCurrentItem(pool_row)
     assert tab.selection.current is not None and tab.selection.current.node == POOL
     qtbot.waitUntil(lambda: scene.selected_keys() == [f"n:{POOL}"])
     assert tab.canvas.view.visible_scene_rect().contains(scene.item_for(f"n:{POOL}").scene_rect().center())
@@ -153,6 +153,7 @@ def test_other_model_side_by_side(qtbot, window, dock, edited) -> None:
         dock.open_other()
     tab_b = dock.tab_b
     assert tab_b is not None and tab_b.path == edited
+    assert dock.panel.open_button.text() == "Show Other Model"
     assert window.tabs.indexOf(tab_b) == window.tabs.indexOf(tab) + 1
     pool_b = dock.diff.pairs[POOL]
     assert tab_b.doc.node(pool_b).op_type == "MaxPool"
@@ -161,16 +162,21 @@ def test_other_model_side_by_side(qtbot, window, dock, edited) -> None:
     assert is_amber(frame_colour(tab_b.canvas.scene, f"n:{pool_b}"))
     # a changed node selects its match in both tabs
     row = next(r for r in dock.panel.node_rows() if r.data(0, 256).a == POOL)
-    dock.panel.tree.itemClicked.emit(row, 0)
+    dock.panel.tree.setCurrentItem(row)
     assert tab.selection.current.node == POOL and tab_b.selection.current.node == pool_b
+    if os.environ.get("STUDIO_SHOT_DIR"):
+        window.tabs.setCurrentWidget(tab_b)
+        qtbot.wait(50)
+        window.grab().save(os.path.join(os.environ["STUDIO_SHOT_DIR"], "diff_other.png"))
     # a removed node is only in A: A's tab comes to the front
     window.tabs.setCurrentWidget(tab_b)
     row = next(r for r in dock.panel.node_rows() if r.data(0, 256).a == RELU)
-    dock.panel.tree.itemClicked.emit(row, 0)
+    dock.panel.tree.setCurrentItem(row)
     assert window.current_tab() is tab and tab.selection.current.node == RELU
     # closing B's tab drops its overlay, the comparison stays
     window.close_tab(window.tabs.indexOf(tab_b))
     qtbot.waitUntil(lambda: dock.tab_b is None)
+    assert dock.panel.open_button.text() == "Open Other Side by Side"
     assert dock.diff is not None and dock.overlay_for(tab) is not None
 
 
@@ -209,3 +215,80 @@ def test_extract_selection_opens_a_valid_untitled_model(qtbot, window, dock) -> 
     # the canvas context menu offers it too
     menu = tab.canvas.view.context_menu(None)
     assert dock.act_extract in menu.actions()
+
+
+def test_menu_action_live_tab_stale_and_refresh(qtbot, monkeypatch, window, dock, edited) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from editor import commands as C
+
+    tab = open_model(qtbot, window, SQUEEZENET)
+    tab_b = open_model(qtbot, window, edited)
+    window.tabs.setCurrentWidget(tab)
+    # B is open and edited further: the menu action diffs against the open document as it is
+    tab_b.doc.execute(C.SetNodeField(tab_b.doc.find_nodes("n3")[0], "name", "squeeze"))
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(edited), "")))
+    dock.act_compare.trigger()
+    qtbot.waitUntil(lambda: not dock.busy, timeout=LOAD_TIMEOUT_MS)
+    diff = dock.diff
+    assert dock.tab_b is tab_b
+    assert sorted(c.a.id for c in diff.nodes_changed) == [CONV, POOL, 42]
+    assert dock.overlay_for(tab_b).statuses_by_key()[f"n:{diff.pairs[42]}"] == "changed"
+    # an edit to A makes the list stale; Refresh compares again
+    assert not dock.panel.refresh_button.isVisible()
+    tab.doc.execute(C.SetAttribute(46, "pads", [0, 0, 0, 0]))  # the fire2 3x3 Conv
+    assert dock.stale and dock.panel.refresh_button.isVisible()
+    dock.panel.refresh_button.click()
+    qtbot.waitUntil(lambda: not dock.busy, timeout=LOAD_TIMEOUT_MS)
+    assert not dock.stale and not dock.panel.refresh_button.isVisible()
+    assert sorted(c.a.id for c in dock.diff.nodes_changed) == [CONV, POOL, 42, 46]
+
+
+SILERO = CORPUS / "real" / "silero_vad_16k_op15.onnx"
+
+
+@pytest.mark.skipif(not SILERO.is_file(), reason="corpus not available")
+def test_snapshot_ids_translate_to_live_ids_in_subgraphs() -> None:
+    """A live document whose ids have gaps (a deleted node, an added one) and subgraphs:
+    every node of a snapshot translates to the live node at the same place."""
+    from editor import commands as C
+    from editor.document import Document
+    from editor.diff import diff_models
+    from widgets.compare.task import DiffOutcome, SideMap, node_keys, snapshot, translate
+
+    doc = Document.open(SILERO)
+    assert any(s.kind == "subgraph" for s in doc.index.scopes.values())
+    # a gap at the front of the main graph and a new node at its end: ids and positions disagree
+    doc.execute(C.AddNode(0, "Identity", inputs=["/Constant_output_0"], outputs=["extra_out"]))
+    doc.execute(C.DeleteNodes([0, 1], reconnect=False))
+    snap = Document(snapshot(doc))
+    live = SideMap.of(doc)
+    keys = node_keys(snap.index)
+    moved = 0
+    for nid, key in keys.items():
+        lid = live.ids[key]
+        moved += lid != nid
+        a, b = snap.node(nid), doc.node(lid)
+        assert (a.op_type, a.name, list(a.input), list(a.output)) == (b.op_type, b.name, list(b.input), list(b.output))
+    assert moved > 0
+    assert len(keys) == sum(len(s.node_ids) for s in doc.index.scopes.values())
+    # the diff of the document with itself, through the snapshot, lands on live ids
+    other = Document.open(SILERO)
+    outcome = DiffOutcome(diff_models(snap, other), keys, node_keys(other.index))
+    diff = translate(outcome, live, SideMap.of(other))
+    assert set(diff.status_a) == set(doc.index.nodes)
+    assert all(doc.node(a).op_type == other.node(b).op_type for a, b in diff.pairs.items())
+
+
+def test_group_boxes_take_the_strongest_status_inside() -> None:
+    from types import SimpleNamespace
+
+    from widgets.compare.overlay import box_statuses
+
+    def item(name):
+        return SimpleNamespace(box=SimpleNamespace(name=name))
+
+    scene = SimpleNamespace(node_items=lambda: {"n:1": item("/a/x"), "g:/a/b/": item("/a/b/"), "g:/c": item("/c")})
+    names = {1: "/a/x", 2: "/a/b/y", 3: "/a/b/z", 4: "/c/d/e", 5: "/elsewhere/q"}
+    status = {1: "same", 2: "same", 3: "changed", 4: "same", 5: "removed"}
+    assert box_statuses(scene, status, names) == {"n:1": "same", "g:/a/b/": "changed", "g:/c": "same"}

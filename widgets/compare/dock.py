@@ -234,6 +234,7 @@ class CompareDock(QDockWidget):
         if self.tab_b is not None:
             self.tab_b.destroyed.connect(self._on_tab_destroyed)
             self._attach(self.tab_b, self.diff.status_b)
+        self.panel.set_other_open(self.tab_b is not None)
         c = self.diff.counts()
         self.window_.statusBar().showMessage(
             f"Diff: {c['nodes_changed']} changed, {c['nodes_added']} added, {c['nodes_removed']} removed nodes", 6000)
@@ -301,6 +302,7 @@ class CompareDock(QDockWidget):
         self._attach(tab, self.diff.status_b)
         self.panel.set_diff(self.diff, self.tab_a.title().rstrip("*"), self.name_b, self.outcome.seconds)
         self.panel.set_stale(self.stale)
+        self.panel.set_other_open(True)
         tabs = self.window_.tabs
         ia, ib = tabs.indexOf(self.tab_a), tabs.indexOf(tab)
         if ia >= 0 and ib >= 0 and ib != ia + 1:
@@ -317,6 +319,7 @@ class CompareDock(QDockWidget):
             self.overlays = {k: o for k, o in self.overlays.items() if _alive(o.tab)}
             self.tab_b = None
             self.map_b = None
+            self.panel.set_other_open(False)
 
     # -- revealing a change -----------------------------------------------------------------
     def reveal(self, ref: ChangeRef) -> None:

@@ -34,16 +34,23 @@ def status_colour(status: str) -> QColor:
 
 
 def box_statuses(scene, status: dict[int, str], names: dict[int, str]) -> dict[str, str]:
-    """Scene key -> status: node boxes directly, collapsed groups by name prefix."""
+    """Scene key -> status: node boxes directly, collapsed groups by name prefix.
+
+    A node without a box of its own goes to the innermost collapsed group whose path
+    prefixes its name (looked up prefix by prefix: linear in the name, not in the groups)."""
     items = scene.node_items()
     out: dict[str, str] = {}
-    groups = sorted(((item.box.name, key) for key, item in items.items() if key.startswith("g:")),
-                    key=lambda t: -len(t[0]))
+    groups = {item.box.name.rstrip("/"): key for key, item in items.items() if key.startswith("g:") and item.box.name}
     for nid, st in status.items():
         key = f"n:{nid}"
         if key not in items:
-            name = names.get(nid, "")
-            key = next((g for path, g in groups if path and name.startswith(path.rstrip("/") + "/")), None)
+            key = None
+            if groups:
+                parts = names.get(nid, "").split("/")
+                for i in range(len(parts) - 1, 0, -1):
+                    key = groups.get("/".join(parts[:i]))
+                    if key is not None:
+                        break
             if key is None:
                 continue
         if _RANK.get(st, 0) >= _RANK.get(out.get(key, SAME), 0):
@@ -97,7 +104,10 @@ class DiffOverlay(QGraphicsItem):
             if st == SAME:
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(self._veil)
-                painter.drawRoundedRect(rect, 4, 4)
+                if lod >= 0.3:
+                    painter.drawRoundedRect(rect, 4, 4)
+                else:
+                    painter.drawRect(rect)
                 continue
             colour = status_colour(st)
             fill = QColor(colour)

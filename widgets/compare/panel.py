@@ -107,8 +107,10 @@ class DiffPanel(QWidget):
         header = self.tree.header()
         header.setStretchLastSection(True)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        # NOTE: the current row (click or arrow keys) shows its node; Enter or a double-click
+        # on the current row shows it again (after the user scrolled the canvas away)
+        self.tree.currentItemChanged.connect(lambda item, _prev: item is not None and self._on_item(item))
         self.tree.itemActivated.connect(self._on_item)
-        self.tree.itemClicked.connect(self._on_item)
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.overlay_check)
@@ -155,6 +157,10 @@ class DiffPanel(QWidget):
     def clear_message(self) -> None:
         self.message.clear()
         self.message.hide()
+
+    def set_other_open(self, is_open: bool) -> None:
+        """The button opens B's tab, or brings it to the front once it is open."""
+        self.open_button.setText("Show Other Model" if is_open else "Open Other Side by Side")
 
     def set_stale(self, stale: bool) -> None:
         self.refresh_button.setVisible(stale)
