@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPixmap
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -128,10 +128,12 @@ class DiffPanel(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.tree, 1)
         self._icons = {s: _dot(status_colour(s)) for s in (ADDED, REMOVED, CHANGED)}
+        self._shown = None  # (diff, seconds) on show, for re-colouring on a theme change
         self.set_empty()
 
     # -- state ------------------------------------------------------------------------------
     def set_empty(self) -> None:
+        self._shown = None
         self.title.setText("<b>No comparison</b>")
         self.summary.setText("Use <b>Tools ▸ Compare With…</b> (Ctrl+Shift+D) to diff the current model "
                              "against another file.")
@@ -149,7 +151,7 @@ class DiffPanel(QWidget):
             self.tree.clear()
 
     def show_message(self, text: str, *, error: bool = True) -> None:
-        colour = "#c62828" if error else "#8a6d00"
+        colour = self._colours()["removed" if error else "warn"]
         self.message.setStyleSheet(f"color: {colour};")
         self.message.setText(text)
         self.message.show()
@@ -173,7 +175,8 @@ class DiffPanel(QWidget):
     def set_diff(self, diff, name_a: str, name_b: str, seconds: float | None = None) -> None:
         """Fill the header and the tree from ``diff`` (ids already those of the open tabs)."""
         self.title.setText(f"<b>{escape(name_a)}</b> &nbsp;↔&nbsp; <b>{escape(name_b)}</b>")
-        nodes, details = self._summary_html(diff, seconds)
+        self._shown = (diff, seconds)
+        nodes, details = self._summary_html(diff, seconds, self._colours())
         self.summary.setText(nodes)
         self.details.setText(details)
         self.details.setVisible(bool(details))
@@ -194,21 +197,37 @@ class DiffPanel(QWidget):
         tree.setColumnWidth(0, min(max(tree.columnWidth(0), 220), 420))
         tree.setColumnWidth(1, 180)
 
+    def _colours(self) -> dict[str, str]:
+        """Text colours readable on the panel's background (light or dark theme)."""
+        dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        if dark:
+            return {"changed": "#ffb74d", "added": "#81c784", "removed": "#ef5350", "warn": "#ffd54f",
+                    "muted": "#8a8f98"}
+        return {"changed": "#b26a00", "added": "#2e7d32", "removed": "#c62828", "warn": "#8a6d00",
+                "muted": "#8a8f98"}
+
+    def changeEvent(self, event) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and getattr(self, "_shown", None) is not None and not self.busy.isVisible():
+            nodes, details = self._summary_html(*self._shown, self._colours())
+            self.summary.setText(nodes)
+            self.details.setText(details)
+
     @staticmethod
-    def _summary_html(diff, seconds: float | None) -> tuple[str, str]:
+    def _summary_html(diff, seconds: float | None, colours: dict[str, str]) -> tuple[str, str]:
         """The nodes line and the line with the other counts (rich text)."""
         if diff.identical:
-            return f"<span style='color:#2e7d32'><b>Identical</b></span> — {diff.nodes_same} nodes", ""
+            return f"<span style='color:{colours['added']}'><b>Identical</b></span> — {diff.nodes_same} nodes", ""
 
         def chip(n: int, label: str, colour: str) -> str:
-            style = f"color:{colour}; font-weight:600" if n else "color:palette(mid)"
+            style = f"color:{colour}; font-weight:600" if n else f"color:{colours['muted']}"
             return f"<span style='{style}'>{n} {label}</span>"
 
         c = diff.counts()
         parts = [
-            chip(c["nodes_changed"], "changed", "#b26a00"),
-            chip(c["nodes_added"], "added", "#2e7d32"),
-            chip(c["nodes_removed"], "removed", "#c62828"),
+            chip(c["nodes_changed"], "changed", colours["changed"]),
+            chip(c["nodes_added"], "added", colours["added"]),
+            chip(c["nodes_removed"], "removed", colours["removed"]),
             f"<span>{c['nodes_same']} same</span>",
         ]
         inits = (f"{c['initializers_changed']} changed, {c['initializers_added']} added, "
@@ -219,7 +238,7 @@ class DiffPanel(QWidget):
             f"<b>Inputs/outputs</b>: {c['io_changes']}",
             f"<b>Model fields</b>: {c['model_changes']}",
         ]
-        took = f" &nbsp;·&nbsp; <span style='color:palette(mid)'>{seconds:.2f} s</span>" if seconds is not None else ""
+        took = f" &nbsp;·&nbsp; <span style='color:{colours['muted']}'>{seconds:.2f} s</span>" if seconds is not None else ""
         return ("<b>Nodes</b>: " + " &nbsp;·&nbsp; ".join(parts),
                 " &nbsp;·&nbsp; ".join(other) + took)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import onnx
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, Signal
 
 from editor.errors import LoadError, StudioError
@@ -153,10 +154,18 @@ class DiffTask(QRunnable):
             outcome = DiffOutcome(diff, node_keys(doc_a.index), node_keys(doc_b.index),
                                   time.perf_counter() - start)
         except StudioError as exc:
-            self._relay.failed.emit(self._ticket, exc)
+            self._emit(self._relay.failed, exc)
             return
         except BaseException as exc:  # noqa: BLE001 - a worker must never take the app down
-            self._relay.failed.emit(self._ticket, LoadError(
+            self._emit(self._relay.failed, LoadError(
                 f"cannot compare: {type(exc).__name__}: {exc}", details=traceback.format_exc()))
             return
-        self._relay.done.emit(self._ticket, outcome)
+        self._emit(self._relay.done, outcome)
+
+    def _emit(self, signal, payload) -> None:
+        # the window (and the relay with it) may have closed while we worked
+        if shiboken6.isValid(self._relay):
+            try:
+                signal.emit(self._ticket, payload)
+            except RuntimeError:
+                pass
