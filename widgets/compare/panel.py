@@ -208,7 +208,8 @@ class DiffPanel(QWidget):
 
     def changeEvent(self, event) -> None:  # noqa: N802
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and getattr(self, "_shown", None) is not None and not self.busy.isVisible():
+        shown = getattr(self, "_shown", None)
+        if event.type() == QEvent.Type.PaletteChange and shown is not None and not self.busy.isVisible():
             nodes, details = self._summary_html(*self._shown, self._colours())
             self.summary.setText(nodes)
             self.details.setText(details)
@@ -238,7 +239,9 @@ class DiffPanel(QWidget):
             f"<b>Inputs/outputs</b>: {c['io_changes']}",
             f"<b>Model fields</b>: {c['model_changes']}",
         ]
-        took = f" &nbsp;·&nbsp; <span style='color:{colours['muted']}'>{seconds:.2f} s</span>" if seconds is not None else ""
+        took = ""
+        if seconds is not None:
+            took = f" &nbsp;·&nbsp; <span style='color:{colours['muted']}'>{seconds:.2f} s</span>"
         return ("<b>Nodes</b>: " + " &nbsp;·&nbsp; ".join(parts),
                 " &nbsp;·&nbsp; ".join(other) + took)
 
