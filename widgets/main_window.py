@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from editor.errors import ExternalDataError, StudioError
 from widgets.document_tab import DocumentTab
+from widgets.compare import install_compare
 from widgets.editing import install_editing
 from widgets.formatting import human_bytes
 from widgets.loader import LoadRequest, ModelLoader, show_error
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         self.run_dock = install_run_dock(self)  # before restoreState: its place is saved too
         # editing: menus, History / Python Console docks, canvas gestures (widgets/editing)
         self.editing = install_editing(self, recovery_store=recovery_store)
+        install_compare(self)  # sets self.compare_dock; before restoreState like the others
         geometry, state = self.settings.window_state()
         if geometry is not None:
             self.restoreGeometry(geometry)
