@@ -160,6 +160,9 @@ def run_script_source(source: str, document: Document, *, filename: str = "<scri
     """Run ``source`` against ``document``. On an exception, every edit the script made is
     undone (the document is as before) and a :class:`ScriptError` names the line."""
     ns = namespace if namespace is not None else script_namespace(document)
+    # a script's first edit must not merge into the step before it (typing a name, then a
+    # script renaming the same node), or rolling back to ``depth`` would undo too much
+    document.stack.break_merge()
     depth = document.stack.index
     try:
         code = compile(source, filename, "exec")
@@ -171,6 +174,7 @@ def run_script_source(source: str, document: Document, *, filename: str = "<scri
         where = f"{Path(filename).name}:{line}: " if line else ""
         msg = exc.message if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"
         raise ScriptError(f"{where}{msg}", details=traceback.format_exc()) from exc
+    document.stack.break_merge()
     return ns
 
 

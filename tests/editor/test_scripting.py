@@ -84,3 +84,14 @@ def test_cli_script_failure_writes_nothing(tmp_path: Path) -> None:
     assert r.returncode == 1
     assert r.stderr.startswith("error: bad.py:1:") and "Traceback" not in r.stderr
     assert not out.exists()
+
+
+def test_failing_script_does_not_undo_the_edit_before_it() -> None:
+    doc = open_doc()
+    conv = ScriptAPI(doc).nodes(op_type="Conv")[0]
+    doc.execute(commands.SetNodeField(conv, "name", "typed"))  # mergeable with a later rename
+    with pytest.raises(ScriptError):
+        run_script_source(f"doc.rename_node({conv}, 'scripted')\nraise ValueError('boom')\n", doc)
+    assert doc.node(conv).name == "typed"
+    assert doc.stack.labels()[-1].startswith("Rename node")
+    assert doc.stack.index == 1
