@@ -40,7 +40,9 @@ from editor.io.tensors import (
     PAYLOAD_FIELDS,
     TensorSite,
     iter_tensors,
+    numpy_to_tensor,
     tensor_nbytes,
+    tensor_to_numpy,
     uses_external_data,
 )
 from editor.io.text import TEXT_SUFFIXES, serialize_model_text
@@ -249,6 +251,12 @@ def _payload(tensor: TensorProto, store: ExternalDataStore | None) -> bytes | me
     return tensor.raw_data
 
 
+def _typed_payload(tensor: TensorProto) -> bytes:
+    """The raw (little-endian, packed) bytes of a tensor whose values sit in typed fields."""
+    array = tensor_to_numpy(tensor, None)
+    return numpy_to_tensor(array, tensor.name, elem_type=tensor.data_type).raw_data
+
+
 def _inline_tensor_bytes(tensor: TensorProto, payload: bytes | memoryview) -> bytes:
     out = _tensor_skeleton(tensor)
     out.raw_data = bytes(payload)
@@ -304,10 +312,13 @@ def _save_single_file(
         for s in sites:
             t = s.tensor
             external = uses_external_data(t)
-            movable = external or (t.HasField("raw_data") and t.data_type != TensorProto.STRING)
+            # values in typed fields (float_data, int32_data ... as text-syntax models and
+            # onnx.helper.make_tensor write them) move too, re-encoded in the raw layout
+            typed = not external and not t.HasField("raw_data") and t.data_type != TensorProto.STRING
+            movable = external or (t.HasField("raw_data") and t.data_type != TensorProto.STRING) or typed
             wanted = s.role == "initializer" or external or options.convert_attributes
             if movable and wanted and tensor_nbytes(t) >= options.size_threshold:
-                payload = _payload(t, store)
+                payload = _typed_payload(t) if typed else _payload(t, store)
                 offset = -(-out.size // ALIGNMENT) * ALIGNMENT
                 out.pad_to(offset)
                 out.write(payload)

@@ -409,3 +409,32 @@ def test_store_close_keeps_views_valid(one_file: Path) -> None:
     with ExternalDataStore(one_file.parent) as store:
         assert store.base_dir == one_file.parent.resolve()
     assert t.data_location == TensorProto.EXTERNAL
+
+
+def test_single_file_moves_typed_field_tensors(tmp_path) -> None:
+    """Tensors written in float_data/int64_data (text syntax, make_tensor with lists) go to
+    the data file too, in the raw layout, and read back equal."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    from editor.io import SaveOptions, load_model, save_model, tensor_to_numpy
+
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 4], [float(i) for i in range(16)])
+    k = helper.make_tensor("k", TensorProto.INT64, [8], list(range(8)))
+    g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])], [w, k])
+    model = helper.make_model(g)
+    out = tmp_path / "m.onnx"
+    save_model(model, out, options=SaveOptions(external="single-file", size_threshold=16))
+    data = tmp_path / "m.onnx.data"
+    assert data.stat().st_size >= 64 + 64
+    loaded = load_model(out)
+    for t in loaded.model.graph.initializer:
+        assert t.data_location == TensorProto.EXTERNAL and not t.float_data and not t.int64_data
+    got = {t.name: tensor_to_numpy(t, loaded.store) for t in loaded.model.graph.initializer}
+    np.testing.assert_array_equal(got["w"], np.arange(16, dtype=np.float32).reshape(4, 4))
+    np.testing.assert_array_equal(got["k"], np.arange(8, dtype=np.int64))
+    loaded.close()
+    assert onnx.load(str(out)).graph.initializer[0].raw_data  # onnx reads it back too
