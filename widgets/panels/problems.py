@@ -80,7 +80,9 @@ class ProblemsPanel(QWidget):
         self._checkers: dict[int, object] = {}
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
-        self._refresh_timer.setInterval(50)
+        # 0 ms: refresh once per event-loop pass (an edit's several problems_changed coalesce)
+        # and before the canvas's display rebuild, which waits 40 ms
+        self._refresh_timer.setInterval(0)
         self._refresh_timer.timeout.connect(self.refresh)
 
     # -- tab ------------------------------------------------------------------------------
