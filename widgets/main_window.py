@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
         # editing: menus, History / Python Console docks, canvas gestures (widgets/editing)
         self.editing = install_editing(self, recovery_store=recovery_store)
         install_compare(self)  # sets self.compare_dock; before restoreState like the others
+        self._order_menus()
         geometry, state = self.settings.window_state()
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -164,6 +165,22 @@ class MainWindow(QMainWindow):
             self.weights = WeightsView(self)
             self.properties.set_weights_view(self.weights)
             self.properties.tensorShown.connect(self._show_weights)
+
+    MENU_ORDER = ("File", "Edit", "View", "Node", "Graph", "Model", "Tools", "Run", "Help")
+
+    def _order_menus(self) -> None:
+        """Menus added by the installed features go where desktop users look for them."""
+        bar = self.menuBar()
+        actions = list(bar.actions())
+
+        def rank(action) -> int:
+            title = action.text().replace("&", "")
+            return self.MENU_ORDER.index(title) if title in self.MENU_ORDER else len(self.MENU_ORDER) - 1
+
+        for action in actions:
+            bar.removeAction(action)
+        for action in sorted(actions, key=rank):  # stable: unknown menus keep their order before Help
+            bar.addAction(action)
 
     def _default_dock_sizes(self) -> None:
         """First-run proportions: roomy side panels, a modest bottom area, Problems in front.
