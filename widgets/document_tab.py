@@ -352,6 +352,7 @@ class DocumentTab(QWidget):
     def close_document(self) -> None:
         """Stop background work and release the model's files."""
         self.canvas.controller.runner.shutdown()
+        self._rebuild_timer.stop()
         self.doc.changed.disconnect(self._on_doc_changed)
         if self.validator is not None:
             self.validator.close()

@@ -352,10 +352,10 @@ def test_runner_deleted_while_a_layout_runs_reports_nothing(qtbot, capfd, monkey
 
 def test_runner_shutdown_stops_delivery(qtbot):
     runner = LayoutRunner()
+    got = []
+    runner.finished.connect(lambda *a: got.append(a))
     runner.shutdown()
-    try:
-        runner.start(_display(_model(), None))
-    except RuntimeError as exc:
-        assert "shut down" in str(exc)
-    else:
-        raise AssertionError("a shut-down runner refuses new work")
+    runner.start(_display(_model(), None))  # a late request (pending rebuild): dropped quietly
+    runner.wait(5000)
+    qtbot.wait(50)
+    assert got == [] and not runner.is_running()

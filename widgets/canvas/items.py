@@ -322,7 +322,8 @@ def box_text_layout(box, style: CanvasStyle, show_names: bool = False, *,
         count = f"{box.child_count} nodes" if box.child_count != 1 else "1 node"
         if repeat >= 2:
             # the repeat matters more than the size: drop the size when both do not fit
-            for text in (f"{count} · ×{repeat} identical", f"×{repeat} identical", f"×{repeat}"):
+            for text in (f"{count} · ×{repeat} identical", f"×{repeat} identical", f"{count} ×{repeat}",
+                         f"×{repeat}"):
                 if bm.horizontalAdvance(text) <= inner:
                     count = text
                     break

@@ -140,7 +140,8 @@ class LayoutRunner(QObject):
         return self._generation
 
     def start(self, graph, previous=None) -> int:
-        """Start laying out ``graph`` (cancelling any earlier run); returns the generation."""
+        """Start laying out ``graph`` (cancelling any earlier run); returns the generation.
+        After ``shutdown()`` nothing is started (and nothing delivered)."""
         from editor.layout import CancelToken
 
         self.cancel()
@@ -148,7 +149,10 @@ class LayoutRunner(QObject):
         self._token = CancelToken()
         self._running = True
         if not self._channel.is_open:
-            raise RuntimeError("layout runner was shut down")
+            # shut down (its tab is closing): late requests, e.g. from a pending rebuild
+            # timer, are dropped quietly; nothing will ever be delivered anyway
+            self._running = False
+            return self._generation
         self._pool.start(_Job(self._generation, graph, previous, self._token, self._channel))
         return self._generation
 
@@ -160,6 +164,8 @@ class LayoutRunner(QObject):
 
     def shutdown(self) -> None:
         """Cancel the running layout and deliver nothing more, ever (a closing tab calls it)."""
+        # NOTE: later start() calls are no-ops rather than errors: a closing tab may still
+        # have a queued rebuild that asks for one.
         self.cancel()
         self._channel.close()
 
