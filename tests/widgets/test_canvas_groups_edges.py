@@ -359,3 +359,16 @@ def test_runner_shutdown_stops_delivery(qtbot):
     runner.wait(5000)
     qtbot.wait(50)
     assert got == [] and not runner.is_running()
+
+
+def test_minimap_shows_open_group_frames(qtbot):
+    from widgets.canvas.minimap import Minimap
+
+    scene, view = _scene(qtbot, expanded={"/head"})
+    minimap = Minimap(view, view)
+    minimap._render()
+    image = minimap._pixmap.toImage()
+    f = next(f for f in scene.frames() if f.path == "/head")
+    p = minimap._map.map(_empty_point_in(scene, f.rect()))
+    outside = minimap._map.map(QPointF(f.x - 40.0, f.y + f.h / 2))
+    assert image.pixelColor(int(p.x()), int(p.y())) != image.pixelColor(int(outside.x()), int(outside.y()))
