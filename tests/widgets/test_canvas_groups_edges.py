@@ -149,6 +149,9 @@ def test_clicking_a_frame_title_collapses_the_group(qtbot):
     f = next(f for f in canvas.scene.frames() if f.path == "/head")
     pos = canvas.view.mapFromScene(QPointF(f.x + 30.0, f.y + FRAME_TITLE / 2))
     assert "click to collapse" in canvas.view.tooltip_at(pos)
+    qtbot.mouseMove(canvas.view.viewport(), pos)
+    qtbot.waitUntil(lambda: canvas.view.viewport().cursor().shape() == Qt.CursorShape.PointingHandCursor,
+                    timeout=2000)
     with qtbot.waitSignal(canvas.view.groupToggled) as blocker:
         qtbot.mouseClick(canvas.view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert blocker.args == ["g:/head"]
@@ -268,6 +271,8 @@ def test_edge_click_selects_the_value_in_the_app(qtbot, window):
     scene.click_value(edge.value)
     assert tab.selection.targets == (Target.of_value(tab.scope_id, edge.value),)
     assert scene.selected_value() == edge.value
+    # the properties panel follows the shared selection
+    qtbot.waitUntil(lambda: window.properties.rows().get("Value/Name") == edge.value, timeout=10_000)
 
 
 # ------------------------------------------------------------------ display filter hook

@@ -90,6 +90,7 @@ class GraphView(QGraphicsView):
         self._space = False
         self._panning = False
         self._pan_last = QPoint()
+        self._on_title = False
         self._scene.selectionChangedKeys.connect(self.selectionChangedKeys)
         self._scene.valueClicked.connect(self.valueClicked)
         self._scene.graphChanged.connect(self._on_graph_changed)
@@ -345,6 +346,14 @@ class GraphView(QGraphicsView):
             if key != self._scene.hovered():
                 self._scene.set_hovered(key)
                 self.hoveredKey.emit(key or "")
+            # a frame's title band is a button (click collapses): say so with the cursor
+            on_title = key is None and self._scene.frame_title_at(self.mapToScene(event.position().toPoint())) is not None
+            if on_title != self._on_title and not self._space:
+                self._on_title = on_title
+                if on_title:
+                    self.viewport().setCursor(Qt.CursorShape.PointingHandCursor)
+                else:
+                    self.viewport().unsetCursor()
         super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
