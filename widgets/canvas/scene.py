@@ -94,6 +94,7 @@ class GraphScene(QGraphicsScene):
         # 10k boxes out of the frame (see _apply_mode).
         self._layers: list[QGraphicsRectItem] = []
         self._frames: list[FrameSpec] = []
+        self._title_bands: list[tuple[str, float, float, float, float]] = []
         self._frame_item: FrameLayerItem | None = None
         self._repeats: dict[str, tuple[str, ...]] = {}
         # edge hit-testing: segments bucketed by grid cell, built on the first query
@@ -217,6 +218,7 @@ class GraphScene(QGraphicsScene):
             self.removeItem(self._frame_item)
             self._frame_item = None
         self._frames = []
+        self._title_bands = []
         self._edge_grid = None
         self._edge_segments = []
         self._value = None
@@ -269,6 +271,8 @@ class GraphScene(QGraphicsScene):
 
     def _build_frames(self, graph, layout) -> None:
         self._frames = frame_specs(graph, layout)
+        self._title_bands = [(f.path, r.left(), r.top(), r.right(), r.bottom())
+                             for f in self._frames for r in (f.title_rect(),)]
         if not self._frames:
             return
         self._frame_item = FrameLayerItem(self._frames, self._style)
@@ -281,10 +285,12 @@ class GraphScene(QGraphicsScene):
 
     def frame_title_at(self, point: QPointF) -> str | None:
         """Path of the open group whose frame title band holds ``point`` (innermost)."""
+        # NOTE: asked on every mouse move; plain float compares over a prebuilt list
+        x, y = point.x(), point.y()
         hit = None
-        for spec in self._frames:
-            if spec.title_rect().contains(point):
-                hit = spec.path  # children come after parents: the last hit is innermost
+        for path, x0, y0, x1, y1 in self._title_bands:
+            if x0 <= x <= x1 and y0 <= y <= y1:
+                hit = path  # children come after parents: the last hit is innermost
         return hit
 
     def repeats_of(self, path: str) -> tuple[str, ...]:
