@@ -78,17 +78,15 @@ class DocumentTab(QWidget):
         self._syncing = False
         controller = self.canvas.controller
         self._options = options or DisplayOptions()
-        # NOTE: the controller builds the display model itself; we filter what it built
-        # (View > Boxes Show) by wrapping its builder on this instance. A hook on the
-        # controller would be cleaner; this keeps the canvas package untouched.
-        build = controller.build_display_graph
-        controller.build_display_graph = lambda: apply_options(build(), self._options)
+        # View > Boxes Show: the controller filters every display model it builds
+        controller.set_display_filter(lambda graph: apply_options(graph, self._options))
         controller.laidOut.connect(self._on_laid_out)
         controller.busy.connect(self.busyChanged)
         controller.progress.connect(self.progress)
         controller.failed.connect(self.layoutFailed)
         self.canvas.selectionChangedKeys.connect(self._on_canvas_selection)
         self.canvas.activated.connect(self._on_activated)
+        self.canvas.valueClicked.connect(self._on_value_clicked)
         self.selection.changed.connect(self._on_selection)
         # psygnal -> Qt: document events may come from commands run on this thread only
         self._rebuild_timer = QTimer(self)
@@ -200,6 +198,11 @@ class DocumentTab(QWidget):
                 targets.append(Target("group", sid, None, rest))
         current = self.selection.current if self.selection.current in targets else None
         self.selection.select(targets, SOURCE, current=current)
+
+    def _on_value_clicked(self, name: str) -> None:
+        """A click on an edge selects the value it carries (properties and Run dock follow)."""
+        if not self._syncing:
+            self.selection.select([Target.of_value(self._scope_id, name)], SOURCE)
 
     def _on_activated(self, key: str) -> None:
         """Double-click on a node that holds subgraphs (If/Loop/Scan) opens its first body."""
@@ -348,7 +351,8 @@ class DocumentTab(QWidget):
 
     def close_document(self) -> None:
         """Stop background work and release the model's files."""
-        self.canvas.controller.runner.cancel()
+        self.canvas.controller.runner.shutdown()
+        self._rebuild_timer.stop()
         self.doc.changed.disconnect(self._on_doc_changed)
         if self.validator is not None:
             self.validator.close()

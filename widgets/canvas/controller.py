@@ -4,11 +4,18 @@ It owns the *view state* of one graph scope (the set of expanded group paths) â€
 document â€” and turns it into a scene: build the display model (``editor.viewmodel``), lay it
 out off the GUI thread (``LayoutRunner``) passing the current layout as ``previous=`` so
 boxes the change did not touch stay where the user saw them, then ``scene.set_graph``.
+
+Display filter hook: ``set_display_filter(fn)`` installs a pure function
+``DisplayGraph -> DisplayGraph`` applied to every display model the controller builds,
+before layout (the app's View > Boxes Show options drop attributes, shapes or weights
+this way; boxes may change size, the layout follows). It runs on the GUI thread, so keep
+it cheap and free of side effects; ``set_display_filter(None)`` removes it. Changing the
+filter does not re-layout by itself: call ``relayout()`` when its options change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
@@ -38,6 +45,17 @@ class GraphController(QObject):
         self._value_info = None
         self._expanded: set[str] | None = set()
         self._scoped: dict[str, str] = {}
+        self._filter: Callable | None = None
+
+    def set_display_filter(self, fn: Callable | None) -> None:
+        """Apply ``fn(DisplayGraph) -> DisplayGraph`` to every display model built from now on
+        (``None`` removes it); see module docstring. Call ``relayout()`` to apply it now."""
+        if fn is not None and not callable(fn):
+            raise TypeError(f"display filter must be callable, not {fn!r}")
+        self._filter = fn
+
+    def display_filter(self) -> Callable | None:
+        return self._filter
 
     @property
     def runner(self) -> LayoutRunner:
@@ -79,10 +97,13 @@ class GraphController(QObject):
         return name.rsplit("/", 1)[0] if "/" in name else ""
 
     def build_display_graph(self):
+        """The display model of the current source and open groups, filtered by the
+        display filter when one is set."""
         from editor.viewmodel import build_display_graph
 
-        return build_display_graph(self._graph, self._node_ids, opsets=self._opsets, value_info=self._value_info,
-                                   expanded=self._expanded)
+        display = build_display_graph(self._graph, self._node_ids, opsets=self._opsets,
+                                      value_info=self._value_info, expanded=self._expanded)
+        return self._filter(display) if self._filter is not None else display
 
     def relayout(self, *, keep_positions: bool = True, sync: bool = False) -> None:
         """Rebuild the display model and lay it out (off the GUI thread unless ``sync``)."""

@@ -142,6 +142,9 @@ def overview_png(display, layout, path: str | Path, *, scale: float = 2.0, dark:
     y0 = min(pos[b.key][1] for b in boxes)
     x1 = max(pos[b.key][0] + b.width for b in boxes)
     y1 = max(pos[b.key][1] + b.height for b in boxes)
+    # open groups' frames reach above and around their members
+    for fx, fy, fw, fh in (getattr(layout, "frames", None) or {}).values():
+        x0, y0, x1, y1 = min(x0, fx), min(y0, fy), max(x1, fx + fw), max(y1, fy + fh)
     rect = QRectF(x0, y0, x1 - x0, y1 - y0).adjusted(-EXPORT_MARGIN, -EXPORT_MARGIN, EXPORT_MARGIN, EXPORT_MARGIN)
     s = fit_scale(rect, scale, max_side=max_side, max_pixels=max_pixels)
     if s >= BATCH_LOD:
@@ -167,6 +170,18 @@ def overview_png(display, layout, path: str | Path, *, scale: float = 2.0, dark:
     painter = QPainter(image)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     painter.setTransform(QTransform(s, 0, 0, s, -rect.x() * s, -rect.y() * s))
+    frames = getattr(layout, "frames", None) or {}
+    if frames:
+        from widgets.canvas.frames import frame_colours
+        from widgets.canvas.style import CanvasStyle
+
+        fill, border, _ = frame_colours(CanvasStyle(palette))
+        fpen = QPen(border, 1.0)
+        fpen.setCosmetic(True)
+        painter.setPen(fpen)
+        painter.setBrush(fill)
+        for fx, fy, fw, fh in sorted(frames.values(), key=lambda r: -r[2] * r[3]):
+            painter.drawRect(QRectF(fx, fy, fw, fh))
     pen = QPen(palette.edge, 1.0)
     pen.setCosmetic(True)
     painter.setPen(pen)
@@ -197,6 +212,10 @@ def export_graph_svg(display, layout, path: str | Path, *, dark: bool = False, s
     y0 = min(pos[b.key][1] for b in boxes)
     x1 = max(pos[b.key][0] + b.width for b in boxes)
     y1 = max(pos[b.key][1] + b.height for b in boxes)
+    if keys is None:
+        # open groups' frames reach above and around their members
+        for fx, fy, fw, fh in (getattr(layout, "frames", None) or {}).values():
+            x0, y0, x1, y1 = min(x0, fx), min(y0, fy), max(x1, fx + fw), max(y1, fy + fh)
     rect = QRectF(x0, y0, x1 - x0, y1 - y0).adjusted(-EXPORT_MARGIN, -EXPORT_MARGIN, EXPORT_MARGIN, EXPORT_MARGIN)
     style = CanvasStyle(dark_palette() if dark else light_palette())
     Path(path).write_text(graph_svg(display, layout, style, rect, title=title, show_names=show_names), encoding="utf-8")

@@ -84,8 +84,10 @@ class NodeItem(QGraphicsRectItem):
     """
 
     def __init__(self, box, pos: tuple[float, float], style: CanvasStyle, *, show_names: bool = False,
-                 parent: QGraphicsItem | None = None) -> None:
+                 parent: QGraphicsItem | None = None, repeats: tuple[str, ...] = ()) -> None:
         super().__init__(parent)
+        #: group boxes: every collapsed group with the same structure (itself included)
+        self.repeats = repeats
         self._selected = False
         self.box = box
         self.key: str = box.key
@@ -279,7 +281,8 @@ class NodeItem(QGraphicsRectItem):
     # weight shapes), 4 group title (bold, dark), 5 node name in the header (italic, light).
     def _layout_text(self) -> list[tuple[int, QStaticText, QPointF]]:
         return [(kind, _static(text), QPointF(x, y))
-                for kind, text, x, y in box_text_layout(self.box, self._style, self._show_names)]
+                for kind, text, x, y in box_text_layout(self.box, self._style, self._show_names,
+                                                        repeat=len(self.repeats))]
 
     def tooltip(self) -> str:
         """Rich-text tool tip (op, name, weights, attributes); the view shows it on hover."""
@@ -289,6 +292,10 @@ class NodeItem(QGraphicsRectItem):
             lines.append(_esc(box.name))
         if box.kind == "group":
             lines.append(f"{box.child_count} nodes — double-click to expand")
+            if self.repeats:
+                from widgets.canvas.frames import repeat_text
+
+                lines.append(_esc(repeat_text(box.key[2:], self.repeats)))
         if box.subgraphs:
             lines.append("bodies: " + ", ".join(_esc(g) for g in box.subgraphs))
         for k, v in box.weights:
@@ -298,9 +305,12 @@ class NodeItem(QGraphicsRectItem):
         return "<br>".join(lines)
 
 
-def box_text_layout(box, style: CanvasStyle, show_names: bool = False) -> list[tuple[int, str, float, float]]:
+def box_text_layout(box, style: CanvasStyle, show_names: bool = False, *,
+                    repeat: int = 0) -> list[tuple[int, str, float, float]]:
     """Texts of a box as (kind, text, x, y), top-left of each text relative to the box;
-    elided to fit. Kinds index the font/colour tables (see NodeItem._paint_texts)."""
+    elided to fit. Kinds index the font/colour tables (see NodeItem._paint_texts).
+    ``repeat``: a group box's repeat-class size (``DisplayGraph.repeats``), shown as
+    "×N identical" when two or more."""
     r = QRectF(0.0, 0.0, float(box.width), float(box.height))
     out: list[tuple[int, str, float, float]] = []
     hm = style.header_metrics
@@ -310,6 +320,15 @@ def box_text_layout(box, style: CanvasStyle, show_names: bool = False) -> list[t
         inner = r.width() - 4.0 - 10.0 - 4.0
         title = hm.elidedText(box.label, el, inner)
         count = f"{box.child_count} nodes" if box.child_count != 1 else "1 node"
+        if repeat >= 2:
+            # the repeat matters more than the size: drop the size when both do not fit
+            for text in (f"{count} · ×{repeat} identical", f"×{repeat} identical", f"{count} ×{repeat}",
+                         f"×{repeat}"):
+                if bm.horizontalAdvance(text) <= inner:
+                    count = text
+                    break
+            else:
+                count = f"×{repeat}"
         total_h = hm.height() + bm.height()
         y0 = r.top() + (r.height() - 4.0 - total_h) / 2.0
         out.append((4, title, r.left() + 10.0, y0))

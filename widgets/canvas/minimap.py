@@ -69,6 +69,18 @@ class Minimap(QWidget):
             p = QPainter(pixmap)
             p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
             p.setTransform(self._map)
+            frames = scene.frames()
+            if frames:
+                # open groups as tinted outlines: where the frames are is where you are
+                from widgets.canvas.frames import frame_colours
+
+                fill, border, _ = frame_colours(scene.style)
+                fpen = QPen(border, 0.0)
+                fpen.setCosmetic(True)
+                p.setPen(fpen)
+                p.setBrush(fill)
+                for f in frames:
+                    p.drawRect(f.rect())
             pen = QPen(QColor(pal.edge), 0.0)
             pen.setCosmetic(True)
             edge_colour = QColor(pal.edge)

@@ -4,10 +4,20 @@ Each ``start()`` cancels the run before it (through its CancelToken) and gets a 
 generation number; results, progress and errors of stale generations are dropped, so the
 GUI only ever sees the answer to the latest question. Results cross to the GUI thread
 through queued signals of a QObject that lives there.
+
+# NOTE: the relay is a child of the runner, which dies with its tab while a job may still
+# be running on the pool. A worker emitting through a deleted relay raises
+# ``RuntimeError: Signal source has been deleted``. So workers never touch the relay
+# directly: they post through a ``_Channel``, a plain Python object with a lock and an
+# "open" flag that the runner closes (under the same lock) from its ``destroyed`` signal
+# and from ``shutdown()``. ``destroyed`` is emitted before Qt deletes the children, so an
+# emit that holds the lock always finishes while the relay still exists, and none starts
+# after.
 """
 
 from __future__ import annotations
 
+import threading
 import traceback
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
@@ -22,8 +32,40 @@ class _Relay(QObject):
     cancelled = Signal(int)
 
 
+class _Channel:
+    """Thread-safe way from a worker to the relay that stops working once closed."""
+
+    __slots__ = ("_lock", "_relay", "__weakref__")
+
+    def __init__(self, relay: _Relay) -> None:
+        self._lock = threading.Lock()
+        self._relay: _Relay | None = relay
+
+    def close(self, *_args) -> None:
+        with self._lock:
+            self._relay = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._relay is not None
+
+    def emit(self, name: str, *args) -> bool:
+        """Emit the relay's signal ``name``; False (and nothing emitted) once closed."""
+        with self._lock:
+            relay = self._relay
+            if relay is None:
+                return False
+            try:
+                getattr(relay, name).emit(*args)
+            except RuntimeError:
+                # deleted behind our back (no destroyed signal seen): never try again
+                self._relay = None
+                return False
+            return True
+
+
 class _Job(QRunnable):
-    def __init__(self, generation: int, graph, previous, token, relay: _Relay) -> None:
+    def __init__(self, generation: int, graph, previous, token, relay: _Channel) -> None:
         super().__init__()
         self.setAutoDelete(True)
         self._generation = generation
@@ -37,26 +79,28 @@ class _Job(QRunnable):
 
         gen = self._generation
         relay = self._relay
+        token = self._token
         last = [-1.0]
 
         def progress(fraction: float) -> None:
             # throttle: at most ~100 signals per run
             if fraction - last[0] >= 0.01 or fraction >= 1.0:
                 last[0] = fraction
-                relay.progress.emit(gen, float(fraction))
+                if not relay.emit("progress", gen, float(fraction)):
+                    token.cancel()  # nobody is listening any more: stop early
 
         try:
             result = layout_graph(self._graph, previous=self._previous, progress=progress, cancel=self._token)
         except Cancelled:
-            relay.cancelled.emit(gen)
+            relay.emit("cancelled", gen)
             return
         except Exception as exc:  # noqa: BLE001 - reported to the GUI as data
-            relay.failed.emit(gen, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}")
+            relay.emit("failed", gen, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}")
             return
-        if self._token.cancelled:
-            relay.cancelled.emit(gen)
+        if token.cancelled:
+            relay.emit("cancelled", gen)
             return
-        relay.finished.emit(gen, self._graph, result)
+        relay.emit("finished", gen, self._graph, result)
 
 
 class LayoutRunner(QObject):
@@ -79,6 +123,12 @@ class LayoutRunner(QObject):
         self._relay.finished.connect(self._on_finished)
         self._relay.failed.connect(self._on_failed)
         self._relay.cancelled.connect(self._on_cancelled)
+        self._channel = _Channel(self._relay)
+        # closed before Qt deletes the relay (see NOTE above); a plain function, not a
+        # method of this object, so it still runs while the object is being destroyed
+        # (and a closure, held strongly: a bound method may be held weakly)
+        channel = self._channel
+        self.destroyed.connect(lambda *_args: channel.close())
         self._generation = 0
         self._token = None
         self._running = False
@@ -90,14 +140,20 @@ class LayoutRunner(QObject):
         return self._generation
 
     def start(self, graph, previous=None) -> int:
-        """Start laying out ``graph`` (cancelling any earlier run); returns the generation."""
+        """Start laying out ``graph`` (cancelling any earlier run); returns the generation.
+        After ``shutdown()`` nothing is started (and nothing delivered)."""
         from editor.layout import CancelToken
 
         self.cancel()
         self._generation += 1
         self._token = CancelToken()
         self._running = True
-        self._pool.start(_Job(self._generation, graph, previous, self._token, self._relay))
+        if not self._channel.is_open:
+            # shut down (its tab is closing): late requests, e.g. from a pending rebuild
+            # timer, are dropped quietly; nothing will ever be delivered anyway
+            self._running = False
+            return self._generation
+        self._pool.start(_Job(self._generation, graph, previous, self._token, self._channel))
         return self._generation
 
     def cancel(self) -> None:
@@ -105,6 +161,13 @@ class LayoutRunner(QObject):
         if self._token is not None:
             self._token.cancel()
         self._running = False
+
+    def shutdown(self) -> None:
+        """Cancel the running layout and deliver nothing more, ever (a closing tab calls it)."""
+        # NOTE: later start() calls are no-ops rather than errors: a closing tab may still
+        # have a queued rebuild that asks for one.
+        self.cancel()
+        self._channel.close()
 
     def wait(self, msecs: int = -1) -> bool:
         """Block until the pool's jobs are done (for tests and the CLI)."""

@@ -33,6 +33,7 @@ from widgets.canvas.items import (
     rounded_polyline,
     trimmed_route,
 )
+from widgets.canvas.frames import FrameLayerItem, FrameSpec, frame_specs, repeat_classes
 from widgets.canvas.geometry import STUB, edge_geometry
 from widgets.canvas.palette import Palette, dark_palette, light_palette
 from widgets.canvas.style import BATCH_LOD, CanvasStyle
@@ -58,6 +59,8 @@ class GraphScene(QGraphicsScene):
 
     selectionChangedKeys = Signal(list)
     graphChanged = Signal()
+    #: a click on an edge selected the value (tensor name) it carries
+    valueClicked = Signal(str)
 
     def __init__(self, parent=None, *, dark: bool = False, show_names: bool = False) -> None:
         super().__init__(parent)
@@ -90,6 +93,14 @@ class GraphScene(QGraphicsScene):
         # children of layers near the viewport, and at low zoom removing ~100 layers takes
         # 10k boxes out of the frame (see _apply_mode).
         self._layers: list[QGraphicsRectItem] = []
+        self._frames: list[FrameSpec] = []
+        self._title_bands: list[tuple[str, float, float, float, float]] = []
+        self._frame_item: FrameLayerItem | None = None
+        self._repeats: dict[str, tuple[str, ...]] = {}
+        # edge hit-testing: segments bucketed by grid cell, built on the first query
+        self._edge_grid: dict[tuple[int, int], list[int]] | None = None
+        self._edge_segments: list[tuple[float, float, float, float, object]] = []
+        self._value: str | None = None
 
     # -- properties ------------------------------------------------------------------
     @property
@@ -138,10 +149,13 @@ class GraphScene(QGraphicsScene):
     def set_graph(self, graph, layout) -> None:
         """Show ``graph`` (DisplayGraph) placed by ``layout`` (LayoutResult); keeps selection by key."""
         keep = set(self._selected)
+        keep_value = self._value
         self._clear_graph()
         self._graph = graph
         self._layout = layout
+        self._repeats = repeat_classes(graph)
         self._build_nodes(graph, layout)
+        self._build_frames(graph, layout)
         self._build_edges(graph, layout)
         self._build_batches()
         self._apply_mode()
@@ -150,6 +164,8 @@ class GraphScene(QGraphicsScene):
             self._items[key].set_marked_selected(True)
         margin = SCENE_MARGIN
         self.setSceneRect(self._graph_rect.adjusted(-margin, -margin, margin, margin))
+        if keep_value is not None and not self._selected:
+            self._set_value(keep_value)
         self._update_highlight()
         self.graphChanged.emit()
         if keep:
@@ -198,6 +214,14 @@ class GraphScene(QGraphicsScene):
             if layer.scene() is self:
                 self.removeItem(layer)
         self._layers = []
+        if self._frame_item is not None:
+            self.removeItem(self._frame_item)
+            self._frame_item = None
+        self._frames = []
+        self._title_bands = []
+        self._edge_grid = None
+        self._edge_segments = []
+        self._value = None
         self._items = {}
         self._selected = set()
         self._grid = {}
@@ -228,7 +252,8 @@ class GraphScene(QGraphicsScene):
                 layer.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
                 layer.setZValue(2.0)
                 bounds[cell] = QRectF()
-            items[box.key] = NodeItem(box, pos, style, show_names=self._show_names, parent=layer)
+            items[box.key] = NodeItem(box, pos, style, show_names=self._show_names, parent=layer,
+                                      repeats=self._repeats.get(box.key[2:], ()) if box.kind == "group" else ())
             bounds[cell] = bounds[cell].united(QRectF(pos[0], pos[1], box.width, box.height))
         for cell, layer in sorted(layers.items()):
             layer.setRect(bounds[cell])
@@ -243,6 +268,110 @@ class GraphScene(QGraphicsScene):
             rect = QRectF(xs0, ys0, xs1 - xs0, ys1 - ys0)
         self._graph_rect = rect
         self._build_grid()
+
+    def _build_frames(self, graph, layout) -> None:
+        self._frames = frame_specs(graph, layout)
+        self._title_bands = [(f.path, r.left(), r.top(), r.right(), r.bottom())
+                             for f in self._frames for r in (f.title_rect(),)]
+        if not self._frames:
+            return
+        self._frame_item = FrameLayerItem(self._frames, self._style)
+        self.addItem(self._frame_item)
+        self._graph_rect = self._graph_rect.united(self._frame_item.boundingRect())
+
+    def frames(self) -> list[FrameSpec]:
+        """Frames of the open groups, parents before children."""
+        return list(self._frames)
+
+    def frame_title_at(self, point: QPointF) -> str | None:
+        """Path of the open group whose frame title band holds ``point`` (innermost)."""
+        # NOTE: asked on every mouse move; plain float compares over a prebuilt list
+        x, y = point.x(), point.y()
+        hit = None
+        for path, x0, y0, x1, y1 in self._title_bands:
+            if x0 <= x <= x1 and y0 <= y <= y1:
+                hit = path  # children come after parents: the last hit is innermost
+        return hit
+
+    def repeats_of(self, path: str) -> tuple[str, ...]:
+        """Every collapsed group structurally identical to ``path`` (itself included)."""
+        return self._repeats.get(path, ())
+
+    # -- edges: hit testing and value selection -------------------------------------------
+    # NOTE: edges are not items (see module docstring), so a click on one is resolved here:
+    # route segments (and reference stubs) bucketed in a GRID-sized hash grid, built on the
+    # first query after a layout; a query looks at the few cells around the point only.
+    def _ensure_edge_grid(self) -> None:
+        if self._edge_grid is not None:
+            return
+        grid: dict[tuple[int, int], list[int]] = defaultdict(list)
+        segs: list[tuple[float, float, float, float, object]] = []
+        geo = self._geometry
+        if geo is not None:
+            def add(x0: float, y0: float, x1: float, y1: float, edge) -> None:
+                i = len(segs)
+                segs.append((x0, y0, x1, y1, edge))
+                for cx in range(int(min(x0, x1) // GRID), int(max(x0, x1) // GRID) + 1):
+                    for cy in range(int(min(y0, y1) // GRID), int(max(y0, y1) // GRID) + 1):
+                        grid[(cx, cy)].append(i)
+
+            for edge, route, _ in geo.routed:
+                for (x0, y0), (x1, y1) in zip(route, route[1:]):
+                    add(x0, y0, x1, y1, edge)
+            refs = self._layout.references if self._layout is not None else ()
+            if refs:
+                from editor.layout import port_position
+
+                for edge in geo.edges:
+                    if edge.key not in refs:
+                        continue
+                    sx, sy = port_position(self._items[edge.src].box, self._layout.positions[edge.src], "out",
+                                           edge.src_port)
+                    dx, dy = port_position(self._items[edge.dst].box, self._layout.positions[edge.dst], "in",
+                                           edge.dst_port)
+                    add(sx, sy, sx, sy + STUB, edge)
+                    add(dx, dy - STUB, dx, dy, edge)
+        self._edge_grid = dict(grid)
+        self._edge_segments = segs
+
+    def edge_at(self, point: QPointF, tolerance: float = 4.0):
+        """The edge (``editor.viewmodel.Edge``) whose drawn route passes within
+        ``tolerance`` scene units of ``point``, nearest first; None when there is none."""
+        self._ensure_edge_grid()
+        px, py = point.x(), point.y()
+        best, best_d = None, tolerance * tolerance
+        seen: set[int] = set()
+        segs = self._edge_segments
+        for cx in range(int((px - tolerance) // GRID), int((px + tolerance) // GRID) + 1):
+            for cy in range(int((py - tolerance) // GRID), int((py + tolerance) // GRID) + 1):
+                for i in self._edge_grid.get((cx, cy), ()):
+                    if i in seen:
+                        continue
+                    seen.add(i)
+                    x0, y0, x1, y1, edge = segs[i]
+                    d = _dist2(px, py, x0, y0, x1, y1)
+                    if d <= best_d:
+                        best, best_d = edge, d
+        return best
+
+    def click_value(self, name: str) -> None:
+        """Select the value ``name`` (boxes are deselected) and emit ``valueClicked``."""
+        self.select_keys([])
+        self._set_value(name)
+        self._update_highlight()
+        self.valueClicked.emit(name)
+
+    def selected_value(self) -> str | None:
+        """The value whose edges are highlighted after a click on one of them."""
+        return self._value
+
+    def _set_value(self, name: str | None) -> None:
+        self._value = name if name and any(e.value == name for e in self._edges_by_key.values()) else None
+
+    def value_tooltip(self, edge) -> str:
+        """Rich-text tool tip of an edge: the tensor's name and shape."""
+        shape = edge.label or "shape unknown"
+        return f"<b>{_esc(edge.value)}</b><br>{_esc(shape)}"
 
     def _build_edges(self, graph, layout) -> None:
         style = self._style
@@ -442,6 +571,8 @@ class GraphScene(QGraphicsScene):
             item.set_style(self._style)
         for tile in self._tiles:
             tile.set_style(self._style)
+        if self._frame_item is not None:
+            self._frame_item.set_style(self._style)
         colour = self._style.category_colour
         for batch in self._batches:
             cats = batch._categories  # type: ignore[attr-defined]
@@ -481,6 +612,11 @@ class GraphScene(QGraphicsScene):
     def select_keys(self, keys: Iterable[str]) -> None:
         """Make ``keys`` (those that exist) the selection; emits selectionChangedKeys on change."""
         wanted = {k for k in keys if k in self._items}
+        if self._value is not None:
+            # a box selection (or a click on the background) replaces a value selection
+            self._value = None
+            if wanted == self._selected:
+                self._update_highlight()
         if wanted == self._selected:
             return
         for key in self._selected - wanted:
@@ -592,6 +728,11 @@ class GraphScene(QGraphicsScene):
                     self._edge_path(edge, near_lines, near_arrows)
             neighbours -= focus
             self._neighbour_keys = neighbours
+        if self._value is not None:
+            # the clicked value: every edge carrying it, drawn like the path
+            for edge in self._edges_by_key.values():
+                if edge.value == self._value:
+                    self._edge_path(edge, path_lines, path_arrows)
         if len(selected) == 2:
             path = self.shortest_path(selected[0], selected[1])
             self._path_keys = path
@@ -618,3 +759,16 @@ class GraphScene(QGraphicsScene):
     def edges_of(self, key: str) -> tuple[list, list]:
         """(incoming, outgoing) edges of a box."""
         return list(self._in.get(key, ())), list(self._out.get(key, ()))
+
+
+def _dist2(px: float, py: float, x0: float, y0: float, x1: float, y1: float) -> float:
+    """Squared distance from a point to a segment."""
+    dx, dy = x1 - x0, y1 - y0
+    L = dx * dx + dy * dy
+    t = 0.0 if L <= 0.0 else max(0.0, min(1.0, ((px - x0) * dx + (py - y0) * dy) / L))
+    qx, qy = x0 + t * dx - px, y0 + t * dy - py
+    return qx * qx + qy * qy
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor
 
+from widgets.canvas.frames import frame_specs, frame_svg, repeat_classes
 from widgets.canvas.geometry import STUB, arrow_points, edge_geometry
 from widgets.canvas.items import box_text_layout
 from widgets.canvas.style import HEADER_H, RADIUS, CanvasStyle
@@ -79,7 +80,8 @@ def _css(st: CanvasStyle) -> str:
     )
 
 
-def _node_svg(box, pos: tuple[float, float], style: CanvasStyle, show_names: bool, out: list[str]) -> None:
+def _node_svg(box, pos: tuple[float, float], style: CanvasStyle, show_names: bool, out: list[str],
+              repeat: int = 0) -> None:
     st = style
     x, y = float(pos[0]), float(pos[1])
     w, h = float(box.width), float(box.height)
@@ -106,7 +108,7 @@ def _node_svg(box, pos: tuple[float, float], style: CanvasStyle, show_names: boo
     else:
         out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{RADIUS:.1f}" fill="{colour}"/>')
     ascent = _ASCENTS(st)
-    for kind, text, tx, ty in box_text_layout(box, st, show_names):
+    for kind, text, tx, ty in box_text_layout(box, st, show_names, repeat=repeat):
         out.append(f'<text class="k{kind}" x="{x + tx:.1f}" y="{y + ty + ascent[kind]:.1f}">{escape(text)}</text>')
 
 
@@ -138,8 +140,9 @@ def graph_svg(display, layout, style: CanvasStyle, rect: QRectF, *, title: str =
         f"<desc>Rendered by ONNX Studio</desc><style>{_css(style)}</style>",
         f'<rect x="{rect.x():.1f}" y="{rect.y():.1f}" width="{rect.width():.1f}" height="{rect.height():.1f}" '
         f'fill="{_hex(pal.background)}"/>',
-        '<g id="edges">',
     ]
+    frame_svg(frame_specs(display, layout), style, rect, out)
+    out.append('<g id="edges">')
     lines = []
     for _, route, pts in geo.routed:
         xs = [p[0] for p in route]
@@ -170,11 +173,13 @@ def graph_svg(display, layout, style: CanvasStyle, rect: QRectF, *, title: str =
         out.append(f'<rect x="{lb.x:.1f}" y="{lb.y:.1f}" width="{lb.w:.1f}" height="{lb.h:.1f}" fill="{bg}" fill-opacity="0.82"/>'
                    f'<text class="l{lb.kind}" x="{lb.x:.1f}" y="{lb.y + ascent:.1f}">{escape(lb.text)}</text>')
     out.append('</g><g id="nodes">')
+    repeats = repeat_classes(display)
     for box in display.boxes:
         pos = positions.get(box.key)
         if pos is None or not _inside(rect, pos[0], pos[1], pos[0] + box.width, pos[1] + box.height):
             continue
-        _node_svg(box, pos, style, show_names, out)
+        _node_svg(box, pos, style, show_names, out,
+                  repeat=len(repeats.get(box.key[2:], ())) if box.kind == "group" else 0)
     out.append("</g></svg>\n")
     return "\n".join(out)
 

@@ -8,7 +8,10 @@ Gestures:
 - left drag on the background: rubber-band selection; click / Ctrl-click select;
 - keys: ``+``/``=`` zoom in, ``-`` zoom out, ``0`` 100 %, ``F`` fit all, ``S`` fit the
   selection, Esc clears the selection;
-- double-click: a group box toggles (``groupToggled``), any other box is ``activated``.
+- double-click: a group box toggles (``groupToggled``), any other box is ``activated``;
+- click in an open group's frame title band: collapses it (``groupToggled``);
+- click on an edge (within ``EDGE_HIT_PX`` pixels of its route): selects the value it
+  carries (``valueClicked``) and highlights its edges; hovering one shows its name and shape.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ MIN_SCALE = 0.0005
 MAX_SCALE = 6.0
 WHEEL_STEP = 1.0015  # zoom factor per 1/8 degree of wheel rotation (120 units = ~1.2x)
 KEY_STEP = 1.25
+EDGE_HIT_PX = 4.0  # how close (in screen pixels) a click must be to an edge's route
 
 
 def scope_paths(name: str) -> list[str]:
@@ -52,6 +56,8 @@ class GraphView(QGraphicsView):
     zoomChanged = Signal(float)
     viewportChanged = Signal()
     hoveredKey = Signal(str)
+    #: a click on an edge selected the value (tensor name) it carries
+    valueClicked = Signal(str)
 
     def __init__(self, scene: GraphScene | None = None, parent=None) -> None:
         super().__init__(parent)
@@ -84,7 +90,9 @@ class GraphView(QGraphicsView):
         self._space = False
         self._panning = False
         self._pan_last = QPoint()
+        self._on_title = False
         self._scene.selectionChangedKeys.connect(self.selectionChangedKeys)
+        self._scene.valueClicked.connect(self.valueClicked)
         self._scene.graphChanged.connect(self._on_graph_changed)
         self.horizontalScrollBar().valueChanged.connect(self.viewportChanged)
         self.verticalScrollBar().valueChanged.connect(self.viewportChanged)
@@ -229,12 +237,12 @@ class GraphView(QGraphicsView):
 
     def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802
         if event.type() == QEvent.Type.ToolTip:
-            item = self._node_at(event.pos())
-            if item is None:
+            text = self.tooltip_at(event.pos())
+            if not text:
                 QToolTip.hideText()
                 event.ignore()
             else:
-                QToolTip.showText(event.globalPos(), item.tooltip(), self.viewport())
+                QToolTip.showText(event.globalPos(), text, self.viewport())
             return True
         if event.type() == QEvent.Type.NativeGesture:
             gesture = event.gestureType()
@@ -300,6 +308,18 @@ class GraphView(QGraphicsView):
                     self._scene.select_keys([key])
                 event.accept()
                 return
+            if not additive:
+                scene_pt = self.mapToScene(event.position().toPoint())
+                path = self._scene.frame_title_at(scene_pt)
+                if path is not None:
+                    self.groupToggled.emit(f"g:{path}")
+                    event.accept()
+                    return
+                edge = self.edge_at(event.position().toPoint())
+                if edge is not None:
+                    self._scene.click_value(edge.value)
+                    event.accept()
+                    return
             # empty background: start a rubber band (Qt draws it; we select on release)
             self._band_base = set(self._scene.selected_keys()) if additive else set()
             if not additive:
@@ -326,6 +346,14 @@ class GraphView(QGraphicsView):
             if key != self._scene.hovered():
                 self._scene.set_hovered(key)
                 self.hoveredKey.emit(key or "")
+            # a frame's title band is a button (click collapses): say so with the cursor
+            on_title = key is None and self._scene.frame_title_at(self.mapToScene(event.position().toPoint())) is not None
+            if on_title != self._on_title and not self._space:
+                self._on_title = on_title
+                if on_title:
+                    self.viewport().setCursor(Qt.CursorShape.PointingHandCursor)
+                else:
+                    self.viewport().unsetCursor()
         super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
@@ -399,6 +427,23 @@ class GraphView(QGraphicsView):
         paths = scope_paths(item.box.name)
         return paths[-1] if paths else ""
 
+    def edge_at(self, pos: QPoint):
+        """The edge drawn within ``EDGE_HIT_PX`` pixels of a viewport position, if any."""
+        return self._scene.edge_at(self.mapToScene(pos), EDGE_HIT_PX / max(self.zoom(), 1e-6))
+
+    def tooltip_at(self, pos: QPoint) -> str:
+        """Tool tip for a viewport position: a box's, a frame title's, or an edge's."""
+        item = self._node_at(pos)
+        if item is not None:
+            return item.tooltip()
+        path = self._scene.frame_title_at(self.mapToScene(pos))
+        if path is not None:
+            return f"<b>{_esc(path)}</b><br>click to collapse"
+        edge = self.edge_at(pos)
+        if edge is not None:
+            return self._scene.value_tooltip(edge)
+        return ""
+
     def key_at(self, pos: QPoint) -> str | None:
         """Key of the box under a viewport position, if any."""
         return self._scene.key_at(self.mapToScene(pos))
@@ -414,3 +459,7 @@ class GraphView(QGraphicsView):
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
         self.viewportChanged.emit()
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

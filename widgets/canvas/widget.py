@@ -25,6 +25,8 @@ class CanvasWidget(QWidget):
 
     selectionChangedKeys = Signal(list)
     activated = Signal(str)
+    #: a click on an edge selected this value (tensor name)
+    valueClicked = Signal(str)
 
     def __init__(self, parent: QWidget | None = None, *, dark: bool = False) -> None:
         super().__init__(parent)
@@ -42,6 +44,7 @@ class CanvasWidget(QWidget):
         self.view.selectionChangedKeys.connect(self._on_selection)
         self.view.selectionChangedKeys.connect(self.selectionChangedKeys)
         self.view.activated.connect(self.activated)
+        self.view.valueClicked.connect(self.valueClicked)
         self.view.groupToggled.connect(self.controller.toggle_group)
         self.breadcrumb.pathClicked.connect(self.select_scope)
         self.view.viewportChanged.connect(self._place_minimap)
