@@ -1,9 +1,8 @@
 """Diff colours over a canvas: one translucent rectangle per box, coloured by the box's status.
 
-Like the profile heat map (:mod:`widgets.run.heatmap`), this is an item of our own on the
-tab's ``GraphScene``: it reads box rectangles from the scene's node items and is rebuilt
-when the scene lays out again (``graphChanged``), so no canvas code changes. It takes no
-mouse buttons: clicks and selection reach the canvas as before.
+Like the profile heat map (:mod:`widgets.run.heatmap`), this is a box overlay
+(:mod:`widgets.box_overlay`): an item of our own on the tab's ``GraphScene``, rebuilt when
+the scene lays out again, so no canvas code changes, and taking no mouse buttons.
 
 Colours: added green, removed red, changed amber; boxes that are the same are washed
 out (a faint veil in the canvas background colour) so the changes stand out. A collapsed
@@ -15,7 +14,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsItem
+
+from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index, innermost_group
 
 Z_DIFF = 2.4  # above the box layers (2.0), under the heat map (2.5)
 
@@ -37,20 +37,14 @@ def box_statuses(scene, status: dict[int, str], names: dict[int, str]) -> dict[s
     """Scene key -> status: node boxes directly, collapsed groups by name prefix.
 
     A node without a box of its own goes to the innermost collapsed group whose path
-    prefixes its name (looked up prefix by prefix: linear in the name, not in the groups)."""
+    prefixes its name (see :func:`widgets.box_overlay.innermost_group`)."""
     items = scene.node_items()
     out: dict[str, str] = {}
-    groups = {item.box.name.rstrip("/"): key for key, item in items.items() if key.startswith("g:") and item.box.name}
+    groups = group_index(items)
     for nid, st in status.items():
         key = f"n:{nid}"
         if key not in items:
-            key = None
-            if groups:
-                parts = names.get(nid, "").split("/")
-                for i in range(len(parts) - 1, 0, -1):
-                    key = groups.get("/".join(parts[:i]))
-                    if key is not None:
-                        break
+            key = innermost_group(groups, names.get(nid, ""))
             if key is None:
                 continue
         if _RANK.get(st, 0) >= _RANK.get(out.get(key, SAME), 0):
@@ -58,41 +52,23 @@ def box_statuses(scene, status: dict[int, str], names: dict[int, str]) -> dict[s
     return out
 
 
-class DiffOverlay(QGraphicsItem):
+class DiffOverlay(BoxOverlayItem):
     """Status rectangles over the boxes (see module docstring)."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.setZValue(Z_DIFF)
-        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        self.setAcceptHoverEvents(False)
-        self._cells: list[tuple[QRectF, str]] = []
-        self._bounds = QRectF()
+        super().__init__(Z_DIFF)
         self._veil = QColor(255, 255, 255, 150)
 
     def set_cells(self, scene, statuses: dict[str, str], *, dark: bool = False) -> None:
         """``statuses``: scene key -> status. Boxes not in the scene are skipped."""
-        self.prepareGeometryChange()
-        cells: list[tuple[QRectF, str]] = []
-        bounds = QRectF()
         # same boxes first, so a coloured border is never covered by a neighbour's veil
-        for key, st in sorted(statuses.items(), key=lambda kv: _RANK.get(kv[1], 0)):
-            item = scene.item_for(key)
-            if item is None:
-                continue
-            rect = item.scene_rect()
-            cells.append((rect, st))
-            bounds = bounds.united(rect.adjusted(-6, -6, 6, 6))
-        self._cells = cells
-        self._bounds = bounds
+        self._place(scene, sorted(statuses.items(), key=lambda kv: _RANK.get(kv[1], 0)),
+                    (-6, -6, 6, 6), lambda rect, st: (rect, st))
         self._veil = QColor(30, 30, 30, 150) if dark else QColor(255, 255, 255, 150)
         self.update()
 
     def cells(self) -> list[tuple[QRectF, str]]:
         return list(self._cells)
-
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        return QRectF(self._bounds)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
@@ -120,32 +96,16 @@ class DiffOverlay(QGraphicsItem):
             painter.drawRoundedRect(rect.adjusted(-3, -3, 3, 3), 5, 5)
 
 
-class CanvasDiff:
+class CanvasDiff(BoxOverlay):
     """Keeps a :class:`DiffOverlay` on one tab's scene in step with its layout."""
 
     def __init__(self, tab) -> None:
-        self.tab = tab
-        self.scene = tab.canvas.scene
-        self.overlay = DiffOverlay()
         self._status: dict[int, str] = {}
-        self._visible = False
-        self.scene.graphChanged.connect(self._rebuild)
+        super().__init__(tab, DiffOverlay())
 
     def set_status(self, status: dict[int, str]) -> None:
         self._status = dict(status)
         self._rebuild()
-
-    def set_visible(self, on: bool) -> None:
-        self._visible = on
-        if on and self.overlay.scene() is None:
-            self.scene.addItem(self.overlay)
-        elif not on and self.overlay.scene() is not None:
-            self.scene.removeItem(self.overlay)
-        self._rebuild()
-
-    @property
-    def visible(self) -> bool:
-        return self._visible
 
     def detach(self) -> None:
         """Remove the overlay for good (the diff was closed)."""
@@ -156,9 +116,7 @@ class CanvasDiff:
             pass
 
     def statuses_by_key(self) -> dict[str, str]:
-        doc = self.tab.doc
-        names = {nid: doc.node(nid).name for nid in self._status if doc.has_node(nid)}
-        return box_statuses(self.scene, self._status, names)
+        return box_statuses(self.scene, self._status, self.node_names(self._status))
 
     def _rebuild(self) -> None:
         if not self._visible:

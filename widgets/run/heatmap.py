@@ -1,9 +1,9 @@
 """A profile heat map over the canvas: one translucent, coloured rectangle per box with time.
 
-The canvas has no per-node overlay hook, so this is an item of our own added to the
-``GraphScene``: it reads the box rectangles from the scene's node items (``scene_rect()``)
-and is rebuilt when the scene lays out again (``graphChanged``). It accepts no mouse
-buttons, so clicks and selection go to the canvas as before.
+Like the diff colours (:mod:`widgets.compare.overlay`), this is a box overlay
+(:mod:`widgets.box_overlay`): an item of our own on the tab's ``GraphScene`` that reads box
+rectangles from the scene, is rebuilt when the scene lays out again and takes no mouse
+buttons.
 
 A box's time is its node's (``n:<id>`` keys) or, for a collapsed group (``g:<path>``), the
 sum over the nodes inside it. Colours run from pale yellow to deep red on a square-root
@@ -17,7 +17,8 @@ import math
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsItem
+
+from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index, innermost_group
 
 Z_HEATMAP = 2.5  # above the box layers (2.0), below nothing that takes clicks
 
@@ -40,59 +41,38 @@ def fmt_us(us: float) -> str:
 
 
 def box_times(scene, node_times: dict[int, float], node_names: dict[int, str]) -> dict[str, float]:
-    """Scene key -> microseconds: node boxes directly, collapsed groups by name prefix."""
+    """Scene key -> microseconds: node boxes directly, collapsed groups by name prefix
+    (the innermost group whose path prefixes the node's name)."""
     items = scene.node_items()
     out: dict[str, float] = {}
-    groups = sorted(((item.box.name, key) for key, item in items.items() if key.startswith("g:")),
-                    key=lambda t: -len(t[0]))
+    groups = group_index(items)
     for nid, us in node_times.items():
         key = f"n:{nid}"
-        if key in items:
-            out[key] = out.get(key, 0.0) + us
-            continue
-        name = node_names.get(nid, "")
-        for path, gkey in groups:
-            if path and name.startswith(path.rstrip("/") + "/"):
-                out[gkey] = out.get(gkey, 0.0) + us
-                break
+        if key not in items:
+            key = innermost_group(groups, node_names.get(nid, ""))
+            if key is None:
+                continue
+        out[key] = out.get(key, 0.0) + us
     return out
 
 
-class HeatMapOverlay(QGraphicsItem):
+class HeatMapOverlay(BoxOverlayItem):
     """Coloured rectangles over the boxes that have a time (see module docstring)."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.setZValue(Z_HEATMAP)
-        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        self.setAcceptHoverEvents(False)
-        self._cells: list[tuple[QRectF, QColor, str]] = []
-        self._bounds = QRectF()
+        super().__init__(Z_HEATMAP)
         self._font = QFont()
         self._font.setPointSizeF(9.0)
         self._font.setBold(True)
 
     def set_times(self, scene, times: dict[str, float]) -> None:
         """``times``: scene key -> microseconds. Boxes not in the scene are skipped."""
-        self.prepareGeometryChange()
-        cells: list[tuple[QRectF, QColor, str]] = []
         peak = max(times.values(), default=0.0) or 1.0
-        bounds = QRectF()
-        for key, us in sorted(times.items(), key=lambda kv: kv[1]):
-            item = scene.item_for(key)
-            if item is None:
-                continue
-            rect = item.scene_rect()
-            cells.append((rect, heat_colour(math.sqrt(us / peak)), fmt_us(us)))
-            bounds = bounds.united(rect.adjusted(-4, -18, 4, 4))
-        self._cells = cells
-        self._bounds = bounds
+        self._place(scene, sorted(times.items(), key=lambda kv: kv[1]), (-4, -18, 4, 4),
+                    lambda rect, us: (rect, heat_colour(math.sqrt(us / peak)), fmt_us(us)))
 
     def cell_count(self) -> int:
         return len(self._cells)
-
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        return QRectF(self._bounds)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
@@ -117,44 +97,22 @@ class HeatMapOverlay(QGraphicsItem):
                 painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
 
 
-class HeatMap:
+class HeatMap(BoxOverlay):
     """Keeps a :class:`HeatMapOverlay` on one tab's scene in step with its layout."""
 
     def __init__(self, tab) -> None:
-        self.tab = tab
-        self.scene = tab.canvas.scene
-        self.overlay = HeatMapOverlay()
         self._node_times: dict[int, float] = {}
-        self._visible = False
-        self.scene.graphChanged.connect(self._rebuild)
+        super().__init__(tab, HeatMapOverlay())
 
     def set_node_times(self, node_times: dict[int, float]) -> None:
         self._node_times = dict(node_times)
         self._rebuild()
 
-    def set_visible(self, on: bool) -> None:
-        self._visible = on
-        if on and self.overlay.scene() is None:
-            self.scene.addItem(self.overlay)
-        elif not on and self.overlay.scene() is not None:
-            self.scene.removeItem(self.overlay)
-        self._rebuild()
-
-    @property
-    def visible(self) -> bool:
-        return self._visible
-
     def _rebuild(self) -> None:
         if not self._visible:
             return
-        doc = self.tab.doc
-        names = {nid: doc.node(nid).name for nid in self._node_times if doc.has_node(nid)}
-        self.overlay.set_times(self.scene, box_times(self.scene, self._node_times, names))
+        self.overlay.set_times(self.scene, self.times_by_key())
         self.overlay.update()
 
     def times_by_key(self) -> dict[str, float]:
-        doc = self.tab.doc
-        names = {nid: doc.node(nid).name for nid in self._node_times if doc.has_node(nid)}
-        return box_times(self.scene, self._node_times, names)
-
-
+        return box_times(self.scene, self._node_times, self.node_names(self._node_times))

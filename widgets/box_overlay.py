@@ -1,0 +1,105 @@
+"""What the canvas overlays share: one translucent shape per box, kept in step with the layout.
+
+The diff colours (:mod:`widgets.compare.overlay`) and the profile heat map
+(:mod:`widgets.run.heatmap`) each paint something over some of the canvas boxes. The canvas
+has no per-node overlay hook, so each is an item of our own on the tab's ``GraphScene``: it
+reads box rectangles from the scene's node items (``scene_rect()``), takes no mouse buttons
+(clicks and selection reach the canvas as before) and is rebuilt when the scene lays out
+again (``graphChanged``). This module holds that common part; the subclasses say what a
+cell carries and how it is painted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import QGraphicsItem
+
+
+def group_index(items: dict[str, Any]) -> dict[str, str]:
+    """Collapsed group path (trailing ``/`` dropped) -> its scene key (``g:<path>``)."""
+    return {item.box.name.rstrip("/"): key for key, item in items.items()
+            if key.startswith("g:") and item.box.name}
+
+
+def innermost_group(groups: dict[str, str], name: str) -> str | None:
+    """The key of the innermost collapsed group whose path prefixes node ``name``, if any.
+
+    Looked up prefix by prefix: linear in the name, not in the number of groups."""
+    if not groups:
+        return None
+    parts = name.split("/")
+    for i in range(len(parts) - 1, 0, -1):
+        key = groups.get("/".join(parts[:i]))
+        if key is not None:
+            return key
+    return None
+
+
+class BoxOverlayItem(QGraphicsItem):
+    """A scene item holding one cell per box, ``(rect, ...)``; subclasses paint the cells."""
+
+    def __init__(self, z: float) -> None:
+        super().__init__()
+        self.setZValue(z)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setAcceptHoverEvents(False)
+        self._cells: list[tuple] = []
+        self._bounds = QRectF()
+
+    def _place(self, scene, entries: Iterable[tuple[str, Any]], margins: tuple[float, float, float, float],
+               cell: Callable[[QRectF, Any], tuple]) -> None:
+        """Rebuild the cells from ``(scene key, value)`` pairs, in the order given (later ones
+        paint on top); keys without a box in the scene are skipped. ``margins`` (as for
+        ``QRectF.adjusted``) is how far a cell's painting reaches outside its box."""
+        self.prepareGeometryChange()
+        cells: list[tuple] = []
+        bounds = QRectF()
+        for key, value in entries:
+            item = scene.item_for(key)
+            if item is None:
+                continue
+            rect = item.scene_rect()
+            cells.append(cell(rect, value))
+            bounds = bounds.united(rect.adjusted(*margins))
+        self._cells = cells
+        self._bounds = bounds
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return QRectF(self._bounds)
+
+
+class BoxOverlay:
+    """Keeps a :class:`BoxOverlayItem` on one tab's scene in step with its layout.
+
+    Subclasses set their values and implement :meth:`_rebuild`, which runs only while the
+    overlay is shown."""
+
+    def __init__(self, tab, overlay: BoxOverlayItem) -> None:
+        self.tab = tab
+        self.scene = tab.canvas.scene
+        self.overlay = overlay
+        self._visible = False
+        self.scene.graphChanged.connect(self._rebuild)
+
+    def set_visible(self, on: bool) -> None:
+        self._visible = on
+        if on and self.overlay.scene() is None:
+            self.scene.addItem(self.overlay)
+        elif not on and self.overlay.scene() is not None:
+            self.scene.removeItem(self.overlay)
+        self._rebuild()
+
+    @property
+    def visible(self) -> bool:
+        return self._visible
+
+    def node_names(self, node_ids: Iterable[int]) -> dict[int, str]:
+        """Node id -> name, for the ids still in the tab's document."""
+        doc = self.tab.doc
+        return {nid: doc.node(nid).name for nid in node_ids if doc.has_node(nid)}
+
+    def _rebuild(self) -> None:
+        raise NotImplementedError
