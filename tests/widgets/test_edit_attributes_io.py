@@ -12,6 +12,7 @@ from tests.widgets.test_edit_support import (
     PPOCR,
     SQUEEZENET,
     check_saved,
+    edit_copy,
     first_node,
     install,
     open_copy,
@@ -27,10 +28,7 @@ def _attr(doc, nid, name):
 
 
 def test_attribute_dialog_edits_as_one_step(qtbot, window, tmp_path):
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, SQUEEZENET, tmp_path)
     pool = first_node(doc, "MaxPool")
     select_node(tab, pool)
     seen = []
@@ -63,10 +61,7 @@ def test_attribute_dialog_edits_as_one_step(qtbot, window, tmp_path):
 
 
 def test_attribute_dialog_refusals_change_nothing(qtbot, window, tmp_path):
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, SQUEEZENET, tmp_path)
     conv = first_node(doc, "Conv")
     results = []
 
@@ -123,10 +118,7 @@ def test_subgraph_attribute_opens_the_body(qtbot, window, tmp_path):
 
 
 def test_graph_input_rename_retype_and_output(qtbot, window, tmp_path):
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, PPOCR, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, PPOCR, tmp_path)
     select_value(tab, "x")
 
     def edit(dialog):
@@ -169,10 +161,7 @@ def test_graph_input_rename_retype_and_output(qtbot, window, tmp_path):
 
 
 def test_batch_size_across_the_model_lists_hardcoded_constants(qtbot, window, tmp_path):
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, PPOCR, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, PPOCR, tmp_path)
     seen = {}
 
     def batch(dialog):
@@ -218,10 +207,7 @@ def test_hardcoded_dims_finds_reshape_constants():
 
 
 def test_tensor_attribute_from_npy(qtbot, window, tmp_path):
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, PPOCR, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, PPOCR, tmp_path)
     const = first_node(doc, "Constant")
     old = onnx.numpy_helper.to_array(_attr(doc, const, "value").t)
     npy = tmp_path / "value.npy"

@@ -13,6 +13,7 @@ from tests.widgets.test_edit_support import (
     SQUEEZENET,
     box_point,
     check_saved,
+    edit_copy,
     first_node,
     install,
     open_copy,
@@ -57,10 +58,7 @@ def wait_layout_if_pending(qtbot, tab) -> None:
 
 
 def test_palette_add_insert_on_edge_runs_in_onnxruntime(qtbot, window, tmp_path):
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, PPOCR, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, PPOCR, tmp_path)
     before = check_saved(doc, tmp_path / "before.onnx", ppocr_feed())
 
     def pick(text):
@@ -110,10 +108,7 @@ def test_palette_lists_imported_domains_and_contrib_ops(qtbot, window, tmp_path)
 
 
 def test_delete_reconnect_and_change_op_type(qtbot, window, tmp_path):
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, SQUEEZENET, tmp_path)
     relu = first_node(doc, "Relu")
     select_node(tab, relu)
     # Relu -> Sigmoid through the palette, then back by undo
@@ -146,10 +141,7 @@ def test_delete_reconnect_and_change_op_type(qtbot, window, tmp_path):
 
 
 def test_connect_gesture_with_mouse_and_escape(qtbot, window, tmp_path):
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, SQUEEZENET, tmp_path)
     view = tab.canvas.view
     scene = tab.canvas.scene
     # the Softmax reads the GlobalAveragePool; rewire it to read the Relu before it instead
@@ -231,10 +223,7 @@ def test_copy_paste_within_and_between_models(qtbot, window, tmp_path):
 
 def test_connect_gesture_appends_to_variadic_inputs(qtbot, window, tmp_path):
     """Dropping on the right end of a Concat box adds an input (AddNodePort), one step."""
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, SQUEEZENET, tmp_path)
     scene = tab.canvas.scene
     concat = first_node(doc, "Concat")
     n_in = len(doc.node(concat).input)

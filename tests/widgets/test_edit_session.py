@@ -14,6 +14,7 @@ from tests.widgets.test_edit_support import (
     PPOCR,
     SQUEEZENET,
     check_saved,
+    edit_copy,
     first_node,
     install,
     open_copy,
@@ -25,10 +26,7 @@ def test_history_panel_click_and_export_script(qtbot, window, tmp_path):
     from editor.document import Document
     from editor.scripting import run_script_file
 
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, SQUEEZENET, tmp_path)
     conv = first_node(doc, "Conv")
     relu = first_node(doc, "Relu")
     assert editing.rename_node(conv, "stem")

@@ -38,6 +38,14 @@ def open_copy(qtbot, win, src: Path, tmp_path: Path):
     return tab
 
 
+def edit_copy(qtbot, win, src: Path, tmp_path: Path):
+    """Editing installed (:func:`install`) and a copy of ``src`` open (:func:`open_copy`):
+    returns ``(editing, tab, doc, original bytes)``."""
+    editing = install(win, tmp_path)
+    tab = open_copy(qtbot, win, src, tmp_path)
+    return editing, tab, tab.doc, tab.doc.serialize()
+
+
 def node_named(doc, name: str) -> int:
     ids = doc.find_nodes(name)
     assert ids, name

@@ -13,6 +13,7 @@ from tests.widgets.test_edit_support import (
     PPOCR,
     SQUEEZENET,
     check_saved,
+    edit_copy,
     first_node,
     install,
     open_copy,
@@ -29,10 +30,7 @@ def _init(doc, name):
 def test_weight_grid_edit_commits_one_command(qtbot, window, tmp_path):
     from widgets.editing.weights import find_weight
 
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, SQUEEZENET, tmp_path)
     w = find_weight(doc, doc.index.main, "conv1_b_0")
     depth = doc.stack.index
 
@@ -103,10 +101,7 @@ def test_replace_cast_convert_rename_delete_unused(qtbot, window, tmp_path):
 
 
 def test_metadata_dialog_one_step(qtbot, window, tmp_path):
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, IRIS, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, IRIS, tmp_path)
 
     def edit(dialog):
         dialog.fields["producer_name"].setText("ONNX Studio test")
@@ -146,10 +141,7 @@ def test_metadata_dialog_one_step(qtbot, window, tmp_path):
 
 
 def test_cleanup_preview_apply_fixed_point(qtbot, window, tmp_path):
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, PPOCR, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, PPOCR, tmp_path)
     before = check_saved(doc, tmp_path / "before.onnx", ppocr_feed())
     seen = {}
 
@@ -174,10 +166,7 @@ def test_cleanup_preview_apply_fixed_point(qtbot, window, tmp_path):
 
 
 def test_opset_conversion_one_step(qtbot, window, tmp_path):
-    editing = install(window, tmp_path)
-    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
-    doc = tab.doc
-    original = doc.serialize()
+    editing, tab, doc, original = edit_copy(qtbot, window, SQUEEZENET, tmp_path)
     seen = {}
 
     def convert(dialog):
