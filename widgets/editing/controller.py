@@ -307,6 +307,17 @@ class EditingController(QObject):
     def _refuse(self, message: str) -> None:
         show_refusal(self.window, message)
 
+    def _one_node(self, tab, nid: int | None, purpose: str) -> int | None:
+        """``nid`` when given, else the single selected node; refused (``select one node
+        to <purpose>``) and ``None`` when the selection is not exactly one node."""
+        if nid is not None:
+            return nid
+        nodes = self.selected_nodes(tab)
+        if len(nodes) != 1:
+            self._refuse(f"select one node to {purpose}")
+            return None
+        return nodes[0]
+
     # -- nodes ----------------------------------------------------------------------------
     def add_node(self, *, after: int | None = None, choice=None) -> int | None:
         tab = self._tab()
@@ -365,12 +376,9 @@ class EditingController(QObject):
         tab = self._tab()
         if tab is None:
             return None
+        nid = self._one_node(tab, nid, "rename")
         if nid is None:
-            nodes = self.selected_nodes(tab)
-            if len(nodes) != 1:
-                self._refuse("select one node to rename")
-                return None
-            nid = nodes[0]
+            return None
         view = tab.canvas.view
         item = tab.canvas.scene.item_for(f"n:{nid}")
         editor = QLineEdit(tab.doc.node(nid).name, view.viewport())
@@ -410,9 +418,8 @@ class EditingController(QObject):
 
     def change_op_type(self, *, choice=None) -> bool:
         tab = self._tab()
-        nodes = self.selected_nodes(tab)
-        if tab is None or len(nodes) != 1:
-            self._refuse("select one node to change its op type")
+        nid = self._one_node(tab, None, "change its op type")
+        if tab is None or nid is None:
             return False
         if choice is None:
             palette = NodePalette(tab.doc, self.window, title="Change Op Type")
@@ -421,18 +428,15 @@ class EditingController(QObject):
             choice = palette.choice()
         if choice is None:
             return False
-        return run_command(self.window, tab.doc, change_op_type_command(tab.doc, nodes[0], *choice))
+        return run_command(self.window, tab.doc, change_op_type_command(tab.doc, nid, *choice))
 
     def edit_attributes(self, nid: int | None = None) -> AttributeDialog | None:
         tab = self._tab()
         if tab is None:
             return None
+        nid = self._one_node(tab, nid, "edit its attributes")
         if nid is None:
-            nodes = self.selected_nodes(tab)
-            if len(nodes) != 1:
-                self._refuse("select one node to edit its attributes")
-                return None
-            nid = nodes[0]
+            return None
         dialog = AttributeDialog(tab.doc, nid, self.window, open_scope=tab.show_scope)
         self.run_dialog(dialog)
         return dialog
