@@ -30,7 +30,7 @@ import onnx
 
 from editor.viewmodel.categories import CATEGORIES, category_of
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
-from editor.types import dtype_name
+from editor.types import dims_text, dtype_name, shape_dims
 
 __all__ = [
     "Box", "Edge", "DisplayGraph", "build_display_graph", "category_of", "CATEGORIES",
@@ -107,18 +107,10 @@ def shape_text(vi: onnx.ValueInfoProto | None) -> str:
     """``"1x64x56x56"`` for a tensor value's shape, ``""`` when unknown or not a tensor."""
     if vi is None or not vi.type.HasField("tensor_type"):
         return ""
-    tt = vi.type.tensor_type
-    if not tt.HasField("shape"):
+    dims = shape_dims(vi.type)
+    if dims is None:
         return ""
-    dims = []
-    for d in tt.shape.dim:
-        if d.HasField("dim_value"):
-            dims.append(str(d.dim_value))
-        elif d.HasField("dim_param"):
-            dims.append(d.dim_param)
-        else:
-            dims.append("?")
-    return "x".join(dims) if dims else "scalar"
+    return dims_text(dims, "x") if dims else "scalar"
 
 
 def _tensor_text(dims: Sequence[int], elem_type: int) -> str:

@@ -12,6 +12,7 @@ import onnx
 from PySide6.QtWidgets import QComboBox, QMainWindow, QWidget
 
 from editor.errors import StudioError
+from editor.types import dims_text, shape_dims
 
 #: element types offered in the type pickers: every TensorProto.DataType but UNDEFINED
 ELEM_TYPES: list[tuple[str, int]] = [
@@ -90,15 +91,8 @@ def format_shape(vi: onnx.ValueInfoProto | None) -> tuple[int, str]:
     """(elem_type, "1, 3, N") of a value info; (0, "") when unknown."""
     if vi is None or not vi.type.HasField("tensor_type"):
         return 0, ""
-    tt = vi.type.tensor_type
-    if not tt.HasField("shape"):
-        return tt.elem_type, ""
-    parts = []
-    for d in tt.shape.dim:
-        if d.HasField("dim_value"):
-            parts.append(str(d.dim_value))
-        elif d.HasField("dim_param"):
-            parts.append(d.dim_param)
-        else:
-            parts.append("?")
-    return tt.elem_type, ", ".join(parts) if parts else "[]"
+    elem = vi.type.tensor_type.elem_type
+    dims = shape_dims(vi.type)
+    if dims is None:
+        return elem, ""
+    return elem, dims_text(dims, ", ") if dims else "[]"

@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from editor.commands import AddGraphValue, CompositeCommand, RenameValue, SetDimension, SetValueType
+from editor.commands.values import value_type as declared_type
+from editor.errors import CommandError
 from widgets.editing.common import elem_type_combo, format_shape, parse_shape, run_command
 
 
@@ -209,15 +211,15 @@ class DimensionDialog(QDialog):
 
 
 def value_type(doc, sid: int, name: str, _depth: int = 0) -> onnx.TypeProto | None:
-    """The declared type of a value, or one inferred from its producer's schema (following
+    """The declared type of a value (:func:`editor.commands.values.value_type`: its value
+    info, else its initializer's), or one inferred from its producer's schema (following
     producers whose inputs are untyped, a few levels deep). None when unknown."""
-    vi = doc.value_info(sid, name)
-    if vi is not None and vi.HasField("type"):
-        return vi.type
-    init = doc.initializer(sid, name)
-    if init is not None:
-        t = init[1]
-        return onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
+    try:
+        declared = declared_type(doc, sid, name)
+    except CommandError:  # an initializer of no known element type: unknown
+        return None
+    if declared is not None:
+        return declared
     producer = doc.producer(sid, name)
     if producer is None or _depth > 32:
         return None
