@@ -32,7 +32,27 @@ def fmt_number(x: Any) -> str:
     return str(x)
 
 
-class ResultsModel(QAbstractTableModel):
+class _RecordTable(QAbstractTableModel):
+    """A read-only table of records, one a row, under the fixed headers ``COLUMNS``."""
+
+    COLUMNS: tuple[str, ...] = ()
+
+    def _records_shown(self) -> list:
+        raise NotImplementedError
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self._records_shown())
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(self.COLUMNS):
+            return self.COLUMNS[section]
+        return None
+
+
+class ResultsModel(_RecordTable):
     """One row per produced value: name, role, shape, dtype, min, max, mean, std, NaN, Inf."""
 
     COLUMNS = ("Name", "Role", "Shape", "Dtype", "Min", "Max", "Mean", "Std", "NaN", "Inf")
@@ -62,22 +82,14 @@ class ResultsModel(QAbstractTableModel):
     def record(self, row: int):
         return self._records[row]
 
+    def _records_shown(self) -> list:
+        return self._records
+
     def row_of(self, name: str) -> int:
         for i, r in enumerate(self._records):
             if r.name == name:
                 return i
         return -1
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(self._records)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(self.COLUMNS):
-            return self.COLUMNS[section]
-        return None
 
     def _cells(self, r) -> list[Any]:
         s = r.stats
@@ -114,7 +126,7 @@ class ResultsModel(QAbstractTableModel):
         return None
 
 
-class ProfileModel(QAbstractTableModel):
+class ProfileModel(_RecordTable):
     """Per-node times of a profiled run: node, op type, µs, share of the total, calls, provider."""
 
     COLUMNS = ("Node", "Op", "Time (µs)", "Share", "Calls", "Provider")
@@ -133,16 +145,8 @@ class ProfileModel(QAbstractTableModel):
     def node_at(self, row: int) -> str:
         return self._rows[row].node
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(self.COLUMNS):
-            return self.COLUMNS[section]
-        return None
+    def _records_shown(self) -> list:
+        return self._rows
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not (0 <= index.row() < len(self._rows)):
