@@ -304,17 +304,21 @@ class PropertiesPanel(QWidget):
         if producer is not None:
             node = doc.node(producer)
             self._row(sec, "Producer", f"{node.name or '(unnamed)'}  ({node.op_type})", Target.of_node(sid, producer))
+        self._consumers(doc, sid, name)
+        if producer is not None:
+            pnode = doc.node(producer)
+            if pnode.op_type == "Constant" and pnode.domain in ("", "ai.onnx"):
+                return Target.of_tensor(sid, name, producer)
+        return None
+
+    def _consumers(self, doc, sid: int, name: str) -> None:
+        """A "Consumers (n)" section: every node reading ``name``, nested bodies included."""
         consumers = doc.consumers(sid, name, nested=True)
         cons = self._section(f"Consumers ({len(consumers)})")
         for nid, idx in consumers:
             node = doc.node(nid)
             self._row(cons, node.name or "(unnamed)", f"{node.op_type} input {idx}",
                       Target.of_node(doc.index.node_scope[nid], nid))
-        if producer is not None:
-            pnode = doc.node(producer)
-            if pnode.op_type == "Constant" and pnode.domain in ("", "ai.onnx"):
-                return Target.of_tensor(sid, name, producer)
-        return None
 
     def _tensor(self, doc, target: Target) -> Target | None:
         sid, name = target.scope, target.name
@@ -349,12 +353,7 @@ class PropertiesPanel(QWidget):
                 loc = {e.key: e.value for e in tensor.external_data}
                 self._row(sec, "External file", loc.get("location", "?"))
                 self._row(sec, "Offset", loc.get("offset", "0"))
-        consumers = doc.consumers(sid, name, nested=True)
-        cons = self._section(f"Consumers ({len(consumers)})")
-        for nid, idx in consumers:
-            node = doc.node(nid)
-            self._row(cons, node.name or "(unnamed)", f"{node.op_type} input {idx}",
-                      Target.of_node(doc.index.node_scope[nid], nid))
+        self._consumers(doc, sid, name)
         return target if tensor is not None else None
 
     def _scope(self, doc, sid: int) -> None:
