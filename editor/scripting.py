@@ -50,6 +50,15 @@ class ScriptAPI:
     def main(self) -> ScopeId:
         return self.document.index.main
 
+    def inputs(self, *, scope: ScopeId | None = None) -> list[str]:
+        """Names of the graph's real inputs (not initializers listed as inputs, IR < 4)."""
+        s = self.document.scope(self.main if scope is None else scope)
+        inits = set(s.initializer_names())
+        return [n for n in s.input_names() if n not in inits]
+
+    def outputs(self, *, scope: ScopeId | None = None) -> list[str]:
+        return self.document.scope(self.main if scope is None else scope).output_names()
+
     def nodes(self, *, op_type: str | None = None, name: str | None = None,
               scope: ScopeId | None = None) -> list[NodeId]:
         out = []
