@@ -486,7 +486,8 @@ def _expand_bodies(open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bo
         outer_group = box_groups.get(owner_key, "")
         box_groups[owner_key] = frame
         group_parents[frame] = outer_group
-        group_labels[frame] = nodes[i].name or nodes[i].op_type
+        # the frame is titled by the node's own name (its last name-scope segment)
+        group_labels[frame] = nodes[i].name.rstrip("/").rsplit("/", 1)[-1] or nodes[i].op_type
         extra: list[Box] = []
         for label, bgraph, bids in bodies(nid):
             pre = f"{frame}/{label}"
