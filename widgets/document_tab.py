@@ -12,8 +12,9 @@ done).
 Control-flow bodies expand in place: double-clicking an If/Loop/Scan box toggles its
 bodies inside a frame (the controller gets ``bodies=`` from the Document), and the context
 menu keeps "Open body as its own view" (``open_body``). A body node selected on the canvas
-is a target of its own body scope; revealing a target in a body of the shown scope opens
-the bodies (and groups) around it rather than switching views.
+is a target of its own body scope; revealing a target that lies in a body already open in
+the view selects it there (opening name groups inside the body as needed); a target in a
+closed body switches the view to that body's graph, as before.
 """
 
 from __future__ import annotations
@@ -311,11 +312,14 @@ class DocumentTab(QWidget):
         keys = list(dict.fromkeys(keys))
         if sid != self._scope_id:
             paths = self._body_paths(focus.node) if focus.kind == "node" and focus.node is not None else None
-            if paths is None:
+            expanded = self.canvas.controller.expanded()
+            if paths is None or expanded is None or any(p.startswith("@") and "/" not in p and p not in expanded
+                                                        for p in paths):
+                # not in a body open in this view: show its own graph, as before
                 self._pending = keys
                 self.show_scope(sid)
                 return
-            # a node in a body of the shown scope: open the bodies around it in place
+            # a node in a body open in this view: open the name groups around it in place
             if self.canvas.controller.expand_paths(paths):
                 self._pending = keys
                 return

@@ -85,16 +85,24 @@ def test_collapse_and_reveal_a_nested_body_node(qtbot):
     assert f"@{nid}" not in scene.layout_result.frames
     assert f"@{nid}" not in (scene.graph.group_parents or {})
 
-    # a node two bodies deep (silero nests Ifs): selecting it elsewhere opens the bodies around it
+    # a node two bodies deep (silero nests Ifs)
     nested = [s for s, sc in doc.index.scopes.items()
               if sc.kind == "subgraph" and doc.scope(doc.index.node_scope[sc.owner]).kind == "subgraph"
               and sc.graph.node]
     assert nested, "silero has Ifs inside If bodies"
     sid = nested[0]
     target_nid = next(b for b, n in zip(doc.scope(sid).node_ids, doc.scope(sid).graph.node) if n.op_type != "Constant")
-    with qtbot.waitSignal(controller.laidOut, timeout=20000):
-        tab.selection.select([Target.of_node(sid, target_nid)], "test")
+    # with every body around it open in this view, selecting it elsewhere selects it here
+    paths = tab._body_paths(target_nid)
+    assert paths is not None
+    controller.expand_paths(paths, sync=True)
+    owner = doc.scope(sid).owner
+    assert f"@{owner}" in scene.layout_result.frames and scene.item_for(f"n:{target_nid}") is not None
+    tab.selection.select([Target.of_node(sid, target_nid)], "test")
     qtbot.waitUntil(lambda: f"n:{target_nid}" in scene.selected_keys(), timeout=20000)
     assert tab.scope_id == doc.index.main
-    owner = doc.scope(sid).owner
-    assert f"@{owner}" in scene.layout_result.frames
+    # with its bodies closed, it opens its own graph (the separate view) as before
+    controller.toggle_body(owner, sync=True)
+    tab.selection.select([Target.of_node(doc.index.main, nid)], "test")
+    tab.selection.select([Target.of_node(sid, target_nid)], "test")
+    qtbot.waitUntil(lambda: tab.scope_id == sid, timeout=20000)
