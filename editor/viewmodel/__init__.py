@@ -185,6 +185,7 @@ def build_display_graph(
     groups: GroupTree | None = None,
     bodies: Callable[[int], Sequence[tuple[str, onnx.GraphProto, Sequence[int]]]] | None = None,
     _captured: list[tuple[str, str, int]] | None = None,
+    _outer_weights: Mapping[str, str] | None = None,
 ) -> DisplayGraph:
     """The display model of ``graph``; ``node_ids[i]`` is the stable id of ``graph.node[i]``.
 
@@ -197,8 +198,10 @@ def build_display_graph(
     ``bodies(node_id) -> [(label, body GraphProto, body node ids), ...]``. When ``expanded``
     holds :func:`body_key` of a node (``"@<node_id>"``), the node's box lies in an open frame
     with that path, next to one sub-frame per body (``"@<node_id>/<label>"``) holding the
-    body's boxes (see :func:`_expand_bodies`). ``_captured`` is internal: a body build lists
-    there the outer values its boxes consume, for the enclosing build to wire.
+    body's boxes (see :func:`_expand_bodies`). ``_captured`` and ``_outer_weights`` are
+    internal: a body build lists in ``_captured`` the outer values its boxes consume, for the
+    enclosing build to wire, and shows the enclosing graphs' initializers and weight
+    Constants it reads (``_outer_weights``) as weights of its boxes, like its own.
     """
     nodes = graph.node
     n = len(nodes)
@@ -334,7 +337,8 @@ def build_display_graph(
                     continue
                 s = src_of(value, r)
                 if s is None:
-                    if _captured is not None and value not in initializers and value not in weight_const:
+                    if (_captured is not None and value not in initializers and value not in weight_const
+                            and not (_outer_weights and value in _outer_weights)):
                         ports = group_in_ports[r[2:]]
                         _captured.append((value, r, ports.setdefault(value, len(ports))))
                     continue
@@ -350,6 +354,8 @@ def build_display_graph(
             s = src_of(value, r)
             if s is None:
                 w = initializers.get(value) or weight_const.get(value)
+                if w is None and _outer_weights:
+                    w = _outer_weights.get(value)
                 if w is None:
                     # Not produced here: a value of an enclosing graph (subgraph bodies) or
                     # a dangling name (validation reports it); neither is a weight. A body
@@ -444,7 +450,8 @@ def build_display_graph(
         if open_bodies:
             boxes = _expand_bodies(
                 open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bodies, opsets, value_info,
-                src_of, add_edge, initializers, _captured, box_groups, group_parents, group_labels)
+                src_of, add_edge, {**(_outer_weights or {}), **initializers, **weight_const}, _captured,
+                box_groups, group_parents, group_labels)
     return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats,
                         box_groups=box_groups, group_parents=group_parents, group_labels=group_labels)
 
@@ -468,7 +475,7 @@ def body_key(node_id: int) -> str:
 
 
 def _expand_bodies(open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bodies, opsets, value_info,
-                   src_of, add_edge, initializers, captured, box_groups, group_parents, group_labels) -> list[Box]:
+                   src_of, add_edge, weights, captured, box_groups, group_parents, group_labels) -> list[Box]:
     """Draw the bodies of the nodes ``open_bodies`` (graph indices) inside frames.
 
     # NOTE: the owner's box stays as it is (same key, ports and edges), so the rest of the
@@ -495,7 +502,7 @@ def _expand_bodies(open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bo
             sub_open |= {p for p in open_set if p.startswith("@")}
             cap: list[tuple[str, str, int]] = []
             sub = build_display_graph(bgraph, list(bids), opsets=opsets, value_info=value_info,
-                                      expanded=sub_open, bodies=bodies, _captured=cap)
+                                      expanded=sub_open, bodies=bodies, _captured=cap, _outer_weights=weights)
 
             def ren(k: str, pre: str = pre) -> str:
                 if k.startswith(("in:@", "out:@")):
@@ -534,7 +541,7 @@ def _expand_bodies(open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bo
                 d = ren(dst)
                 s = src_of(value)
                 if s is None:
-                    if captured is not None and value not in initializers:
+                    if captured is not None and value not in weights:
                         captured.append((value, d, dp))
                     continue
                 add_edge(s[0], s[1], d, dp, value)

@@ -98,7 +98,8 @@ def test_loop_body_expanded():
 def _capture_model() -> onnx.ModelProto:
     h = onnx.helper
     f = onnx.TensorProto.FLOAT
-    then_g = h.make_graph([h.make_node("Add", ["a", "y"], ["z"], name="/blk/add")], "then",
+    then_g = h.make_graph([h.make_node("Add", ["a", "y"], ["z0"], name="/blk/add"),
+                           h.make_node("Mul", ["z0", "w"], ["z"], name="/blk/mul")], "then",
                           [], [h.make_tensor_value_info("z", f, [2])])
     else_g = h.make_graph([], "else", [], [h.make_tensor_value_info("a", f, [2])])
     g = h.make_graph(
@@ -107,7 +108,8 @@ def _capture_model() -> onnx.ModelProto:
          h.make_node("If", ["c"], ["o"], name="If_3", then_branch=then_g, else_branch=else_g)],
         "g", [h.make_tensor_value_info("x", f, [2]), h.make_tensor_value_info("y", f, [2]),
               h.make_tensor_value_info("c", onnx.TensorProto.BOOL, [])],
-        [h.make_tensor_value_info("o", f, [2]), h.make_tensor_value_info("b", f, [2])])
+        [h.make_tensor_value_info("o", f, [2]), h.make_tensor_value_info("b", f, [2])],
+        initializer=[h.make_tensor("w", f, [2], [1.0, 2.0])])
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
@@ -126,6 +128,11 @@ def test_captured_outer_values_are_wired():
     # an else branch that just returns an outer value: outer producer -> body output box
     assert (f"n:{relu_nid}", f"out:{frame}/else_branch:a", "a") in edges
     assert dg.group_labels[frame] == "If_3"
+    # an outer initializer read in the body is a weight of the body box, not an edge
+    mul_nid = doc.scope(then_sid).node_ids[1]
+    mul = next(b for b in dg.boxes if b.key == f"n:{mul_nid}")
+    assert mul.weights == (("w", "2 float32"),)
+    assert not any(e.value == "w" for e in dg.edges)
     # the body's "/blk" name scope does not merge with the outer "/blk" group
     assert dg.box_groups[f"n:{add_nid}"] == f"{frame}/then_branch"
     assert dg.box_groups[f"n:{relu_nid}"] == "/blk"
