@@ -81,6 +81,13 @@ def test_collapse_and_reveal_a_nested_body_node(qtbot):
     main = doc.scope(doc.index.main)
     controller.expand_paths(list(tab._tree().chain(main.position(nid))) + [f"@{nid}"], sync=True)
     assert f"@{nid}" in scene.layout_result.frames
+    # a click on a body sub-frame's title closes the owner's bodies (it is no group itself)
+    attr = doc.scope(doc.index.children[nid][0]).attr
+    controller.toggle_group(f"g:@{nid}/{attr}", sync=True)
+    assert f"@{nid}" not in scene.layout_result.frames
+    assert f"@{nid}/{attr}" not in controller.expanded()
+    controller.toggle_body(nid, sync=True)
+    assert f"@{nid}" in scene.layout_result.frames
     controller.toggle_body(nid, sync=True)
     assert f"@{nid}" not in scene.layout_result.frames
     assert f"@{nid}" not in (scene.graph.group_parents or {})
