@@ -8,6 +8,13 @@ Selection flows both ways here: canvas box keys -> targets (``_on_canvas_selecti
 targets -> canvas keys (``_on_selection``), switching the shown scope and opening the
 groups a target lies in first when needed (the selection is applied once that layout is
 done).
+
+Control-flow bodies expand in place: double-clicking an If/Loop/Scan box toggles its
+bodies inside a frame (the controller gets ``bodies=`` from the Document), and the context
+menu keeps "Open body as its own view" (``open_body``). A body node selected on the canvas
+is a target of its own body scope; revealing a target that lies in a body already open in
+the view selects it there (opening name groups inside the body as needed); a target in a
+closed body switches the view to that body's graph, as before.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from editor.document import Document
-from editor.viewmodel import default_expanded, group_tree
+from editor.viewmodel import body_key, default_expanded, document_bodies, group_tree
 from widgets.canvas import CanvasWidget
 from widgets.display_options import DisplayOptions, apply_options
 from widgets.selection import SelectionModel, Target
@@ -80,12 +87,15 @@ class DocumentTab(QWidget):
         self._options = options or DisplayOptions()
         # View > Boxes Show: the controller filters every display model it builds
         controller.set_display_filter(lambda graph: apply_options(graph, self._options))
+        # If/Loop/Scan bodies expand in place (read from the live document at each build)
+        controller.set_bodies(document_bodies(doc))
         controller.laidOut.connect(self._on_laid_out)
         controller.busy.connect(self.busyChanged)
         controller.progress.connect(self.progress)
         controller.failed.connect(self.layoutFailed)
         self.canvas.selectionChangedKeys.connect(self._on_canvas_selection)
         self.canvas.activated.connect(self._on_activated)
+        self.canvas.openBody.connect(self._on_open_body)
         self.canvas.valueClicked.connect(self._on_value_clicked)
         self.selection.changed.connect(self._on_selection)
         # psygnal -> Qt: document events may come from commands run on this thread only
@@ -191,7 +201,13 @@ class DocumentTab(QWidget):
         for key in keys:
             kind, _, rest = key.partition(":")
             if kind == "n" and rest.isdigit() and self.doc.has_node(int(rest)):
-                targets.append(Target.of_node(sid, int(rest)))
+                # a node drawn inside an expanded body belongs to the body's scope
+                targets.append(Target.of_node(self.doc.index.node_scope[int(rest)], int(rest)))
+            elif kind in ("in", "out") and rest.startswith("@"):
+                # a body's own input/output box: "in:@<owner>/<attr>:<name>"
+                body = self._body_scope(rest.partition(":")[0])
+                if body is not None:
+                    targets.append(Target.of_value(body, rest.partition(":")[2]))
             elif kind in ("in", "out"):
                 targets.append(Target.of_value(sid, rest))
             elif kind == "g":
@@ -204,14 +220,34 @@ class DocumentTab(QWidget):
         if not self._syncing:
             self.selection.select([Target.of_value(self._scope_id, name)], SOURCE)
 
+    def _body_scope(self, frame: str) -> int | None:
+        """Scope id of the body drawn in sub-frame ``"@<owner>/<attr>"``."""
+        owner, _, attr = frame[1:].partition("/")
+        if not owner.isdigit():
+            return None
+        for sid in self.doc.index.children.get(int(owner), ()):
+            if self.doc.scope(sid).attr == attr:
+                return sid
+        return None
+
     def _on_activated(self, key: str) -> None:
-        """Double-click on a node that holds subgraphs (If/Loop/Scan) opens its first body."""
+        """Double-click on a node that holds subgraphs (If/Loop/Scan) expands or collapses
+        its bodies in place."""
+        kind, _, rest = key.partition(":")
+        if kind == "n" and rest.isdigit() and self.doc.index.children.get(int(rest)):
+            self.canvas.controller.toggle_body(int(rest))
+
+    def _on_open_body(self, key: str) -> None:
         kind, _, rest = key.partition(":")
         if kind == "n" and rest.isdigit():
-            children = self.doc.index.children.get(int(rest), ())
-            if children:
-                self.show_scope(children[0])
-                self.selection.select([Target("scope", children[0])], "canvas-open")
+            self.open_body(int(rest))
+
+    def open_body(self, nid: int) -> None:
+        """Show the first body of control-flow node ``nid`` as its own view."""
+        children = self.doc.index.children.get(nid, ())
+        if children:
+            self.show_scope(children[0])
+            self.selection.select([Target("scope", children[0])], "canvas-open")
 
     # -- selection: targets -> canvas ---------------------------------------------------------
     def _on_selection(self, source: str) -> None:
@@ -275,8 +311,19 @@ class DocumentTab(QWidget):
                 keys += self.keys_for(t)
         keys = list(dict.fromkeys(keys))
         if sid != self._scope_id:
-            self._pending = keys
-            self.show_scope(sid)
+            paths = self._body_paths(focus.node) if focus.kind == "node" and focus.node is not None else None
+            expanded = self.canvas.controller.expanded()
+            if paths is None or expanded is None or any(p.startswith("@") and "/" not in p and p not in expanded
+                                                        for p in paths):
+                # not in a body open in this view: show its own graph, as before
+                self._pending = keys
+                self.show_scope(sid)
+                return
+            # a node in a body open in this view: open the name groups around it in place
+            if self.canvas.controller.expand_paths(paths):
+                self._pending = keys
+                return
+            self._select_keys(keys)
             return
         missing = self._groups_to_open(keys)
         if missing:
@@ -285,6 +332,30 @@ class DocumentTab(QWidget):
                 self.canvas.controller.expand(path)
             return
         self._select_keys(keys)
+
+    def _body_paths(self, nid: int) -> list[str] | None:
+        """Expanded paths that show body node ``nid`` in the current view (its owners'
+        ``@<id>`` keys and the name groups around it and them), or None when ``nid`` does
+        not lie in a body of the shown scope."""
+        index = self.doc.index
+        paths: list[str] = []
+        sid = index.node_scope.get(nid)
+        node = nid
+        while sid is not None and sid != self._scope_id:
+            scope = self.doc.scope(sid)
+            if scope.kind != "subgraph" or scope.owner is None:
+                return None
+            tree = group_tree(scope.graph)
+            pre = f"{body_key(scope.owner)}/{scope.attr}"
+            paths += [pre + g for g in tree.chain(scope.position(node))]
+            paths.append(body_key(scope.owner))
+            node = scope.owner
+            sid = index.node_scope.get(node)
+        if sid is None:
+            return None
+        scope = self.doc.scope(sid)
+        paths += list(self._tree().chain(scope.position(node)))
+        return paths
 
     def _groups_to_open(self, keys: list[str]) -> list[str]:
         expanded = self.canvas.controller.expanded()

@@ -22,7 +22,7 @@ The grouping itself lives in :mod:`editor.viewmodel.groups`; colour categories i
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import onnx
@@ -35,7 +35,7 @@ from editor.types import dims_text, dtype_name, shape_dims
 __all__ = [
     "Box", "Edge", "DisplayGraph", "build_display_graph", "category_of", "CATEGORIES",
     "GroupTree", "build_group_tree", "repeat_signature", "shape_text", "function_graph", "default_expanded", "group_tree",
-    "CHAR_W", "SMALL_CHAR_W", "LINE_H", "TITLE_H", "PAD_X", "MIN_W", "MAX_W",
+    "body_key", "document_bodies", "CHAR_W", "SMALL_CHAR_W", "LINE_H", "TITLE_H", "PAD_X", "MIN_W", "MAX_W",
 ]
 
 # NOTE: geometry of the text inside a box. The canvas draws the title at ~12 px and detail
@@ -183,6 +183,9 @@ def build_display_graph(
     value_info: Mapping[str, onnx.ValueInfoProto] | None = None,
     expanded: Collection[str] | None = None,
     groups: GroupTree | None = None,
+    bodies: Callable[[int], Sequence[tuple[str, onnx.GraphProto, Sequence[int]]]] | None = None,
+    _captured: list[tuple[str, str, int]] | None = None,
+    _outer_weights: Mapping[str, str] | None = None,
 ) -> DisplayGraph:
     """The display model of ``graph``; ``node_ids[i]`` is the stable id of ``graph.node[i]``.
 
@@ -190,6 +193,15 @@ def build_display_graph(
     (e.g. from :func:`default_expanded`): it saves rebuilding it for every view.
 
     ``expanded`` is the set of open group paths; ``None`` draws every node (flat view).
+
+    ``bodies`` (additive) gives the subgraph bodies of a control-flow node:
+    ``bodies(node_id) -> [(label, body GraphProto, body node ids), ...]``. When ``expanded``
+    holds :func:`body_key` of a node (``"@<node_id>"``), the node's box lies in an open frame
+    with that path, next to one sub-frame per body (``"@<node_id>/<label>"``) holding the
+    body's boxes (see :func:`_expand_bodies`). ``_captured`` and ``_outer_weights`` are
+    internal: a body build lists in ``_captured`` the outer values its boxes consume, for the
+    enclosing build to wire, and shows the enclosing graphs' initializers and weight
+    Constants it reads (``_outer_weights``) as weights of its boxes, like its own.
     """
     nodes = graph.node
     n = len(nodes)
@@ -324,7 +336,13 @@ def build_display_graph(
                 if not value:
                     continue
                 s = src_of(value, r)
-                if s is None or s[0] == r:
+                if s is None:
+                    if (_captured is not None and value not in initializers and value not in weight_const
+                            and not (_outer_weights and value in _outer_weights)):
+                        ports = group_in_ports[r[2:]]
+                        _captured.append((value, r, ports.setdefault(value, len(ports))))
+                    continue
+                if s[0] == r:
                     continue
                 ports = group_in_ports[r[2:]]
                 add_edge(s[0], s[1], r, ports.setdefault(value, len(ports)), value)
@@ -336,9 +354,14 @@ def build_display_graph(
             s = src_of(value, r)
             if s is None:
                 w = initializers.get(value) or weight_const.get(value)
+                if w is None and _outer_weights:
+                    w = _outer_weights.get(value)
                 if w is None:
                     # Not produced here: a value of an enclosing graph (subgraph bodies) or
-                    # a dangling name (validation reports it); neither is a weight.
+                    # a dangling name (validation reports it); neither is a weight. A body
+                    # drawn inside its owner's frame reports it for the outer build to wire.
+                    if _captured is not None:
+                        _captured.append((value, r, j))
                     continue
                 if r[0] == "n":
                     weights.append((value, w))
@@ -376,6 +399,8 @@ def build_display_graph(
         s = src_of(name)
         if s is not None:
             out_edges.append((s, name))
+        elif _captured is not None and name not in initializers:
+            _captured.append((name, f"out:{name}", 0))
 
     # Emit boxes in graph order: a node box at its node, a group box at its first node.
     emitted_groups: set[str] = set()
@@ -418,9 +443,112 @@ def build_display_graph(
                 if chain[-1] not in group_parents:
                     for k, g in enumerate(chain):
                         group_parents[g] = chain[k - 1] if k else ""
+    group_labels = {g: tree.label(g) for g in group_parents}
+    if bodies is not None and expanded is not None:
+        open_bodies = [i for i in drawn if rep[i][0] == "n" and node_boxes[i].subgraphs
+                       and body_key(node_ids[i]) in open_set]
+        if open_bodies:
+            boxes = _expand_bodies(
+                open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bodies, opsets, value_info,
+                src_of, add_edge, {**(_outer_weights or {}), **initializers, **weight_const}, _captured,
+                box_groups, group_parents, group_labels)
     return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats,
-                        box_groups=box_groups, group_parents=group_parents,
-                        group_labels={g: tree.label(g) for g in group_parents})
+                        box_groups=box_groups, group_parents=group_parents, group_labels=group_labels)
+
+
+def document_bodies(doc) -> Callable[[int], list[tuple[str, onnx.GraphProto, Sequence[int]]]]:
+    """The ``bodies`` callable of :func:`build_display_graph` for an ``editor.document.Document``."""
+
+    def bodies(nid: int) -> list[tuple[str, onnx.GraphProto, Sequence[int]]]:
+        out = []
+        for sid in doc.index.children.get(nid, ()):
+            sc = doc.scope(sid)
+            out.append((sc.attr, sc.graph, list(sc.node_ids)))
+        return out
+
+    return bodies
+
+
+def body_key(node_id: int) -> str:
+    """The ``expanded`` path that opens a control-flow node's bodies in place."""
+    return f"@{node_id}"
+
+
+def _expand_bodies(open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bodies, opsets, value_info,
+                   src_of, add_edge, weights, captured, box_groups, group_parents, group_labels) -> list[Box]:
+    """Draw the bodies of the nodes ``open_bodies`` (graph indices) inside frames.
+
+    # NOTE: the owner's box stays as it is (same key, ports and edges), so the rest of the
+    # picture is unchanged; it moves into the open frame ``@<nid>``, beside one sub-frame per
+    # body ``@<nid>/<label>``. Body boxes keep their document-wide ``n:<id>`` keys; the
+    # body's own keys that could collide with the outer graph (``in:``/``out:`` boxes and
+    # ``g:`` name-scope groups) are prefixed with the frame path. Values a body takes from
+    # an enclosing graph are drawn from their outer producer into the body box.
+    """
+    out_boxes = list(boxes)
+    for i in open_bodies:
+        nid = node_ids[i]
+        owner_key = f"n:{nid}"
+        frame = body_key(nid)
+        outer_group = box_groups.get(owner_key, "")
+        box_groups[owner_key] = frame
+        group_parents[frame] = outer_group
+        # the frame is titled by the node's own name (its last name-scope segment)
+        group_labels[frame] = nodes[i].name.rstrip("/").rsplit("/", 1)[-1] or nodes[i].op_type
+        extra: list[Box] = []
+        for label, bgraph, bids in bodies(nid):
+            pre = f"{frame}/{label}"
+            sub_open = {p[len(pre):] for p in open_set if p.startswith(pre + "/")}
+            sub_open |= {p for p in open_set if p.startswith("@")}
+            cap: list[tuple[str, str, int]] = []
+            sub = build_display_graph(bgraph, list(bids), opsets=opsets, value_info=value_info,
+                                      expanded=sub_open, bodies=bodies, _captured=cap, _outer_weights=weights)
+
+            def ren(k: str, pre: str = pre) -> str:
+                if k.startswith(("in:@", "out:@")):
+                    return k  # already prefixed by a nested body build
+                if k.startswith("g:"):
+                    return k if k.startswith("g:@") else "g:" + pre + k[2:]
+                if k.startswith("in:") or k.startswith("out:"):
+                    a, _, b = k.partition(":")
+                    return f"{a}:{pre}:{b}"
+                return k
+
+            def reng(g: str, pre: str = pre) -> str:
+                return g if g.startswith("@") else pre + g
+
+            group_parents[pre] = frame
+            group_labels[pre] = label
+            for b in sub.boxes:
+                nk = ren(b.key)
+                if nk != b.key:
+                    name = reng(b.name) if b.kind == "group" else b.name
+                    b = Box(nk, b.kind, b.label, name, b.category, b.width, b.height, b.n_in, b.n_out,
+                            b.node_id, b.details, b.weights, b.child_count, b.subgraphs)
+                extra.append(b)
+            for k, g in sub.box_groups.items():
+                box_groups[ren(k)] = reng(g)
+            for b in sub.boxes:
+                if b.key not in sub.box_groups:
+                    box_groups[ren(b.key)] = pre
+            for g, p in sub.group_parents.items():
+                group_parents[reng(g)] = reng(p) if p else pre
+            for g, lab in sub.group_labels.items():
+                group_labels[reng(g)] = lab
+            for e in sub.edges:
+                add_edge(ren(e.src), e.src_port, ren(e.dst), e.dst_port, e.value)
+            for value, dst, dp in cap:
+                d = ren(dst)
+                s = src_of(value)
+                if s is None:
+                    if captured is not None and value not in weights:
+                        captured.append((value, d, dp))
+                    continue
+                add_edge(s[0], s[1], d, dp, value)
+        # body boxes follow their owner, so the box order stays graph order
+        k = next(j for j, b in enumerate(out_boxes) if b.key == owner_key)
+        out_boxes[k + 1:k + 1] = extra
+    return out_boxes
 
 
 def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:

@@ -11,16 +11,26 @@ before layout (the app's View > Boxes Show options drop attributes, shapes or we
 this way; boxes may change size, the layout follows). It runs on the GUI thread, so keep
 it cheap and free of side effects; ``set_display_filter(None)`` removes it. Changing the
 filter does not re-layout by itself: call ``relayout()`` when its options change.
+
+Control-flow bodies: ``set_bodies(fn)`` gives the view model the bodies of If/Loop/Scan
+nodes (``editor.viewmodel.document_bodies``); ``toggle_body(node_id)`` then opens or closes
+a node's bodies in place (the ``"@<node_id>"`` path in the expanded set), re-laid out with
+the current layout as ``previous=`` like any group toggle.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
 from widgets.canvas.runner import LayoutRunner
 from widgets.canvas.scene import GraphScene
+
+
+#: the sub-frame of one body inside an open control-flow node: "@<node id>/<attribute>"
+_BODY_FRAME = re.compile(r"@\d+/[^/]+")
 
 
 class GraphController(QObject):
@@ -46,6 +56,15 @@ class GraphController(QObject):
         self._expanded: set[str] | None = set()
         self._scoped: dict[str, str] = {}
         self._filter: Callable | None = None
+        self._bodies: Callable | None = None
+
+    def set_bodies(self, fn: Callable | None) -> None:
+        """``fn(node_id) -> [(label, GraphProto, node_ids)]`` for expanding bodies in place
+        (``None``: bodies cannot be expanded). Takes effect at the next layout."""
+        self._bodies = fn
+
+    def has_bodies(self) -> bool:
+        return self._bodies is not None
 
     def set_display_filter(self, fn: Callable | None) -> None:
         """Apply ``fn(DisplayGraph) -> DisplayGraph`` to every display model built from now on
@@ -102,7 +121,7 @@ class GraphController(QObject):
         from editor.viewmodel import build_display_graph
 
         display = build_display_graph(self._graph, self._node_ids, opsets=self._opsets,
-                                      value_info=self._value_info, expanded=self._expanded)
+                                      value_info=self._value_info, expanded=self._expanded, bodies=self._bodies)
         return self._filter(display) if self._filter is not None else display
 
     def relayout(self, *, keep_positions: bool = True, sync: bool = False) -> None:
@@ -124,18 +143,49 @@ class GraphController(QObject):
     def toggle_group(self, key: str, *, sync: bool = False) -> None:
         """Expand a collapsed group box ``g:<path>`` or collapse an open group ``<path>``."""
         path = key[2:] if key.startswith("g:") else key
+        if _BODY_FRAME.fullmatch(path):
+            # a body's sub-frame ("@12/then_branch") is not a group of its own: its title
+            # closes the owner's bodies
+            path = path.partition("/")[0]
         if self._expanded is None:
-            # flat view: collapsing a scope means "everything open except this one"
-            from editor.viewmodel import build_group_tree, scoped_name
-
-            names = [scoped_name(n) for n in self._graph.node]
-            tree = build_group_tree(names, list(range(len(names))))
-            self._expanded = set(tree.parent) - {path}
+            # flat view: collapsing a scope means "everything open except this one"; opening
+            # a body means "everything open, and this body"
+            self._expanded = self._all_groups()
+            if path.startswith("@"):
+                self._expanded.add(path)
+            else:
+                self._expanded.discard(path)
         elif path in self._expanded:
             self._expanded.discard(path)
         else:
             self._expanded.add(path)
         self.relayout(sync=sync)
+
+    def _all_groups(self) -> set[str]:
+        from editor.viewmodel import build_group_tree, scoped_name
+
+        names = [scoped_name(n) for n in self._graph.node]
+        return set(build_group_tree(names, list(range(len(names)))).parent)
+
+    def toggle_body(self, node_id: int, *, sync: bool = False) -> None:
+        """Open or close the bodies of control-flow node ``node_id`` in place."""
+        self.toggle_group(f"@{node_id}", sync=sync)
+
+    def body_expanded(self, node_id: int) -> bool:
+        return self._expanded is not None and f"@{node_id}" in self._expanded
+
+    def expand_paths(self, paths: Collection[str], *, sync: bool = False) -> bool:
+        """Open several groups/bodies with one re-layout; False when all were open already."""
+        if self._expanded is None:
+            if not any(p.startswith("@") for p in paths):
+                return False
+            self._expanded = self._all_groups()
+        missing = [p for p in paths if p not in self._expanded]
+        if not missing:
+            return False
+        self._expanded.update(missing)
+        self.relayout(sync=sync)
+        return True
 
     def expand(self, path: str, *, sync: bool = False) -> None:
         if self._expanded is not None and path not in self._expanded:

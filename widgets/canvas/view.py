@@ -53,6 +53,8 @@ class GraphView(QGraphicsView):
     selectionChangedKeys = Signal(list)
     activated = Signal(str)
     groupToggled = Signal(str)
+    #: "Open body as its own view" on a control-flow box (its key)
+    openBody = Signal(str)
     zoomChanged = Signal(float)
     viewportChanged = Signal()
     hoveredKey = Signal(str)
@@ -394,15 +396,11 @@ class GraphView(QGraphicsView):
                 for path in scope_paths(item.key[2:] + "/x")[:-1]:
                     menu.addAction(f"Collapse {path}", lambda p=path: self.groupToggled.emit(f"g:{p}"))
             else:
-                scope = self.scope_of(item.key)
                 graph = self._scene.graph
-                known = set(getattr(graph, "box_groups", {}).values()) if graph is not None else set()
-                paths = scope_paths(scope + "/x") if scope else []
-                if known:
-                    # only real open groups (a scope equal to its parent is not a group)
-                    paths = [p for p in paths if p in known]
-                for path in reversed(paths):
-                    menu.addAction(f"Collapse {path}", lambda p=path: self.groupToggled.emit(f"g:{p}"))
+                if item.box.subgraphs and item.box.node_id is not None:
+                    self.body_actions(menu, item)
+                for path, text in self.open_groups_of(item.key):
+                    menu.addAction(f"Collapse {text}", lambda p=path: self.groupToggled.emit(f"g:{p}"))
             if not self._scene.is_selected(item.key):
                 self._scene.select_keys([item.key])
         menu.addSeparator()
@@ -413,6 +411,39 @@ class GraphView(QGraphicsView):
         act.setChecked(self._scene.show_names())
         act.toggled.connect(self._scene.set_show_names)
         return menu
+
+    def open_groups_of(self, key: str) -> list[tuple[str, str]]:
+        """(path, menu text) of the open groups and bodies around box ``key``, innermost
+        first: what its context menu offers to collapse."""
+        graph = self._scene.graph
+        box_groups = getattr(graph, "box_groups", None) or {}
+        parents = getattr(graph, "group_parents", None) or {}
+        labels = getattr(graph, "group_labels", None) or {}
+        if not box_groups:
+            scope = self.scope_of(key)
+            return [(p, p) for p in reversed(scope_paths(scope + "/x") if scope else [])]
+        out = []
+        g = box_groups.get(key, "")
+        while g:
+            if g.startswith("@"):
+                head, _, rest = g.partition("/")
+                if not rest:  # the owner's frame (a body's sub-frame closes the same)
+                    out.append((g, f"{labels.get(g, g)} bodies"))
+                elif "/" in rest:  # a name scope inside a body
+                    out.append((g, rest.partition("/")[2]))
+            else:
+                out.append((g, g))
+            g = parents.get(g, "")
+        return out
+
+    def body_actions(self, menu: QMenu, item: NodeItem) -> None:
+        """Expand/collapse a control-flow node's bodies in place, or open one as a view."""
+        path = f"@{item.box.node_id}"
+        graph = self._scene.graph
+        is_open = path in (getattr(graph, "group_parents", None) or {})
+        menu.addAction("Collapse bodies" if is_open else "Expand bodies in place",
+                       lambda: self.groupToggled.emit(f"g:{path}"))
+        menu.addAction("Open body as its own view", lambda k=item.key: self.openBody.emit(k))
 
     def scope_of(self, key: str) -> str:
         """Group path of a box: from ``scope_resolver`` (the controller knows exporter

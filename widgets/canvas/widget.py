@@ -25,6 +25,8 @@ class CanvasWidget(QWidget):
 
     selectionChangedKeys = Signal(list)
     activated = Signal(str)
+    #: "Open body as its own view" asked on a control-flow box (its key)
+    openBody = Signal(str)
     #: a click on an edge selected this value (tensor name)
     valueClicked = Signal(str)
 
@@ -44,6 +46,7 @@ class CanvasWidget(QWidget):
         self.view.selectionChangedKeys.connect(self._on_selection)
         self.view.selectionChangedKeys.connect(self.selectionChangedKeys)
         self.view.activated.connect(self.activated)
+        self.view.openBody.connect(self.openBody)
         self.view.valueClicked.connect(self.valueClicked)
         self.view.groupToggled.connect(self.controller.toggle_group)
         self.breadcrumb.pathClicked.connect(self.select_scope)

@@ -52,7 +52,6 @@ from widgets.editing.weights import (
     rename_command,
     replace_command,
 )
-from widgets.canvas.view import scope_paths
 from widgets.selection import Target
 
 SOURCE = "editing"
@@ -846,9 +845,11 @@ class EditingController(QObject):
         if item is not None and item.box.kind == "group":
             menu.addAction("Expand group", lambda k=key: view.groupToggled.emit(k))
         elif item is not None:
-            scope = view.scope_of(key)
-            for path in reversed(scope_paths(scope + "/x") if scope else []):
-                menu.addAction(f"Collapse {path}", lambda p=path: view.groupToggled.emit(f"g:{p}"))
+            if item.box.subgraphs and item.box.node_id is not None:
+                # If/Loop/Scan: bodies in place, or the first body as its own view
+                view.body_actions(menu, item)
+            for path, text in view.open_groups_of(key):
+                menu.addAction(f"Collapse {text}", lambda p=path: view.groupToggled.emit(f"g:{p}"))
         menu.addAction("Zoom to selection", view.zoom_to_selection)
         menu.addAction("Zoom to fit", view.zoom_to_fit)
         if exec_menu:
