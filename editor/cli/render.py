@@ -14,7 +14,6 @@ errors (output not writable, unknown format).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -107,18 +106,6 @@ def _inside(model: Any, display: Any, scope: str, node_ids: Sequence[int]) -> li
     return out
 
 
-def _ensure_qt_app() -> Any:
-    if not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
-            and sys.platform.startswith("linux"):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication.instance()
-    if app is None:
-        app = QApplication(["onnx-studio-render"])
-    return app
-
-
 def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, log=None,
                  node_ids: Sequence[int] | None = None) -> dict[str, Any]:
     """Lay out and draw ``model``; returns facts about the result (sizes, counts, timings).
@@ -142,9 +129,12 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     result = layout_graph(display)
     timings["layout"] = time.perf_counter() - t
     t = time.perf_counter()
-    _ensure_qt_app()
-    from widgets.canvas.export import export_png, export_svg, overview_png
+    # NOTE: drawing needs Qt, which lives in ``widgets``; the core only hands it the display
+    # model and the layout (imported here, when a picture is asked for, never at import time)
+    from widgets.canvas.export import export_png, export_svg, headless_application, overview_png
     from widgets.canvas.scene import GraphScene
+
+    headless_application()
 
     if suffix == ".svg":
         # no scene needed: the SVG is written from the display model and the layout

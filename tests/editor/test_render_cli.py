@@ -40,7 +40,7 @@ def test_importing_render_does_not_load_qt():
 @pytest.mark.parametrize("model", REAL, ids=lambda p: p.stem)
 def test_render_real_model_png(model: Path, tmp_path):
     if not model.is_file():
-        pytest.skip(f"corpus model missing: {model}")
+        pytest.fail(f"corpus model missing: {model}")
     from PySide6.QtGui import QImage
 
     out = tmp_path / "g.png"
@@ -56,7 +56,7 @@ def test_render_real_model_png(model: Path, tmp_path):
 def test_render_collapsed_svg_is_valid_xml(tmp_path):
     model = CORPUS / "real" / "silero_vad_16k_op15.onnx"
     if not model.is_file():
-        pytest.skip("corpus model missing")
+        pytest.fail("corpus model missing")
     out = tmp_path / "g.svg"
     assert _run([str(model), "-o", str(out), "--collapsed"]) == 0
     root = ET.parse(out).getroot()
@@ -67,7 +67,7 @@ def test_render_collapsed_svg_is_valid_xml(tmp_path):
 def test_render_scope_draws_only_that_scope(tmp_path):
     model = CORPUS / "real" / "silero_vad_16k_op15.onnx"
     if not model.is_file():
-        pytest.skip("corpus model missing")
+        pytest.fail("corpus model missing")
     scopes = ["/model/encoder"]  # 8 of the model's 121 nodes
     whole, part = tmp_path / "whole.png", tmp_path / "part.png"
     assert _run([str(model), "-o", str(whole), "--expanded", "--scale", "1"]) == 0

@@ -27,6 +27,24 @@ MAX_PIXELS = 32_000_000
 EXPORT_MARGIN = 24.0
 
 
+def headless_application():
+    """The running QApplication, or a new one for drawing; on Linux without a display it
+    uses the offscreen platform (``onnx-studio render`` on a server or in CI)."""
+    import os
+    import sys
+
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        if sys.platform.startswith("linux") and not any(
+            os.environ.get(v) for v in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")
+        ):
+            os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        app = QApplication(["onnx-studio-render"])
+    return app
+
+
 def export_rect(scene: GraphScene, *, selection_only: bool = False) -> QRectF:
     """Scene rectangle an export covers: the graph, or the selected boxes' region."""
     if selection_only:
