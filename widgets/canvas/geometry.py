@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 Point = tuple[float, float]
 
+CORNER = 10.0  # radius of rounded edge corners (scene units)
+
 ARROW_LEN = 7.0
 ARROW_HALF = 3.5
 STUB = 16.0
@@ -116,3 +118,24 @@ def edge_geometry(graph, layout, present: Collection[str], measure: Callable[[st
                 mine.append(label)
                 geo.labels.append(label)
     return geo
+
+
+def rounded_corners(points: Sequence[Point], radius: float = CORNER):
+    """The corners of a polyline rounded with quadratic arcs, as plain data.
+
+    Yields ``(a, c, b)`` per inner corner: draw a line to ``a``, then a quadratic curve with
+    control point ``c`` (the corner) to ``b``. Corners of zero-length segments are skipped.
+    The canvas (QPainterPath) and the SVG writer draw the same geometry from this.
+    """
+    for i in range(1, len(points) - 1):
+        px, py = points[i - 1]
+        cx, cy = points[i]
+        nx, ny = points[i + 1]
+        d1 = math.hypot(cx - px, cy - py)
+        d2 = math.hypot(nx - cx, ny - cy)
+        if d1 < 1e-6 or d2 < 1e-6:
+            continue
+        r = min(radius, d1 / 2.0, d2 / 2.0)
+        a = (cx - (cx - px) / d1 * r, cy - (cy - py) / d1 * r)
+        b = (cx + (nx - cx) / d2 * r, cy + (ny - cy) / d2 * r)
+        yield a, (cx, cy), b

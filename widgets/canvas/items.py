@@ -11,7 +11,6 @@ Rules every item here follows (they are what keeps a 10k-node frame under 16 ms)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -25,7 +24,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem
 
-from widgets.canvas.geometry import arrow_points, trimmed_route  # noqa: F401 (re-exported)
+from widgets.canvas.geometry import CORNER, arrow_points, rounded_corners, trimmed_route  # noqa: F401 (re-exported)
 from widgets.canvas.style import (
     ANTIALIAS_LOD,
     BATCH_LOD,
@@ -46,7 +45,6 @@ ROLE_SELECTED = 3  # only used for the low-zoom marks of HighlightItem
 
 _MARGIN = 8.0  # room around a box for its selection / highlight outline
 STRAIGHT_LOD = 0.15
-_CORNER = 10.0  # radius used to round polyline corners of routed edges
 
 
 def _lod(option: QStyleOptionGraphicsItem, painter: QPainter) -> float:
@@ -395,26 +393,12 @@ def _esc(text: str) -> str:
 # edges
 
 
-def rounded_polyline(path: QPainterPath, points: Sequence[tuple[float, float]], radius: float = _CORNER) -> None:
+def rounded_polyline(path: QPainterPath, points: Sequence[tuple[float, float]], radius: float = CORNER) -> None:
     """Append a polyline with rounded corners (quadratic arcs) to ``path``."""
-    n = len(points)
-    if n < 2:
+    if len(points) < 2:
         return
     path.moveTo(points[0][0], points[0][1])
-    if n == 2:
-        path.lineTo(points[1][0], points[1][1])
-        return
-    for i in range(1, n - 1):
-        px, py = points[i - 1]
-        cx, cy = points[i]
-        nx, ny = points[i + 1]
-        d1 = math.hypot(cx - px, cy - py)
-        d2 = math.hypot(nx - cx, ny - cy)
-        if d1 < 1e-6 or d2 < 1e-6:
-            continue
-        r = min(radius, d1 / 2.0, d2 / 2.0)
-        ax, ay = cx - (cx - px) / d1 * r, cy - (cy - py) / d1 * r
-        bx, by = cx + (nx - cx) / d2 * r, cy + (ny - cy) / d2 * r
+    for (ax, ay), (cx, cy), (bx, by) in rounded_corners(points, radius):
         path.lineTo(ax, ay)
         path.quadTo(cx, cy, bx, by)
     path.lineTo(points[-1][0], points[-1][1])

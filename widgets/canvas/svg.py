@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -20,11 +19,10 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor
 
 from widgets.canvas.frames import frame_specs, frame_svg, repeat_classes
-from widgets.canvas.geometry import STUB, arrow_points, edge_geometry
+from widgets.canvas.geometry import CORNER, STUB, arrow_points, edge_geometry, rounded_corners
 from widgets.canvas.items import box_text_layout
 from widgets.canvas.style import HEADER_H, RADIUS, CanvasStyle
 
-_CORNER = 10.0
 
 
 def _f(v: float) -> str:
@@ -35,23 +33,12 @@ def _hex(c: QColor) -> str:
     return c.name(QColor.NameFormat.HexRgb)
 
 
-def _rounded_d(points: list[tuple[float, float]], radius: float = _CORNER) -> str:
+def _rounded_d(points: list[tuple[float, float]], radius: float = CORNER) -> str:
     """Polyline with rounded corners, the same geometry as items.rounded_polyline."""
-    n = len(points)
-    if n < 2:
+    if len(points) < 2:
         return ""
     out = [f"M{points[0][0]:.1f} {points[0][1]:.1f}"]
-    for i in range(1, n - 1):
-        px, py = points[i - 1]
-        cx, cy = points[i]
-        nx, ny = points[i + 1]
-        d1 = math.hypot(cx - px, cy - py)
-        d2 = math.hypot(nx - cx, ny - cy)
-        if d1 < 1e-6 or d2 < 1e-6:
-            continue
-        r = min(radius, d1 / 2.0, d2 / 2.0)
-        ax, ay = cx - (cx - px) / d1 * r, cy - (cy - py) / d1 * r
-        bx, by = cx + (nx - cx) / d2 * r, cy + (ny - cy) / d2 * r
+    for (ax, ay), (cx, cy), (bx, by) in rounded_corners(points, radius):
         out.append(f"L{ax:.1f} {ay:.1f}Q{cx:.1f} {cy:.1f} {bx:.1f} {by:.1f}")
     out.append(f"L{points[-1][0]:.1f} {points[-1][1]:.1f}")
     return "".join(out)
