@@ -151,7 +151,7 @@ def test_clicking_a_frame_title_collapses_the_group(qtbot):
     assert "click to collapse" in canvas.view.tooltip_at(pos)
     qtbot.mouseMove(canvas.view.viewport(), pos)
     qtbot.waitUntil(lambda: canvas.view.viewport().cursor().shape() == Qt.CursorShape.PointingHandCursor,
-                    timeout=2000)
+                    timeout=10_000)  # a loaded 2-core CI box can take seconds to deliver the hover
     with qtbot.waitSignal(canvas.view.groupToggled) as blocker:
         qtbot.mouseClick(canvas.view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert blocker.args == ["g:/head"]
