@@ -20,7 +20,7 @@ pytest.importorskip("PySide6")
 
 import widgets.canvas  # noqa: E402,F401 - installs the None guard before Qt is used
 from PySide6.QtCore import QPointF, QRectF, Qt  # noqa: E402
-from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
+from PySide6.QtGui import QColor, QImage  # noqa: E402
 
 from editor.layout import layout_graph  # noqa: E402
 from editor.viewmodel import build_display_graph  # noqa: E402
@@ -34,6 +34,7 @@ from widgets.canvas.scene import GraphScene  # noqa: E402
 from widgets.canvas.style import HEADER_H  # noqa: E402
 from widgets.canvas.view import GraphView  # noqa: E402
 from widgets.canvas.widget import CanvasWidget  # noqa: E402
+from tests.widgets.canvas_support import render_scene
 
 
 # ------------------------------------------------------------------ fixtures / helpers
@@ -73,15 +74,7 @@ def _scene(qtbot, model=None, expanded=None) -> tuple[GraphScene, GraphView]:
     return scene, view
 
 
-def _render(scene: GraphScene, scale: float = 1.0) -> tuple[QImage, QRectF]:
-    rect = scene.graph_rect().adjusted(-10, -10, 10, 10)
-    image = QImage(int(rect.width() * scale), int(rect.height() * scale), QImage.Format.Format_ARGB32)
-    image.fill(scene.palette_.background)
-    scene.set_detail(scale)
-    p = QPainter(image)
-    scene.render(p, QRectF(0, 0, image.width(), image.height()), rect)
-    p.end()
-    return image, rect
+_render = render_scene
 
 
 def _px(image: QImage, rect: QRectF, scale: float, x: float, y: float) -> QColor:

@@ -16,7 +16,7 @@ from onnx import TensorProto, helper  # noqa: E402
 
 import widgets.canvas  # noqa: E402,F401
 from PySide6.QtCore import QObject, QPointF, QRectF, Qt  # noqa: E402
-from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
+from PySide6.QtGui import QColor  # noqa: E402
 
 from editor.layout import layout_graph  # noqa: E402
 from editor.viewmodel import build_display_graph  # noqa: E402
@@ -28,6 +28,7 @@ from widgets.canvas.runner import LayoutRunner  # noqa: E402
 from widgets.canvas.scene import GraphScene  # noqa: E402
 from widgets.canvas.view import GraphView  # noqa: E402
 from widgets.canvas.widget import CanvasWidget  # noqa: E402
+from tests.widgets.canvas_support import render_scene
 
 
 def _model() -> onnx.ModelProto:
@@ -68,15 +69,7 @@ def _scene(qtbot, expanded, model=None):
     return scene, view
 
 
-def _render(scene: GraphScene, scale: float = 1.0) -> tuple[QImage, QRectF]:
-    rect = scene.graph_rect().adjusted(-10, -10, 10, 10)
-    image = QImage(int(rect.width() * scale), int(rect.height() * scale), QImage.Format.Format_ARGB32)
-    image.fill(scene.palette_.background)
-    scene.set_detail(scale)
-    p = QPainter(image)
-    scene.render(p, QRectF(0, 0, image.width(), image.height()), rect)
-    p.end()
-    return image, rect
+_render = render_scene
 
 
 def _px(image, rect, scale, x, y) -> QColor:
