@@ -1,17 +1,21 @@
 # ONNX Studio developer commands. `make run` opens the app on the bundled sample model;
-# `make test` runs the test suite. Both create .venv and install what is needed first.
+# `make test` runs the test suite. Both create .venv and install what is needed first,
+# from the committed lock file (requirements/dev.txt, exact versions with hashes), so a
+# dependency's new release cannot change a fresh machine's run. `make upgrade-deps`
+# re-locks on purpose: run it, run `make test`, commit the new lock.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+LOCK   := requirements/dev.txt
 PYTEST_ARGS ?=
 
-.PHONY: run test bench venv clean
+.PHONY: run test test-latest bench venv upgrade-deps clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[dev,bench]"
+	$(PY) -m pip install -q --require-hashes -r $(LOCK)
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -25,5 +29,21 @@ test: $(STAMP)
 bench: $(STAMP)
 	for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
+# Re-lock every dependency to its newest release allowed by pyproject's ranges, for every
+# supported Python and platform.
+upgrade-deps: $(STAMP)
+	$(PY) -m pip install -q uv
+	$(VENV)/bin/uv pip compile --upgrade --universal --python-version 3.10 --generate-hashes \
+	  --no-header --annotation-style line pyproject.toml requirements/build.in \
+	  --extra dev --extra bench -o $(LOCK)
+
+# The suite against the newest releases, unlocked (what a user's `pip install` gets), in a
+# separate environment: the check that the next `upgrade-deps` will be green.
+test-latest:
+	test -x .venv-latest/bin/python || $(PYTHON) -m venv .venv-latest
+	.venv-latest/bin/python -m pip install -q --upgrade -e ".[dev,bench]"
+	.venv-latest/bin/python -m pip list 2>/dev/null | grep -iE '^(onnx|onnxruntime|onnx-ir|numpy|protobuf|pyside6)'
+	QT_QPA_PLATFORM=offscreen .venv-latest/bin/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-latest build dist *.egg-info .pytest_cache .hypothesis

@@ -1,17 +1,38 @@
-"""Shared fixtures: where the test corpus lives.
+"""Shared fixtures: where the test corpus lives, and a private home for the app's state.
 
 The corpus sits at ``../shared/corpus`` beside the project root (developers' machines and
 CI alike); ``ONNX_STUDIO_CORPUS`` overrides it.
+
+NOTE: tests never read or write the user's real state. A recovery file left by a crashed
+window once made a test block for good in the "recover unsaved work?" dialog. So before
+anything of the app is imported, every XDG folder (state: recovery files; config: QSettings;
+data; cache) points into one temporary folder per test process, and
+``tests/editor/test_hermetic.py`` asserts it.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+TEST_HOME = Path(tempfile.mkdtemp(prefix="onnx-studio-tests-"))
+XDG_DIRS = {
+    "XDG_STATE_HOME": TEST_HOME / "state",
+    "XDG_CONFIG_HOME": TEST_HOME / "config",
+    "XDG_DATA_HOME": TEST_HOME / "data",
+    "XDG_CACHE_HOME": TEST_HOME / "cache",
+}
+for _var, _path in XDG_DIRS.items():
+    _path.mkdir()
+    os.environ[_var] = str(_path)
+atexit.register(shutil.rmtree, TEST_HOME, ignore_errors=True)
 CORPUS = Path(os.environ.get("ONNX_STUDIO_CORPUS", ROOT.parent / "shared" / "corpus"))
 
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Register ONNX Studio with the desktop for the current user: menu entry, icon, and the
 # application/x-onnx MIME type (*.onnx opens in ONNX Studio). Needs `onnx-studio` on PATH
-# (pip install 'onnx-studio[gui]', or the PyInstaller bundle linked into ~/.local/bin).
+# (pip install 'onnx-studio', or the PyInstaller bundle linked into ~/.local/bin).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 data=${XDG_DATA_HOME:-$HOME/.local/share}

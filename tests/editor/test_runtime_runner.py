@@ -113,7 +113,15 @@ def test_int4_falls_back_to_reference_with_reason(runner: Runner) -> None:
 
 
 def test_too_new_opset_falls_back_to_reference(runner: Runner) -> None:
+    """An opset the installed onnx knows but onnxruntime does not: the reference evaluator runs it.
+
+    Built from what the installed packages report, so a new release of either moves the
+    opset, not the promise."""
+    import onnx
+
     opset = _ort_max_opset() + 1
+    if opset > onnx.defs.onnx_opset_version():
+        pytest.skip(f"onnxruntime accepts every opset the installed onnx knows (up to {opset - 1})")
     result = runner.run(new_opset_model(opset), {"x": np.array([-1, 2, -3], np.float32)})
     assert result.ok and result.backend == "reference"
     assert result.attempts[0].status == "skipped" and f"opset {opset}" in (result.attempts[0].reason or "")

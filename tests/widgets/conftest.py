@@ -32,11 +32,13 @@ class DialogLog:
         self.fail = True
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def dialogs(monkeypatch):
-    """QMessageBox / QFileDialog never block; a QMessageBox fails the test unless
-    ``dialogs.fail = False`` (then it is recorded in ``dialogs.errors``)."""
-    from PySide6.QtWidgets import QFileDialog, QMessageBox
+    """No Qt test ever blocks on a modal dialog (a modal event loop would hang the run for
+    good: pytest-timeout's signal cannot fire inside it). QMessageBox / QFileDialog / any
+    QDialog.exec / QMenu.exec fail the test at once, unless ``dialogs.fail = False`` (then a
+    QMessageBox is recorded in ``dialogs.errors``) or the test patches them itself."""
+    from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QMessageBox
 
     log = DialogLog()
 
@@ -50,6 +52,8 @@ def dialogs(monkeypatch):
     for name in ("question", "warning", "critical", "information"):
         monkeypatch.setattr(QMessageBox, name, staticmethod(
             lambda *a, _n=name, **k: pytest.fail(f"unexpected QMessageBox.{_n}: {a[1:3]}")))
+    monkeypatch.setattr(QDialog, "exec", lambda d: pytest.fail(f"unexpected modal dialog {d.windowTitle()!r}"))
+    monkeypatch.setattr(QMenu, "exec", lambda m, *a, **k: pytest.fail("unexpected modal context menu"))
     for name in ("getOpenFileName", "getOpenFileNames", "getSaveFileName", "getExistingDirectory"):
         monkeypatch.setattr(QFileDialog, name, staticmethod(
             lambda *a, _n=name, **k: pytest.fail(f"unexpected QFileDialog.{_n}")))
