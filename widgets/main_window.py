@@ -159,6 +159,14 @@ class MainWindow(QMainWindow):
             self.properties_dock.raise_()
             self.panels.append(self.summary)
             self.docks.append(self.summary_dock)
+        from widgets.panels.cost import CostPanel
+
+        self.cost = CostPanel(self)
+        self.cost_dock = self._dock("Cost", "cost", self.cost, right)
+        self.tabifyDockWidget(self.properties_dock, self.cost_dock)
+        self.properties_dock.raise_()
+        self.panels.append(self.cost)
+        self.docks.append(self.cost_dock)
         if _available("editor.weights"):
             from widgets.panels.weights import WeightsView
 

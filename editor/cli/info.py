@@ -1,11 +1,12 @@
 """``onnx-studio info``: what a model is, in one screen (or as JSON).
 
-    onnx-studio info MODEL [--json] [--data-dir DIR] [--top N]
+    onnx-studio info MODEL [--json] [--data-dir DIR] [--top N] [--cost [--dim NAME=VALUE ...]]
 
 The text form reads like ``ls -l`` for models: a header line (file, size, IR, opsets,
 producer, node and weight counts), the graph inputs and outputs with element types and
 shapes, the op-type histogram (top 15 by default), weights by dtype, external data files,
-functions and subgraphs. ``--json`` prints :meth:`editor.summary.ModelSummary.to_json`
+functions and subgraphs. ``--cost`` adds what the model costs (MACs, parameters, weight and
+activation memory; :mod:`editor.cli.info_cost`). ``--json`` prints :meth:`editor.summary.ModelSummary.to_json`
 (keys documented in :mod:`editor.summary`). No tensor data is read either way.
 
 Exit codes: 0 printed; 2 the model could not be opened (one ``error:`` line on stderr).
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from editor.errors import StudioError
 from editor.summary import ModelSummary, summarize
 
 __all__ = ["add_parser", "format_summary", "human_bytes", "human_count", "run"]
@@ -28,6 +30,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--data-dir", metavar="DIR", help="folder holding the external data (default: the model's folder)")
     p.add_argument("--top", type=int, default=15, metavar="N", help="op types to list (default 15; 0 for all)")
+    p.add_argument("--cost", action="store_true",
+                   help="add MACs, parameters and memory per node (formulas in the dynamic dims)")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                   help="with --cost: value of a named dim (repeatable)")
     return p
 
 
@@ -35,16 +41,27 @@ def run(args: argparse.Namespace) -> int:
     from editor.cli import emit_json
     from editor.document import Document
 
+    from editor.cli.info_cost import cost_of, format_cost, parse_dims
+
+    if args.dim and not args.cost:
+        raise StudioError("--dim goes with --cost")
+    dims = parse_dims(args.dim)
     doc = Document.open(args.model, data_dir=args.data_dir)
     try:
         summary = summarize(doc)
+        cost = cost_of(doc.model, dims) if args.cost else None
     finally:
         if doc.store is not None:
             doc.store.close()
     if args.json:
-        emit_json(summary.to_json())
+        data = summary.to_json()
+        if cost is not None:
+            data = {**data, **cost.to_json()}
+        emit_json(data)
     else:
         print(format_summary(summary, top=args.top), end="")
+        if cost is not None:
+            print(format_cost(cost, top=args.top), end="")
     return 0
 
 

@@ -65,11 +65,12 @@ class HeatMapOverlay(BoxOverlayItem):
         self._font.setPointSizeF(9.0)
         self._font.setBold(True)
 
-    def set_times(self, scene, times: dict[str, float]) -> None:
-        """``times``: scene key -> microseconds. Boxes not in the scene are skipped."""
+    def set_times(self, scene, times: dict[str, float], fmt=fmt_us) -> None:
+        """``times``: scene key -> microseconds (or any amount ``fmt`` labels). Boxes not in
+        the scene are skipped."""
         peak = max(times.values(), default=0.0) or 1.0
         self._place(scene, sorted(times.items(), key=lambda kv: kv[1]), (-4, -18, 4, 4),
-                    lambda rect, us: (rect, heat_colour(math.sqrt(us / peak)), fmt_us(us)))
+                    lambda rect, us: (rect, heat_colour(math.sqrt(us / peak)), fmt(us)))
 
     def cell_count(self) -> int:
         return len(self._cells)
@@ -98,7 +99,12 @@ class HeatMapOverlay(BoxOverlayItem):
 
 
 class HeatMap(BoxOverlay):
-    """Keeps a :class:`HeatMapOverlay` on one tab's scene in step with its layout."""
+    """Keeps a :class:`HeatMapOverlay` on one tab's scene in step with its layout.
+
+    The amounts are microseconds by default; a subclass sets ``fmt`` to label others
+    (the cost panel's MACs, parameters or bytes)."""
+
+    fmt = staticmethod(fmt_us)
 
     def __init__(self, tab) -> None:
         self._node_times: dict[int, float] = {}
@@ -111,7 +117,7 @@ class HeatMap(BoxOverlay):
     def _rebuild(self) -> None:
         if not self._visible:
             return
-        self.overlay.set_times(self.scene, self.times_by_key())
+        self.overlay.set_times(self.scene, self.times_by_key(), self.fmt)
         self.overlay.update()
 
     def times_by_key(self) -> dict[str, float]:

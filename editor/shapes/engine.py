@@ -1,0 +1,291 @@
+"""The shape engine: element type and shape of every value, with symbolic dims kept.
+
+onnx's shape inference gives up on arithmetic over dynamic dims: a stride-2 Conv over
+``height`` yields a fresh ``unk__7``, a Concat of two dynamic lengths an unknown dim. The
+cost model needs formulas (``3*height*width*96``), so this engine propagates shapes itself,
+in graph order, with :mod:`editor.shapes.symbolic` dims:
+
+- rules of our own for the ops that carry most real models (element-wise and broadcasting,
+  Conv/Pool families, MatMul/Gemm, the shape-tensor chains of torch exports: Shape → Gather
+  → Unsqueeze → Concat → Reshape, whose *values* are tracked as dims too);
+- every other op goes through onnx's own per-node inference
+  (``OpSchema._infer_node_outputs``) with our formulas passed as ``dim_param`` text and read
+  back; an op neither knows leaves its outputs unknown (``None``), never a guess.
+
+If/Loop/Scan bodies get tables of their own (:attr:`ShapeTable.bodies`), inferred with the
+outer scope's shapes visible, so costs inside bodies are formulas too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from editor.shapes import rules
+from editor.shapes.symbolic import Dim, Expr, symbol, to_text
+
+__all__ = ["ValueShape", "ShapeTable", "infer_model", "infer_graph", "shape_of_type"]
+
+#: int tensors up to this many elements have their values tracked (shape arithmetic)
+VALUE_LIMIT = 64
+
+
+@dataclass(frozen=True)
+class ValueShape:
+    """A value's element type (``onnx.TensorProto`` enum, 0 unknown) and dims (None: rank
+    unknown; a None dim: that dim unknown). ``value``: the elements of a small int tensor,
+    flattened, when known (a shape being computed)."""
+
+    elem_type: int = 0
+    dims: tuple[Dim | None, ...] | None = None
+    value: tuple[Dim, ...] | None = None
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.dims is None else len(self.dims)
+
+    def text(self) -> str:
+        if self.dims is None:
+            return "?"
+        return "[" + ", ".join(to_text(d) for d in self.dims) + "]"
+
+
+UNKNOWN = ValueShape()
+
+
+@dataclass
+class ShapeTable:
+    """Shapes of one graph's values; ``bodies[(node_index, attribute)]`` for its subgraphs."""
+
+    values: dict[str, ValueShape] = field(default_factory=dict)
+    bodies: dict[tuple[int, str], ShapeTable] = field(default_factory=dict)
+    #: names whose value is a constant (initializer, Constant output, or computed from them)
+    constants: set[str] = field(default_factory=set)
+
+    def get(self, name: str) -> ValueShape:
+        return self.values.get(name, UNKNOWN)
+
+
+def shape_of_type(tp: onnx.TypeProto) -> ValueShape:
+    """A declared type as a :class:`ValueShape` (dim_param → symbol, missing → None)."""
+    if not tp.HasField("tensor_type"):
+        return UNKNOWN
+    tt = tp.tensor_type
+    if not tt.HasField("shape"):
+        return ValueShape(tt.elem_type, None)
+    dims: list[Dim | None] = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value") and d.dim_value >= 0:
+            dims.append(int(d.dim_value))
+        elif d.HasField("dim_param") and d.dim_param:
+            dims.append(_parse_param(d.dim_param))
+        else:
+            dims.append(None)
+    return ValueShape(tt.elem_type, tuple(dims))
+
+
+#: formulas we produced, by their text, so dims that went through onnx come back as formulas
+_BY_TEXT: dict[str, Expr] = {}
+
+
+def _parse_param(text: str) -> Expr:
+    return _BY_TEXT.get(text) or symbol(text)
+
+
+def _type_proto(vs: ValueShape) -> onnx.TypeProto | None:
+    if not vs.elem_type:
+        return None
+    tp = onnx.TypeProto()
+    tp.tensor_type.elem_type = vs.elem_type
+    if vs.dims is not None:
+        shape = tp.tensor_type.shape
+        shape.SetInParent()
+        for d in vs.dims:
+            dim = shape.dim.add()
+            if isinstance(d, int):
+                dim.dim_value = d
+            elif d is not None:
+                text = to_text(d)
+                _BY_TEXT.setdefault(text, d)
+                dim.dim_param = text
+    return tp
+
+
+def _tensor_shape(t: onnx.TensorProto) -> ValueShape:
+    dims = tuple(int(d) for d in t.dims)
+    value = None
+    n = int(np.prod(dims)) if dims else 1
+    small_float = t.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE) and n <= 8  # Resize scales
+    if n <= VALUE_LIMIT and (t.data_type in rules.INT_TYPES or small_float) \
+            and t.data_location != onnx.TensorProto.EXTERNAL:
+        try:
+            array = numpy_helper.to_array(t).reshape(-1)
+            value = tuple(float(v) if small_float else int(v) for v in array)
+        except Exception:  # noqa: BLE001 - a malformed tensor: its value stays unknown
+            value = None
+    return ValueShape(t.data_type, dims, value)
+
+
+def infer_model(model: onnx.ModelProto, dims: Mapping[str, int] | None = None) -> ShapeTable:
+    """Shapes of the main graph (and bodies) of ``model``; ``dims`` fixes named dims."""
+    opsets = {o.domain or "": o.version for o in model.opset_import}
+    return infer_graph(model.graph, opsets, outer=None, fixed=dims or {}, ir_version=model.ir_version)
+
+
+def infer_graph(graph: onnx.GraphProto, opsets: Mapping[str, int], *, outer: ShapeTable | None,
+                fixed: Mapping[str, int] | None = None, ir_version: int = 8,
+                declared_inputs: Sequence[ValueShape] | None = None) -> ShapeTable:
+    table = ShapeTable()
+    if outer is not None:
+        table.values.update(outer.values)
+        table.constants |= outer.constants
+    fixed = fixed or {}
+
+    def with_fixed(vs: ValueShape) -> ValueShape:
+        if not fixed or vs.dims is None:
+            return vs
+        return ValueShape(vs.elem_type, tuple(_fix(d, fixed) for d in vs.dims), vs.value)
+
+    for t in graph.initializer:
+        table.values[t.name] = _tensor_shape(t)
+        table.constants.add(t.name)
+    for t in graph.sparse_initializer:
+        table.values[t.values.name] = ValueShape(t.values.data_type, tuple(int(d) for d in t.dims))
+        table.constants.add(t.values.name)
+    initializers = {t.name for t in graph.initializer}
+    for k, vi in enumerate(graph.input):
+        if vi.name in initializers:
+            continue  # an input with a default (IR < 4 lists every weight so): a weight
+        if declared_inputs is not None and k < len(declared_inputs) and declared_inputs[k].dims is not None:
+            table.values[vi.name] = declared_inputs[k]
+        else:
+            table.values[vi.name] = with_fixed(shape_of_type(vi.type))
+        table.constants.discard(vi.name)
+    declared = {vi.name: vi for vi in graph.value_info}
+    for vi in graph.output:
+        declared.setdefault(vi.name, vi)
+    ctx = rules.Context(opsets=opsets, ir_version=ir_version)
+    for index, node in enumerate(graph.node):
+        inputs = [table.get(n) if n else UNKNOWN for n in node.input]
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                table.bodies[(index, attr.name)] = _infer_body(node, attr.name, attr.g, inputs, table, opsets,
+                                                               ir_version)
+        if node.op_type in ("If", "Loop", "Scan") and (node.domain or "") in ("", "ai.onnx"):
+            outs = _control_flow_outputs(node, index, inputs, table)
+        else:
+            outs = rules.apply(node, inputs, ctx)
+        if outs is None:
+            outs = _onnx_fallback(node, inputs, opsets, ir_version)
+        for k, name in enumerate(node.output):
+            if not name:
+                continue
+            vs = outs[k] if k < len(outs) else UNKNOWN
+            if (vs.dims is None or not vs.elem_type) and name in declared:
+                d = with_fixed(shape_of_type(declared[name].type))
+                vs = ValueShape(vs.elem_type or d.elem_type, vs.dims if vs.dims is not None else d.dims, vs.value)
+            table.values[name] = vs
+        if node.op_type == "Constant" or (node.input and all(n in table.constants for n in node.input if n)
+                                          and node.op_type not in rules.NOT_CONSTANT
+                                          and not any(a.type == onnx.AttributeProto.GRAPH for a in node.attribute)):
+            table.constants.update(n for n in node.output if n)
+    return table
+
+
+def _control_flow_outputs(node: onnx.NodeProto, index: int, inputs: list[ValueShape],
+                          table: ShapeTable) -> list[ValueShape]:
+    """If: the branches' outputs where they agree; Loop/Scan: the carried values as the
+    body leaves them, scan outputs with the iteration count in front."""
+    def body_outputs(attr: str) -> list[ValueShape]:
+        body = next((a.g for a in node.attribute if a.name == attr), None)
+        sub = table.bodies.get((index, attr))
+        if body is None or sub is None:
+            return []
+        return [sub.get(vi.name) for vi in body.output]
+
+    if node.op_type == "If":
+        then, other = body_outputs("then_branch"), body_outputs("else_branch")
+        return [_merge(a, b) for a, b in zip(then, other)]
+    outs = body_outputs("body")
+    if node.op_type == "Loop":
+        carried = len(node.input) - 2
+        trips: Dim | None = None
+        if node.input and node.input[0] and inputs[0].value and isinstance(inputs[0].value[0], int):
+            trips = inputs[0].value[0]
+        states = outs[1:1 + carried]
+        scans = [ValueShape(vs.elem_type, None if vs.dims is None else (trips,) + vs.dims) for vs in outs[1 + carried:]]
+        return states + scans
+    n_scan = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+    n_state = len(node.input) - n_scan
+    length = inputs[n_state].dims[0] if n_scan and inputs[n_state].dims else None
+    return outs[:n_state] + [ValueShape(vs.elem_type, None if vs.dims is None else (length,) + vs.dims)
+                             for vs in outs[n_state:]]
+
+
+def _merge(a: ValueShape, b: ValueShape) -> ValueShape:
+    if a.dims is None or b.dims is None or len(a.dims) != len(b.dims):
+        return ValueShape(a.elem_type or b.elem_type, None)
+    return ValueShape(a.elem_type or b.elem_type, tuple(x if x == y else None for x, y in zip(a.dims, b.dims)))
+
+
+def _infer_body(node: onnx.NodeProto, attr: str, body: onnx.GraphProto, inputs: list[ValueShape],
+                outer: ShapeTable, opsets: Mapping[str, int], ir_version: int) -> ShapeTable:
+    declared: list[ValueShape] | None = None
+    if node.op_type == "Loop":
+        # iteration number, condition, then the loop-carried values as they come in
+        declared = [ValueShape(onnx.TensorProto.INT64, ()), ValueShape(onnx.TensorProto.BOOL, ())] + inputs[2:]
+    elif node.op_type == "Scan":
+        n_scan = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+        n_state = len(inputs) - n_scan
+        declared = list(inputs[:n_state]) + [
+            ValueShape(vs.elem_type, vs.dims[1:] if vs.dims else None) for vs in inputs[n_state:]
+        ]
+    return infer_graph(body, opsets, outer=outer, ir_version=ir_version, declared_inputs=declared)
+
+
+def _fix(d: Dim | None, fixed: Mapping[str, int]) -> Dim | None:
+    if isinstance(d, Expr):
+        from editor.shapes.symbolic import evaluate, free_symbols
+
+        if free_symbols(d) <= fixed.keys():
+            return evaluate(d, fixed)
+    return d
+
+
+def _onnx_fallback(node: onnx.NodeProto, inputs: list[ValueShape], opsets: Mapping[str, int],
+                   ir_version: int) -> list[ValueShape]:
+    """onnx's own inference for one node, with our formulas as dim_param text."""
+    domain = node.domain or ""
+    if domain == "ai.onnx":
+        domain = ""
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opsets.get(domain, 1), domain)
+    except Exception:  # noqa: BLE001 - an op onnx does not know (custom or contrib)
+        return []
+    types: dict[str, bytes] = {}
+    for name, vs in zip(node.input, inputs):
+        tp = _type_proto(vs) if name else None
+        if tp is not None:
+            types[name] = tp.SerializeToString()
+    # small int tensors whose values are known (a frame step, a target shape): onnx's
+    # inference reads them as constants
+    data: dict[str, bytes] = {}
+    for name, vs in zip(node.input, inputs):
+        if name and vs.value is not None and vs.dims is not None and all(isinstance(v, int) for v in vs.value):
+            try:
+                t = onnx.helper.make_tensor(name, vs.elem_type, [int(d) for d in vs.dims], list(vs.value))
+            except (TypeError, ValueError):
+                continue
+            data[name] = t.SerializeToString()
+    try:
+        inferred = schema._infer_node_outputs(  # noqa: SLF001 - the public wrapper re-serializes every call
+            node.SerializeToString(), types, data, {}, dict(opsets), ir_version
+        )
+    except Exception:  # noqa: BLE001 - inference refused: outputs stay unknown
+        return []
+    return [shape_of_type(onnx.TypeProto.FromString(inferred[n])) if n in inferred else UNKNOWN
+            for n in node.output]

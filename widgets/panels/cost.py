@@ -1,0 +1,261 @@
+"""The Cost panel: MACs, parameters and memory per node, a heat map of them on the canvas.
+
+The figures are :func:`editor.cost.model_cost` (the same as ``onnx-studio info --cost``):
+formulas in the model's dynamic dims, evaluated with the values typed in the dims field
+(``batch=1 height=640``); a dim left out is shown as its formula in the totals and counts
+as :data:`editor.cost.SAMPLE_DIM` when the table is sorted. Clicking a row selects the node;
+"Heat map" colours the canvas boxes by the chosen measure (collapsed groups sum their
+nodes). The cost is recomputed after edits, coalesced, and only while the panel is shown.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTableView,
+                               QVBoxLayout, QWidget)
+
+from widgets.formatting import human_bytes, human_count
+from widgets.run.heatmap import HeatMap
+from widgets.selection import Target
+
+SOURCE = "cost"
+
+COLUMNS = ("Node", "Op", "MACs", "Params", "Weights", "Output")
+#: heat-map measure -> (NodeCost field, label formatter)
+MEASURES = {
+    "MACs": ("macs", lambda v: human_count(int(v))),
+    "Parameters": ("params", lambda v: human_count(int(v))),
+    "Output memory": ("output_bytes", lambda v: human_bytes(int(v))),
+}
+
+
+def _text(value, values: dict[str, int], unit: str = "") -> str:
+    from editor.shapes import evaluate, to_text
+
+    if value is None:
+        return "?"
+    number = evaluate(value, values)
+    if number is None:
+        return to_text(value)
+    return human_bytes(number) if unit == "bytes" else human_count(number)
+
+
+class CostModel(QAbstractTableModel):
+    """Rows: the main graph's nodes (folded constant chains left out)."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.rows: list = []
+        self.dims: dict[str, int] = {}
+
+    def set_cost(self, cost, dims: dict[str, int]) -> None:
+        self.beginResetModel()
+        self.rows = [n for n in cost.nodes if not n.folded] if cost is not None else []
+        self.dims = dims
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt API
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt API
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802 - Qt API
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or index.row() >= len(self.rows):
+            return None
+        from editor.cost import SAMPLE_DIM
+        from editor.shapes import evaluate
+
+        n = self.rows[index.row()]
+        col = index.column()
+        value = (n.name, n.op_type, n.macs, n.params, n.weight_bytes, n.output_bytes)[col]
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col < 2:
+                return value
+            return _text(value, self.dims, "bytes" if col >= 4 else "")
+        if role == Qt.ItemDataRole.UserRole:  # sort key
+            if col < 2:
+                return value
+            number = evaluate(value, self.dims, SAMPLE_DIM)
+            return -1 if number is None else number
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if n.unknown:
+                return f"unknown: {n.unknown}"
+            if col >= 2 and value is not None and not isinstance(value, int):
+                from editor.shapes import to_text
+
+                return to_text(value)
+        if role == Qt.ItemDataRole.TextAlignmentRole and col >= 2:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class CostHeatMap(HeatMap):
+    """The profile heat map's overlay, fed with a cost measure instead of times."""
+
+    def __init__(self, tab, fmt) -> None:
+        self.fmt = fmt
+        super().__init__(tab)
+
+
+class CostPanel(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._tab = None
+        self.cost = None
+        self.heatmap: CostHeatMap | None = None
+        self.totals = QLabel(self)
+        self.totals.setWordWrap(True)
+        self.totals.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.dims_edit = QLineEdit(self)
+        self.dims_edit.setPlaceholderText("dims, e.g. batch=1 height=640")
+        self.dims_edit.setToolTip("Values of the model's named dims (NAME=VALUE, space or comma separated)")
+        self.dims_edit.editingFinished.connect(self.refresh)
+        self.heat = QCheckBox("Heat map", self)
+        self.measure = QComboBox(self)
+        self.measure.addItems(list(MEASURES))
+        self.heat.toggled.connect(self._update_heatmap)
+        self.measure.currentIndexChanged.connect(self._update_heatmap)
+        self.model = CostModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(Qt.ItemDataRole.UserRole)
+        self.table = QTableView(self)
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(2, Qt.SortOrder.DescendingOrder)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.clicked.connect(self._select_row)
+        top = QHBoxLayout()
+        top.addWidget(self.dims_edit, 1)
+        top.addWidget(self.heat)
+        top.addWidget(self.measure)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.totals)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(300)
+        self._timer.timeout.connect(self.refresh)
+        self._stale = True
+
+    # -- wiring ----------------------------------------------------------------------------
+    def set_tab(self, tab) -> None:
+        if self._tab is not None:
+            self._tab.doc.changed.disconnect(self._on_changed)
+        if self.heatmap is not None:
+            self.heatmap.set_visible(False)
+            self.heatmap = None
+        self._tab = tab
+        if tab is not None:
+            tab.doc.changed.connect(self._on_changed)
+        self._stale = True
+        if self.isVisible():
+            self.refresh()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt API
+        super().showEvent(event)
+        if self._stale:
+            self._timer.start(0)
+
+    def _on_changed(self, _changes) -> None:
+        self._stale = True
+        if self.isVisible():
+            self._timer.start()
+
+    def dims(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for item in self.dims_edit.text().replace(",", " ").split():
+            name, sep, value = item.partition("=")
+            if sep and name and value.strip().lstrip("-").isdigit() and int(value) >= 0:
+                out[name.strip()] = int(value)
+        return out
+
+    # -- work ------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        self._timer.stop()
+        self._stale = False
+        if self._tab is None:
+            self.cost = None
+            self.model.set_cost(None, {})
+            self.totals.setText("")
+            return
+        from editor.cost import model_cost
+
+        dims = self.dims()
+        try:
+            self.cost = model_cost(self._tab.doc.model, dims)
+        except Exception as exc:  # noqa: BLE001 - a panel that cannot compute shows why, never a traceback
+            self.cost = None
+            self.model.set_cost(None, {})
+            self.totals.setText(f"<b>Cost unavailable:</b> {type(exc).__name__}: {exc}")
+            return
+        self.model.set_cost(self.cost, dims)
+        self.totals.setText(self._totals_html(dims))
+        self._update_heatmap()
+
+    def _totals_html(self, dims: dict[str, int]) -> str:
+        from editor.shapes import evaluate, to_text
+
+        c = self.cost
+
+        def show(value, unit: str = "") -> str:
+            if value is None:
+                return "unknown"
+            number = evaluate(value, dims)
+            if number is None:
+                return to_text(value)
+            return human_bytes(number) if unit == "bytes" else human_count(number)
+
+        rows = [f"<b>MACs</b> {show(c.macs)}" + (f" ({c.unknown_nodes} unknown)" if c.unknown_nodes else ""),
+                f"<b>Params</b> {human_count(c.params)}", f"<b>Weights</b> {human_bytes(c.weight_bytes)}",
+                f"<b>Peak activations</b> {show(c.peak_activation_bytes, 'bytes')}"]
+        free = [d for d in c.free_dims if d not in dims]
+        text = " &nbsp; ".join(rows)
+        if free:
+            text += f"<br><i>in terms of {', '.join(free)}: give values above</i>"
+        return text
+
+    def _select_row(self, index) -> None:
+        tab = self._tab
+        if tab is None or not index.isValid():
+            return
+        row = self.proxy.mapToSource(index).row()
+        node = self.model.rows[row]
+        main = tab.doc.index.main
+        nid = tab.doc.index.scopes[main].node_ids[node.index]
+        tab.selection.select([Target.of_node(main, nid)], SOURCE)
+
+    def _update_heatmap(self) -> None:
+        tab = self._tab
+        on = self.heat.isChecked() and tab is not None and self.cost is not None
+        if not on:
+            if self.heatmap is not None:
+                self.heatmap.set_visible(False)
+            return
+        from editor.cost import SAMPLE_DIM
+        from editor.shapes import evaluate
+
+        field, fmt = MEASURES[self.measure.currentText()]
+        if self.heatmap is None:
+            self.heatmap = CostHeatMap(tab, fmt)
+        self.heatmap.fmt = fmt
+        main = tab.doc.index.main
+        ids = tab.doc.index.scopes[main].node_ids
+        dims = self.dims()
+        amounts = {}
+        for n in self.cost.nodes:
+            value = evaluate(getattr(n, field), dims, SAMPLE_DIM)
+            if value:
+                amounts[ids[n.index]] = float(value)
+        self.heatmap.set_visible(True)
+        self.heatmap.set_node_times(amounts)
