@@ -13,7 +13,7 @@ Transpose of a weight) costs nothing at run time (runtimes fold it) and its sour
 counted as a weight of the node it feeds, in its stored type (int8 = 1 byte, int4 = half).
 
 Control flow: an ``If`` carries both branches (:attr:`NodeCost.branches`) and costs the
-larger; a ``Loop`` costs its body times the trip count (a formula ``trips(<node>)`` when the
+branch taken when its condition is a constant, else the larger; a ``Loop`` costs its body times the trip count (a formula ``trips(<node>)`` when the
 count is not a constant); a ``Scan`` its body times the scanned length.
 
 Peak activation memory: the values that are alive together (graph inputs and node outputs,
@@ -235,8 +235,12 @@ def _control_flow(nc: NodeCost, node: onnx.NodeProto, index: int, table: ShapeTa
         return
     nc.branches = bodies
     if node.op_type == "If":
-        biggest = max(bodies.values(), key=lambda g: S.evaluate(g.macs, dims, SAMPLE_DIM) or 0)
-        nc.macs, nc.params = biggest.macs, sum(g.params for g in bodies.values())
+        cond = table.get(node.input[0]).value if node.input else None
+        if cond and isinstance(cond[0], (int, float)) and {"then_branch", "else_branch"} <= bodies.keys():
+            taken = bodies["then_branch" if cond[0] else "else_branch"]  # decided when the model was made
+        else:
+            taken = max(bodies.values(), key=lambda g: S.evaluate(g.macs, dims, SAMPLE_DIM) or 0)
+        nc.macs, nc.params = taken.macs, sum(g.params for g in bodies.values())
     elif node.op_type in ("Loop", "Scan"):
         body = next(iter(bodies.values()))
         trips: Dim = S.symbol(f"trips({nc.name})")

@@ -26,6 +26,7 @@ import onnx
 from onnx import numpy_helper
 
 from editor.shapes import rules
+from editor.shapes.fold import fold_small
 from editor.shapes.symbolic import Dim, Expr, symbol, to_text
 
 __all__ = ["ValueShape", "ShapeTable", "infer_model", "infer_graph", "shape_of_type"]
@@ -179,6 +180,9 @@ def infer_graph(graph: onnx.GraphProto, opsets: Mapping[str, int], *, outer: Sha
             outs = _control_flow_outputs(node, index, inputs, table)
         else:
             outs = rules.apply(node, inputs, ctx)
+        if (outs is None or any(vs.value is None for vs in outs)) and inputs and all(
+                vs.value is not None for n, vs in zip(node.input, inputs) if n):
+            outs = fold_small(node, inputs, opsets) or outs
         if outs is None:
             outs = _onnx_fallback(node, inputs, opsets, ir_version)
         for k, name in enumerate(node.output):
@@ -209,6 +213,10 @@ def _control_flow_outputs(node: onnx.NodeProto, index: int, inputs: list[ValueSh
 
     if node.op_type == "If":
         then, other = body_outputs("then_branch"), body_outputs("else_branch")
+        cond = inputs[0].value if inputs else None
+        if cond and isinstance(cond[0], (int, float)):
+            # exporters guard on shapes known at export time: the branch taken is known
+            return then if cond[0] else other
         return [_merge(a, b) for a, b in zip(then, other)]
     outs = body_outputs("body")
     if node.op_type == "Loop":

@@ -807,3 +807,22 @@ def _range(node, inputs, ctx):
     if start == [0] and delta == [1] and lim is not None:
         return [_vs(elem, (lim[0],))]
     return [_vs(elem, (None,))]
+
+
+@rule("LSTM", "GRU", "RNN", "DynamicQuantizeLSTM")
+def _recurrent(node, inputs, ctx):
+    x, w = inputs[0], inputs[1]
+    hidden = attr(node, "hidden_size")
+    if x.dims is None or len(x.dims) != 3:
+        return None
+    direction = attr(node, "direction", b"forward")
+    direction = direction.decode() if isinstance(direction, bytes) else str(direction)
+    dirs = 2 if direction == "bidirectional" else 1
+    if hidden is None:
+        return None
+    layout = int(attr(node, "layout", 0) or 0)
+    seq, batch = (x.dims[1], x.dims[0]) if layout else (x.dims[0], x.dims[1])
+    y = (batch, seq, dirs, hidden) if layout else (seq, dirs, batch, hidden)
+    state = (batch, dirs, hidden) if layout else (dirs, batch, hidden)
+    elem = x.elem_type if node.op_type != "DynamicQuantizeLSTM" else T.FLOAT
+    return [_vs(elem, y), _vs(elem, state), _vs(elem, state)][:len(node.output)]
