@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_menus()
         self.run_dock = install_run_dock(self)  # before restoreState: its place is saved too
+        self.run_dock.profiled.connect(self.cost.set_profile)
         # editing: menus, History / Python Console docks, canvas gestures (widgets/editing)
         self.editing = install_editing(self, recovery_store=recovery_store)
         install_compare(self)  # sets self.compare_dock; before restoreState like the others

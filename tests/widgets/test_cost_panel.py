@@ -44,3 +44,15 @@ def test_cost_follows_an_edit(qtbot, window) -> None:
     tab.doc.execute(SetNodeField(nid, "name", "renamed_by_test"))
     qtbot.waitUntil(lambda: panel.cost is not first, timeout=10_000)
     assert any(n.name == "renamed_by_test" for n in panel.cost.nodes)
+
+
+def test_profiled_run_puts_time_beside_macs(qtbot, window) -> None:
+    tab = _show_cost(qtbot, window, CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx")
+    panel = window.cost
+    with qtbot.waitSignal(window.run_dock.profiled, timeout=60_000) as blocker:
+        assert window.run_dock.run(profile=True)
+    assert blocker.args[0] is tab and blocker.args[1]
+    timed = [r for r in range(panel.model.rowCount()) if panel.model.data(panel.model.index(r, 6))]
+    assert timed, "no node got a measured time"
+    convs = [r for r in timed if panel.model.rows[r].op_type == "Conv"]
+    assert convs and all(panel.model.data(panel.model.index(r, 7)) for r in convs)  # MAC/s shown

@@ -15,12 +15,12 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, Q
                                QVBoxLayout, QWidget)
 
 from widgets.formatting import human_bytes, human_count
-from widgets.run.heatmap import HeatMap
+from widgets.run.heatmap import HeatMap, fmt_us
 from widgets.selection import Target
 
 SOURCE = "cost"
 
-COLUMNS = ("Node", "Op", "MACs", "Params", "Weights", "Output")
+COLUMNS = ("Node", "Op", "MACs", "Params", "Weights", "Output", "Time", "MAC/s")
 #: heat-map measure -> (NodeCost field, label formatter)
 MEASURES = {
     "MACs": ("macs", lambda v: human_count(int(v))),
@@ -47,12 +47,28 @@ class CostModel(QAbstractTableModel):
         super().__init__(parent)
         self.rows: list = []
         self.dims: dict[str, int] = {}
+        #: measured microseconds by node index in the main graph (a profiled run), if any
+        self.times: dict[int, float] = {}
 
-    def set_cost(self, cost, dims: dict[str, int]) -> None:
+    def set_cost(self, cost, dims: dict[str, int], times: dict[int, float] | None = None) -> None:
         self.beginResetModel()
         self.rows = [n for n in cost.nodes if not n.folded] if cost is not None else []
         self.dims = dims
+        self.times = times or {}
         self.endResetModel()
+
+    def _measured(self, n, col: int) -> float | None:
+        """Time (µs) or achieved MACs per second of node ``n``, from the last profile."""
+        from editor.cost import SAMPLE_DIM
+        from editor.shapes import evaluate
+
+        us = self.times.get(n.index)
+        if us is None:
+            return None
+        if col == 6:
+            return us
+        macs = evaluate(n.macs, self.dims, SAMPLE_DIM)
+        return None if not macs or us <= 0 else macs / (us * 1e-6)
 
     def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt API
         return 0 if parent.isValid() else len(self.rows)
@@ -73,6 +89,20 @@ class CostModel(QAbstractTableModel):
 
         n = self.rows[index.row()]
         col = index.column()
+        if col >= 6:
+            measured = self._measured(n, col)
+            if role == Qt.ItemDataRole.DisplayRole:
+                if measured is None:
+                    return ""
+                return fmt_us(measured) if col == 6 else human_count(int(measured))
+            if role == Qt.ItemDataRole.UserRole:
+                return -1.0 if measured is None else measured
+            if role == Qt.ItemDataRole.TextAlignmentRole:
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if role == Qt.ItemDataRole.ToolTipRole and col == 7:
+                return "MACs per second this node achieved in the last profiled run: low values are nodes " \
+                       "running far below the machine's arithmetic rate"
+            return None
         value = (n.name, n.op_type, n.macs, n.params, n.weight_bytes, n.output_bytes)[col]
         if role == Qt.ItemDataRole.DisplayRole:
             if col < 2:
@@ -147,6 +177,7 @@ class CostPanel(QWidget):
         self._timer.setInterval(300)
         self._timer.timeout.connect(self.refresh)
         self._stale = True
+        self._profiles: dict[int, dict[int, float]] = {}
 
     # -- wiring ----------------------------------------------------------------------------
     def set_tab(self, tab) -> None:
@@ -180,6 +211,24 @@ class CostPanel(QWidget):
                 out[name.strip()] = int(value)
         return out
 
+    def set_profile(self, tab, node_times: dict[int, float]) -> None:
+        """Measured times of the last profiled run of ``tab`` (node id -> µs), shown beside
+        the predicted MACs (node ids are stable across edits; a node added since has none)."""
+        self._profiles[id(tab)] = dict(node_times)
+        if tab is self._tab:
+            self._apply_profile()
+
+    def _apply_profile(self) -> None:
+        tab = self._tab
+        entry = self._profiles.get(id(tab)) if tab is not None else None
+        if entry is None or self.cost is None:
+            self.model.set_cost(self.cost, self.model.dims, {})
+            return
+        ids = tab.doc.index.scopes[tab.doc.index.main].node_ids
+        index_of = {nid: k for k, nid in enumerate(ids)}
+        times = {index_of[nid]: us for nid, us in entry.items() if nid in index_of}
+        self.model.set_cost(self.cost, self.model.dims, times)
+
     # -- work ------------------------------------------------------------------------------
     def refresh(self) -> None:
         self._timer.stop()
@@ -200,6 +249,7 @@ class CostPanel(QWidget):
             self.totals.setText(f"<b>Cost unavailable:</b> {type(exc).__name__}: {exc}")
             return
         self.model.set_cost(self.cost, dims)
+        self._apply_profile()
         self.totals.setText(self._totals_html(dims))
         self._update_heatmap()
 
