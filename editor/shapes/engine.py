@@ -71,19 +71,25 @@ class ShapeTable:
         return self.values.get(name, UNKNOWN)
 
 
-def shape_of_type(tp: onnx.TypeProto) -> ValueShape:
-    """A declared type as a :class:`ValueShape` (dim_param → symbol, missing → None)."""
+def shape_of_type(tp: onnx.TypeProto, name: str | None = None) -> ValueShape:
+    """A declared type as a :class:`ValueShape` (dim_param → symbol, missing → None).
+
+    With ``name`` (a graph input), a dim with no value and no name, or the invalid -1 some
+    exporters write for "dynamic", becomes a symbol of its own, ``<name>_dim<axis>``, so
+    what is computed from it stays a formula instead of unknown."""
     if not tp.HasField("tensor_type"):
         return UNKNOWN
     tt = tp.tensor_type
     if not tt.HasField("shape"):
         return ValueShape(tt.elem_type, None)
     dims: list[Dim | None] = []
-    for d in tt.shape.dim:
+    for axis, d in enumerate(tt.shape.dim):
         if d.HasField("dim_value") and d.dim_value >= 0:
             dims.append(int(d.dim_value))
         elif d.HasField("dim_param") and d.dim_param:
             dims.append(_parse_param(d.dim_param))
+        elif name is not None:
+            dims.append(symbol(f"{name}_dim{axis}"))
         else:
             dims.append(None)
     return ValueShape(tt.elem_type, tuple(dims))
@@ -164,7 +170,7 @@ def infer_graph(graph: onnx.GraphProto, opsets: Mapping[str, int], *, outer: Sha
         if declared_inputs is not None and k < len(declared_inputs) and declared_inputs[k].dims is not None:
             table.values[vi.name] = declared_inputs[k]
         else:
-            table.values[vi.name] = with_fixed(shape_of_type(vi.type))
+            table.values[vi.name] = with_fixed(shape_of_type(vi.type, vi.name))
         table.constants.discard(vi.name)
     declared = {vi.name: vi for vi in graph.value_info}
     for vi in graph.output:

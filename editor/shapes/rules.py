@@ -643,6 +643,8 @@ def _slice_len(size: Dim | None, start: Dim, end: Dim, step: int) -> Dim | None:
     # exporters write "to the end" as INT64_MAX, INT32_MAX or 1e9 (tf2onnx): no real dim is
     # that long, so any end from 1e9 up means the end
     big = 10**9
+    if step == -1 and end <= -big:  # [a::-1]: the first a+1 elements, reversed
+        return start + 1 if start >= 0 else S.add(size, start + 1)
     if step != 1 or start < 0 and end < big:
         return None
     lo: Dim = S.add(size, start) if start < 0 else start
@@ -826,3 +828,24 @@ def _recurrent(node, inputs, ctx):
     state = (batch, dirs, hidden) if layout else (dirs, batch, hidden)
     elem = x.elem_type if node.op_type != "DynamicQuantizeLSTM" else T.FLOAT
     return [_vs(elem, y), _vs(elem, state), _vs(elem, state)][:len(node.output)]
+
+
+@rule("STFT")
+def _stft(node, inputs, ctx):
+    # NOTE: our own rule because onnx's inference ignores `onesided` when the frame length
+    # comes from the window (a real preprocessor showed 512 bins where a run gives 257)
+    signal = inputs[0]
+    step = ints_of(inputs[1]) if len(inputs) > 1 else None
+    length: Dim | None = None
+    if len(node.input) > 3 and node.input[3]:
+        lv = ints_of(inputs[3])
+        length = lv[0] if lv else None
+    elif len(node.input) > 2 and node.input[2] and inputs[2].dims:
+        length = inputs[2].dims[0]
+    if signal.dims is None or len(signal.dims) < 2 or not step or not isinstance(length, int):
+        return [_vs(signal.elem_type, (signal.dims[0] if signal.dims else None, None, None, 2))]
+    onesided = int(attr(node, "onesided", 1))
+    bins = length // 2 + 1 if onesided else length
+    n = signal.dims[1]
+    frames = None if n is None else S.add(S.floordiv(S.sub(n, length), step[0]), 1)
+    return [_vs(signal.elem_type, (signal.dims[0], frames, bins, 2))]

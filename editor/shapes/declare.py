@@ -1,0 +1,81 @@
+"""From the shape engine's table to ``ValueInfoProto`` entries, and the JSON of ``shapes``.
+
+A formula dim is written as a ``dim_param`` with its text (``floor((height - 1)/2) + 1``),
+an unknown dim as a dim with neither value nor param, an unknown rank as no shape at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import onnx
+
+from editor.shapes.engine import ShapeTable, ValueShape, shape_of_type
+from editor.shapes.symbolic import to_text
+
+__all__ = ["type_proto", "dtype_name", "graph_values", "values_json"]
+
+
+def type_proto(vs: ValueShape) -> onnx.TypeProto | None:
+    """The TypeProto that declares ``vs`` (None when not even the element type is known)."""
+    if not vs.elem_type:
+        return None
+    tp = onnx.TypeProto()
+    tp.tensor_type.elem_type = vs.elem_type
+    if vs.dims is not None:
+        shape = tp.tensor_type.shape
+        shape.SetInParent()
+        for d in vs.dims:
+            dim = shape.dim.add()
+            if isinstance(d, int):
+                dim.dim_value = d
+            elif d is not None:
+                dim.dim_param = to_text(d)
+    return tp
+
+
+def dtype_name(elem_type: int) -> str | None:
+    """onnx's lower-case name of an element type (``float32``), None when unknown."""
+    if not elem_type:
+        return None
+    try:
+        return onnx.helper.tensor_dtype_to_np_dtype(elem_type).name if elem_type not in (
+            onnx.TensorProto.STRING, onnx.TensorProto.BFLOAT16) else onnx.TensorProto.DataType.Name(elem_type).lower()
+    except (KeyError, ValueError, TypeError):
+        return onnx.TensorProto.DataType.Name(elem_type).lower() if elem_type in onnx.TensorProto.DataType.values() \
+            else None
+
+
+def graph_values(graph: onnx.GraphProto, table: ShapeTable, path: str) -> Iterator[tuple[str, str, ValueShape, str]]:
+    """(graph path, value name, shape, source) for every value a node of ``graph`` makes,
+    and for its inputs, then the same for every body (path ``<graph>/<node>.<attr>``)."""
+    declared = {vi.name for vi in list(graph.value_info) + list(graph.output) + list(graph.input)}
+    seen: set[str] = set()
+    for vi in graph.input:
+        seen.add(vi.name)
+        yield path, vi.name, table.get(vi.name), "declared"
+    for node in graph.node:
+        for name in node.output:
+            if name and name not in seen:
+                seen.add(name)
+                yield path, name, table.get(name), "declared" if name in declared else "inferred"
+    for k, node in enumerate(graph.node):
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH and (k, attr.name) in table.bodies:
+                yield from graph_values(attr.g, table.bodies[(k, attr.name)],
+                                        f"{path}/{node.name or f'#{k}'}.{attr.name}")
+
+
+def values_json(model: onnx.ModelProto, table: ShapeTable) -> dict:
+    """``{"values": [{"name", "graph", "dtype", "shape", "source"}]}`` (the ``shapes --json``
+    contract: a shape is null when the rank is unknown, else ints, strings for symbolic
+    dims or formulas, null for an unknown dim)."""
+    out = []
+    g = model.graph
+    declared = {vi.name: vi for vi in list(g.value_info) + list(g.output) + list(g.input)}
+    for path, name, vs, source in graph_values(g, table, g.name or "main"):
+        if source == "declared" and vs.dims is None and name in declared:
+            vs = shape_of_type(declared[name].type)  # what the file says, where we know nothing better
+        shape = None if vs.dims is None else [d if isinstance(d, int) or d is None else to_text(d) for d in vs.dims]
+        out.append({"name": name, "graph": path, "dtype": dtype_name(vs.elem_type), "shape": shape, "source": source})
+    return {"values": out}
