@@ -110,20 +110,3 @@ def _tensor_preview(t: TensorProto) -> str:
     return " = " + (_short_list(values) if arr.ndim else str(values[0]))
 
 
-def attribute_search_texts(attr: AttributeProto) -> list[str]:
-    """Every scalar of an attribute as text, for Find (``kernel_shape`` -> ["3", "3"])."""
-    A = AttributeProto
-    t = attr.type
-    if t == A.INT:
-        return [str(attr.i)]
-    if t == A.FLOAT:
-        return [_fmt_float(attr.f)]
-    if t == A.STRING:
-        return [attr.s.decode("utf-8", "replace")]
-    if t == A.INTS:
-        return [str(v) for v in attr.ints] + [attribute_text(attr)]
-    if t == A.FLOATS:
-        return [_fmt_float(v) for v in attr.floats] + [attribute_text(attr)]
-    if t == A.STRINGS:
-        return [s.decode("utf-8", "replace") for s in attr.strings]
-    return [attribute_text(attr)]

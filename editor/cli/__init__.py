@@ -37,6 +37,7 @@ register("run", "run a model and summarise its outputs (shape, dtype, stats)")
 register("extract", "extract a subgraph (nodes, or inputs -> outputs) as a new model")
 register("diff", "compare two models (exit 0 same, 1 different, 2 unreadable)")
 register("script", "run an edit script (the same commands as the GUI) on a model")
+register("find", "find nodes and values by name, op, attribute, dtype or shape (the Find panel's queries)")
 register("shapes", "type and (symbolic) shape of every value; -o writes them into the model")
 
 

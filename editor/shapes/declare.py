@@ -47,13 +47,17 @@ def dtype_name(elem_type: int) -> str | None:
 
 
 def graph_values(graph: onnx.GraphProto, table: ShapeTable, path: str) -> Iterator[tuple[str, str, ValueShape, str]]:
-    """(graph path, value name, shape, source) for every value a node of ``graph`` makes,
-    and for its inputs, then the same for every body (path ``<graph>/<node>.<attr>``)."""
+    """(graph path, value name, shape, source) for the graph's inputs, initializers and
+    every value a node makes, then the same for every body (path ``<graph>/<node>.<attr>``)."""
     declared = {vi.name for vi in list(graph.value_info) + list(graph.output) + list(graph.input)}
     seen: set[str] = set()
     for vi in graph.input:
         seen.add(vi.name)
         yield path, vi.name, table.get(vi.name), "declared"
+    for t in graph.initializer:
+        if t.name not in seen:
+            seen.add(t.name)
+            yield path, t.name, table.get(t.name), "declared"  # a weight's type is its tensor's
     for node in graph.node:
         for name in node.output:
             if name and name not in seen:

@@ -237,6 +237,10 @@ def to_text(d: Dim | None) -> str:
         return "?"
     if isinstance(d, int):
         return str(d)
+    if len(d.terms) == 1:
+        (mono, coef), = d.terms.items()
+        if coef == 1 and len(mono) == 1:
+            return mono[0]  # a named dim alone reads as its own name, quoted only inside formulas
     parts: list[str] = []
     for m, c in sorted(d.terms.items(), key=lambda mc: (-len(mc[0]), mc[0])):
         atoms = "*".join(_atom_text(a) for a in m)

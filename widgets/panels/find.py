@@ -1,14 +1,14 @@
-"""Find (Ctrl+F): node names, op types, tensor names and attribute values, plain or regex.
+"""Find (Ctrl+F): node names, op types, tensor names and attribute values, plain or regex,
+and the query language of ``onnx-studio find`` (``op:Conv attr:group>1 shape:[*,3,*,*]``).
 
-:func:`search` is the Qt-free part: it walks every graph scope of the document and returns
-:class:`Match` records (what matched and where). ``FindPanel`` lists them; all matches are
+:func:`search` adapts :func:`editor.find.search` (the Qt-free part) to :class:`Match`
+records (what matched, where, and the canvas target). ``FindPanel`` lists them; all matches are
 selected (highlighted) on the canvas, the current one centred, and Enter / F3 step to the
 next (Shift+Enter the previous).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -25,8 +25,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.formatting import attribute_search_texts
+from editor.find import QueryError
 from widgets.selection import Target
+
+FIND_HELP = ("Plain text finds node names, op types, tensor names and attribute values.\n"
+             "Predicates (combined with AND): op:Conv  domain:com.microsoft  attr:group>1  attr:mode=linear\n"
+             "  name:TEXT  dtype:float16  shape:[*,3,*,*]  rank:4  dim:batch")
 
 SOURCE = "find"
 MAX_RESULTS = 5000
@@ -40,57 +44,22 @@ class Match:
     where: str  # graph path + node, for the list
 
 
-def compile_pattern(text: str, *, regex: bool, case: bool) -> re.Pattern | None:
-    """The matcher for a query; ``None`` for an empty query. Raises re.error for bad regex."""
-    if not text:
-        return None
-    flags = 0 if case else re.IGNORECASE
-    return re.compile(text if regex else re.escape(text), flags)
-
-
 def search(doc, text: str, *, regex: bool = False, case: bool = False,
            limit: int = MAX_RESULTS) -> list[Match]:
-    """Every node (name, op type, attribute values) and tensor name matching ``text``."""
-    pattern = compile_pattern(text, regex=regex, case=case)
-    if pattern is None:
-        return []
-    found: list[Match] = []
-    seen_values: set[tuple[int, str]] = set()
+    """:func:`editor.find.search` (the query language of ``onnx-studio find``) as list rows
+    with canvas targets. Raises :class:`editor.find.QueryError` for a bad query."""
+    from editor.find import search as find
 
-    def value(sid: int, name: str, where: str) -> None:
-        if name and (sid, name) not in seen_values and pattern.search(name):
-            seen_values.add((sid, name))
-            kind = "tensor" if doc.initializer(sid, name) is not None else "value"
-            found.append(Match("tensor", name, Target(kind, sid, None, name), where))
-
-    for scope in list(doc.index.scopes.values()):
-        path = doc.index.path(scope.id)
-        for name in scope.input_names():
-            value(scope.id, name, f"{path} input")
-        for nid in scope.node_ids:
-            if len(found) >= limit:
-                return found
-            node = doc.node(nid)
-            label = node.name or f"({node.op_type})"
-            target = Target.of_node(scope.id, nid)
-            if node.name and pattern.search(node.name):
-                found.append(Match("name", node.name, target, f"{path} · {node.op_type}"))
-            elif pattern.search(node.op_type):
-                found.append(Match("op", node.op_type, target, f"{path} · {label}"))
-            else:
-                for attr in node.attribute:
-                    texts = attribute_search_texts(attr)
-                    hit = next((t for t in texts if pattern.search(t)), None)
-                    if hit is not None:
-                        found.append(Match("attribute", f"{attr.name}={hit}", target, f"{path} · {label}"))
-                        break
-            for name in list(node.input) + list(node.output):
-                value(scope.id, name, f"{path} · {label}")
-        for name in scope.initializer_names():
-            value(scope.id, name, f"{path} initializer")
-        for name in scope.output_names():
-            value(scope.id, name, f"{path} output")
-    return found[:limit]
+    out = []
+    for hit in find(doc, text, regex=regex, case=case, limit=limit):
+        if hit.kind == "node":
+            target = Target.of_node(hit.scope, hit.node)
+            what = "name" if hit.what == "query" else hit.what
+        else:
+            target = Target("tensor" if hit.kind == "initializer" else "value", hit.scope, None, hit.name)
+            what = "tensor"
+        out.append(Match(what, hit.text, target, hit.where))
+    return out
 
 
 _KIND_LABEL = {"name": "node", "op": "op", "tensor": "tensor", "attribute": "attr"}
@@ -104,7 +73,8 @@ class FindPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.query = QLineEdit(self)
-        self.query.setPlaceholderText("Find nodes, ops, tensors, attribute values")
+        self.query.setPlaceholderText("Find: names, or op:Conv attr:group>1 dtype:float16 shape:[*,3,*,*]")
+        self.query.setToolTip(FIND_HELP)
         self.query.setClearButtonEnabled(True)
         self.regex = QCheckBox("Regex", self)
         self.case = QCheckBox("Match case", self)
@@ -179,8 +149,8 @@ class FindPanel(QWidget):
             return
         try:
             self._matches = search(tab.doc, text, regex=self.regex.isChecked(), case=self.case.isChecked())
-        except re.error as exc:
-            self.status.setText(f"bad regex: {exc}")
+        except QueryError as exc:
+            self.status.setText(str(exc))
             self.resultsChanged.emit(0)
             return
         self._row_syncing = True
