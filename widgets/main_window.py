@@ -35,6 +35,7 @@ from widgets.panels.op_docs import OpDocsPanel
 from widgets.panels.outline import OutlinePanel
 from widgets.panels.properties import PropertiesPanel
 from widgets.panels.start_page import StartPage
+from widgets.node_data import install_node_data
 from widgets.run import install_run_dock
 from widgets.settings import Settings
 
@@ -83,6 +84,7 @@ class MainWindow(QMainWindow):
         # editing: menus, History / Python Console docks, canvas gestures (widgets/editing)
         self.editing = install_editing(self, recovery_store=recovery_store)
         install_compare(self)  # sets self.compare_dock; before restoreState like the others
+        install_node_data(self)
         self._order_menus()
         geometry, state = self.settings.window_state()
         if geometry is not None:
@@ -281,7 +283,7 @@ class MainWindow(QMainWindow):
         edit.addActions([self.act_undo, self.act_redo])
         edit.addSeparator()
         edit.addActions([self.act_select_all, self.act_find, self.act_find_next, self.act_find_prev])
-        view = bar.addMenu("&View")
+        view = self.view_menu = bar.addMenu("&View")
         view.addActions([self.act_zoom_in, self.act_zoom_out, self.act_zoom_fit, self.act_zoom_sel])
         view.addSeparator()
         view.addAction(self.act_main_graph)
