@@ -29,7 +29,7 @@ from editor.shapes import rules
 from editor.shapes.fold import fold_small
 from editor.shapes.symbolic import Dim, Expr, symbol, to_text
 
-__all__ = ["ValueShape", "ShapeTable", "infer_model", "infer_graph", "shape_of_type"]
+__all__ = ["ValueShape", "ShapeTable", "infer_model", "infer_graph", "shape_of_type", "structure_snapshot"]
 
 #: int tensors up to this many elements have their values tracked (shape arithmetic)
 VALUE_LIMIT = 64
@@ -303,3 +303,30 @@ def _onnx_fallback(node: onnx.NodeProto, inputs: list[ValueShape], opsets: Mappi
         return []
     return [shape_of_type(onnx.TypeProto.FromString(inferred[n])) if n in inferred else UNKNOWN
             for n in node.output]
+
+
+def structure_snapshot(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` with what the engine reads and nothing more: every node, type and
+    small tensor, but large tensors as their dims and type only. Cheap enough to take on a
+    GUI thread between two edits, so shapes and costs can be computed on another thread
+    while the user goes on editing the original."""
+    out = onnx.ModelProto()
+    out.ir_version = model.ir_version
+    out.opset_import.extend(model.opset_import)
+    g, src = out.graph, model.graph
+    g.name = src.name
+    g.node.extend(src.node)
+    g.input.extend(src.input)
+    g.output.extend(src.output)
+    g.value_info.extend(src.value_info)
+    for t in src.initializer:
+        n = 1
+        for d in t.dims:
+            n *= d
+        if n <= VALUE_LIMIT:
+            g.initializer.append(t)
+        else:
+            stub = g.initializer.add()
+            stub.name, stub.data_type = t.name, t.data_type
+            stub.dims.extend(t.dims)
+    return out

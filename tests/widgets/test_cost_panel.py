@@ -23,7 +23,8 @@ def test_cost_panel_rows_dims_selection_and_heatmap(qtbot, qtmodeltester, window
     assert panel.model.rowCount() > 0 and "seq_len" in panel.totals.text()  # symbolic until given
     panel.dims_edit.setText("seq_len=512")
     panel.dims_edit.editingFinished.emit()
-    assert "seq_len" not in panel.totals.text() and "MACs" in panel.totals.text()
+    qtbot.waitUntil(lambda: "seq_len" not in panel.totals.text(), timeout=10_000)
+    assert "MACs" in panel.totals.text()
     # sorted by MACs, largest first: the top row is the node with the most MACs
     top = panel.proxy.index(0, 2)
     macs = [panel.proxy.data(panel.proxy.index(r, 2), 0x0100) for r in range(panel.proxy.rowCount())]
@@ -66,3 +67,18 @@ def test_node_data_overlay_colours_named_nodes(qtbot, window, tmp_path) -> None:
     overlay = window.show_node_data(tab, str(data))
     assert overlay is not None and len(overlay.values) >= len(names) and overlay.data.unmatched == ["nosuchnode"]
     assert overlay.visible and overlay.overlay.cell_count() > 0
+
+
+def test_scope_groups_sum_their_nodes(qtbot, window) -> None:
+    tab = _show_cost(qtbot, window, CORPUS / "real" / "silero_vad_16k_op15.onnx")
+    panel = window.cost
+    panel.dims_edit.setText("batch=1 sequence=512")
+    panel.dims_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: panel.model.dims.get("sequence") == 512, timeout=10_000)
+    per_node = sum(panel.model.data(panel.model.index(r, 2), 0x0100) for r in range(panel.model.rowCount()))
+    panel.grouping.setCurrentIndex(1)
+    groups = panel.model.rows
+    assert 1 < len(groups) < panel.cost.nodes.__len__()
+    assert sum(panel.model.data(panel.model.index(r, 2), 0x0100) for r in range(panel.model.rowCount())) == per_node
+    panel.table.clicked.emit(panel.proxy.index(0, 0))
+    assert len(tab.selection.targets) == len(panel.model.rows[panel.proxy.mapToSource(panel.proxy.index(0, 0)).row()].indices)

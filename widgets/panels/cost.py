@@ -5,12 +5,18 @@ formulas in the model's dynamic dims, evaluated with the values typed in the dim
 (``batch=1 height=640``); a dim left out is shown as its formula in the totals and counts
 as :data:`editor.cost.SAMPLE_DIM` when the table is sorted. Clicking a row selects the node;
 "Heat map" colours the canvas boxes by the chosen measure (collapsed groups sum their
-nodes). The cost is recomputed after edits, coalesced, and only while the panel is shown.
+nodes). The cost is recomputed after edits, coalesced, only while the panel is shown, on a
+worker thread over a snapshot of the model's structure (weights left out), so a 10,000-node
+model never stalls the window.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer
+from dataclasses import dataclass
+from html import escape
+
+from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QObject, QRunnable, QSortFilterProxyModel, Qt, QThreadPool,
+                            QTimer, Signal)
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTableView,
                                QVBoxLayout, QWidget)
 
@@ -40,8 +46,55 @@ def _text(value, values: dict[str, int], unit: str = "") -> str:
     return human_bytes(number) if unit == "bytes" else human_count(number)
 
 
+def scope_of(name: str, depth: int) -> str:
+    """The first ``depth`` parts of a node's name scope (``/model/layers.3/attn/MatMul`` at
+    depth 2: ``/model/layers.3/``); names without scopes are their own group."""
+    parts = name.strip("/").split("/")[:-1]
+    if not parts:
+        return "(top level)"
+    return "/" + "/".join(parts[:depth]) + "/"
+
+
+@dataclass
+class GroupRow:
+    """The sum of a name scope's nodes, shown like a node row."""
+
+    name: str
+    op_type: str
+    indices: list[int]
+    macs: object = 0
+    params: int = 0
+    weight_bytes: int = 0
+    output_bytes: object = 0
+    unknown: str | None = None
+    index: int = -1
+
+
+def group_rows(nodes: list, depth: int) -> list[GroupRow]:
+    from editor.shapes import symbolic as S
+
+    groups: dict[str, GroupRow] = {}
+    for n in nodes:
+        key = scope_of(n.name, depth)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = GroupRow(key, "", [])
+        g.indices.append(n.index)
+        g.macs = None if g.macs is None or n.macs is None else S.add(g.macs, n.macs)
+        g.output_bytes = None if g.output_bytes is None or n.output_bytes is None else S.add(g.output_bytes,
+                                                                                             n.output_bytes)
+        g.params += n.params
+        g.weight_bytes += n.weight_bytes
+        if n.macs is None:
+            g.unknown = f"{n.name}: {n.unknown}"
+    for g in groups.values():
+        g.op_type = f"{len(g.indices)} nodes"
+    return list(groups.values())
+
+
 class CostModel(QAbstractTableModel):
-    """Rows: the main graph's nodes (folded constant chains left out)."""
+    """Rows: the main graph's nodes (folded constant chains left out), or their name scopes
+    summed (``depth`` > 0)."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -49,10 +102,13 @@ class CostModel(QAbstractTableModel):
         self.dims: dict[str, int] = {}
         #: measured microseconds by node index in the main graph (a profiled run), if any
         self.times: dict[int, float] = {}
+        self.depth = 0
 
     def set_cost(self, cost, dims: dict[str, int], times: dict[int, float] | None = None) -> None:
         self.beginResetModel()
         self.rows = [n for n in cost.nodes if not n.folded] if cost is not None else []
+        if self.depth:
+            self.rows = group_rows(self.rows, self.depth)
         self.dims = dims
         self.times = times or {}
         self.endResetModel()
@@ -62,9 +118,11 @@ class CostModel(QAbstractTableModel):
         from editor.cost import SAMPLE_DIM
         from editor.shapes import evaluate
 
-        us = self.times.get(n.index)
-        if us is None:
+        indices = n.indices if isinstance(n, GroupRow) else [n.index]
+        timed = [self.times[i] for i in indices if i in self.times]
+        if not timed:
             return None
+        us = sum(timed)
         if col == 6:
             return us
         macs = evaluate(n.macs, self.dims, SAMPLE_DIM)
@@ -133,6 +191,26 @@ class CostHeatMap(HeatMap):
         super().__init__(tab)
 
 
+class _Signals(QObject):
+    done = Signal(int, object, object, str)
+
+
+class _CostJob(QRunnable):
+    def __init__(self, generation: int, snapshot, dims: dict[str, int]) -> None:
+        super().__init__()
+        self.generation, self.snapshot, self.dims = generation, snapshot, dims
+        self.signals = _Signals()
+
+    def run(self) -> None:
+        from editor.cost import model_cost
+
+        try:
+            cost, error = model_cost(self.snapshot, self.dims), ""
+        except Exception as exc:  # noqa: BLE001 - a panel that cannot compute shows why, never a traceback
+            cost, error = None, f"{type(exc).__name__}: {exc}"
+        self.signals.done.emit(self.generation, cost, self.dims, error)
+
+
 class CostPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -149,6 +227,10 @@ class CostPanel(QWidget):
         self.heat = QCheckBox("Heat map", self)
         self.measure = QComboBox(self)
         self.measure.addItems(list(MEASURES))
+        self.grouping = QComboBox(self)
+        self.grouping.addItems(["Per node", "Scope depth 1", "Scope depth 2", "Scope depth 3", "Scope depth 4"])
+        self.grouping.setToolTip("Sum the nodes of each name scope (/model/layers.3/...)")
+        self.grouping.currentIndexChanged.connect(self._regroup)
         self.heat.toggled.connect(self._update_heatmap)
         self.measure.currentIndexChanged.connect(self._update_heatmap)
         self.model = CostModel(self)
@@ -165,6 +247,7 @@ class CostPanel(QWidget):
         self.table.clicked.connect(self._select_row)
         top = QHBoxLayout()
         top.addWidget(self.dims_edit, 1)
+        top.addWidget(self.grouping)
         top.addWidget(self.heat)
         top.addWidget(self.measure)
         layout = QVBoxLayout(self)
@@ -178,6 +261,9 @@ class CostPanel(QWidget):
         self._timer.timeout.connect(self.refresh)
         self._stale = True
         self._profiles: dict[int, dict[int, float]] = {}
+        self._generation = 0
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
 
     # -- wiring ----------------------------------------------------------------------------
     def set_tab(self, tab) -> None:
@@ -231,23 +317,35 @@ class CostPanel(QWidget):
 
     # -- work ------------------------------------------------------------------------------
     def refresh(self) -> None:
+        """Recompute on a worker thread over a snapshot of the document (the user may go on
+        editing); a result that a newer request superseded is dropped."""
         self._timer.stop()
         self._stale = False
+        self._generation += 1
         if self._tab is None:
             self.cost = None
             self.model.set_cost(None, {})
             self.totals.setText("")
             return
-        from editor.cost import model_cost
+        from editor.shapes.engine import structure_snapshot
 
-        dims = self.dims()
-        try:
-            self.cost = model_cost(self._tab.doc.model, dims)
-        except Exception as exc:  # noqa: BLE001 - a panel that cannot compute shows why, never a traceback
+        job = _CostJob(self._generation, structure_snapshot(self._tab.doc.model), self.dims())
+        job.signals.done.connect(self._on_done)
+        self._pool.start(job)
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        """Block until pending computations finish (tests, shutdown)."""
+        return self._pool.waitForDone(msecs)
+
+    def _on_done(self, generation: int, cost, dims: dict, error: str) -> None:
+        if generation != self._generation or self._tab is None:
+            return
+        if error:
             self.cost = None
             self.model.set_cost(None, {})
-            self.totals.setText(f"<b>Cost unavailable:</b> {type(exc).__name__}: {exc}")
+            self.totals.setText(f"<b>Cost unavailable:</b> {escape(error)}")
             return
+        self.cost = cost
         self.model.set_cost(self.cost, dims)
         self._apply_profile()
         self.totals.setText(self._totals_html(dims))
@@ -275,6 +373,10 @@ class CostPanel(QWidget):
             text += f"<br><i>in terms of {', '.join(free)}: give values above</i>"
         return text
 
+    def _regroup(self, depth: int) -> None:
+        self.model.depth = depth
+        self._apply_profile()
+
     def _select_row(self, index) -> None:
         tab = self._tab
         if tab is None or not index.isValid():
@@ -282,8 +384,9 @@ class CostPanel(QWidget):
         row = self.proxy.mapToSource(index).row()
         node = self.model.rows[row]
         main = tab.doc.index.main
-        nid = tab.doc.index.scopes[main].node_ids[node.index]
-        tab.selection.select([Target.of_node(main, nid)], SOURCE)
+        ids = tab.doc.index.scopes[main].node_ids
+        indices = node.indices if isinstance(node, GroupRow) else [node.index]
+        tab.selection.select([Target.of_node(main, ids[i]) for i in indices if i < len(ids)], SOURCE)
 
     def _update_heatmap(self) -> None:
         tab = self._tab
