@@ -7,7 +7,9 @@ that dtype; the rest are ``None``.
 
 NOTE: floats are reduced in float64 so float16/bfloat16/float8 inputs do not overflow in
 ``mean``/``std``; NaN and ±Inf are counted and excluded from min/max/mean/std, because a
-single NaN would otherwise hide every other number in the table.
+single NaN would otherwise hide every other number in the table. Numbers are reduced in one
+pass over chunks of :data:`CHUNK` elements (a 1 GB output needs 2 MB of working memory, not
+a float64 copy of itself); the figures are exact, not from a sample.
 """
 
 from __future__ import annotations
@@ -104,48 +106,77 @@ def tensor_stats(array: Any) -> TensorStats:
             unique = None
         return TensorStats(**base, unique_count=unique)
 
-    if _is_int_like(dtype):
-        ints = arr.astype(np.int64) if dtype.kind == "V" else arr
-        as_f = ints.astype(np.float64)
-        return TensorStats(
-            **base,
-            min=int(ints.min()),
-            max=int(ints.max()),
-            mean=float(as_f.mean()),
-            std=float(as_f.std()),
-        )
+    if _is_int_like(dtype) or (_is_float_like(dtype) and dtype.kind != "c"):
+        return _streamed(arr, base, integer=_is_int_like(dtype))
 
-    if _is_float_like(dtype):
-        if dtype.kind == "c":
-            # complex: statistics of the magnitude, non-finite if either part is
-            mag = np.abs(arr.astype(np.complex128))
-            nan_mask = np.isnan(arr.real) | np.isnan(arr.imag)
-            inf_mask = (np.isinf(arr.real) | np.isinf(arr.imag)) & ~nan_mask
-            values = mag
-        else:
-            values = arr.astype(np.float64)
-            nan_mask = np.isnan(values)
-            inf_mask = np.isinf(values)
-        nan_count = int(np.count_nonzero(nan_mask))
-        inf_count = int(np.count_nonzero(inf_mask))
-        if nan_count or inf_count:
-            finite = values[~(nan_mask | inf_mask)]
-        else:
-            finite = values.ravel()
+    if dtype.kind == "c":
+        # complex: statistics of the magnitude, non-finite if either part is
+        mag = np.abs(arr.astype(np.complex128))
+        nan_mask = np.isnan(arr.real) | np.isnan(arr.imag)
+        inf_mask = (np.isinf(arr.real) | np.isinf(arr.imag)) & ~nan_mask
+        finite = mag[~(nan_mask | inf_mask)]
+        nan_count, inf_count = int(np.count_nonzero(nan_mask)), int(np.count_nonzero(inf_mask))
         if finite.size == 0:
             return TensorStats(**base, nan_count=nan_count, inf_count=inf_count)
-        return TensorStats(
-            **base,
-            min=float(finite.min()),
-            max=float(finite.max()),
-            mean=float(finite.mean()),
-            std=float(finite.std()),
-            nan_count=nan_count,
-            inf_count=inf_count,
-        )
+        return TensorStats(**base, min=float(finite.min()), max=float(finite.max()), mean=float(finite.mean()),
+                           std=float(finite.std()), nan_count=nan_count, inf_count=inf_count)
 
     # Anything else (structured or unknown void dtypes): shape and size only.
     return TensorStats(**base)
+
+
+#: elements per chunk: the float64 working copy of one chunk is 2 MB (cache-sized), whatever
+#: the tensor
+CHUNK = 1 << 18
+
+
+def _streamed(arr: np.ndarray, base: dict, *, integer: bool) -> TensorStats:
+    """One pass over ``arr`` in chunks: min, max, NaN/Inf counts, and mean and variance
+    merged chunk by chunk (Chan et al.'s parallel update), so no full-size float64 copy of a
+    1 GB tensor is ever made."""
+    flat = arr.reshape(-1)
+    if flat.dtype.kind == "V":  # ml_dtypes: numpy reduces them through float32 / int64 views per chunk
+        convert = np.int64 if integer else np.float32
+    else:
+        convert = None
+    count = 0
+    mean = 0.0
+    m2 = 0.0
+    lo = hi = None
+    nan_count = inf_count = 0
+    for start in range(0, flat.size, CHUNK):
+        chunk = flat[start:start + CHUNK]
+        if convert is not None:
+            chunk = chunk.astype(convert)
+        c_lo, c_hi = chunk.min(), chunk.max()
+        if not integer and not (np.isfinite(c_lo) and np.isfinite(c_hi)):
+            # NaN propagates through min/max and ±Inf would be the min or max: only a chunk
+            # whose extremes are not finite needs the masks
+            nan_mask = np.isnan(chunk)
+            inf_mask = np.isinf(chunk)
+            nan_count += int(np.count_nonzero(nan_mask))
+            inf_count += int(np.count_nonzero(inf_mask))
+            chunk = chunk[~(nan_mask | inf_mask)]
+            if chunk.size == 0:
+                continue
+            c_lo, c_hi = chunk.min(), chunk.max()
+        lo = c_lo if lo is None or c_lo < lo else lo
+        hi = c_hi if hi is None or c_hi > hi else hi
+        values = chunk.astype(np.float64)
+        n = values.size
+        c_mean = float(values.sum()) / n
+        values -= c_mean
+        c_m2 = float(np.dot(values, values))
+        delta = c_mean - mean
+        total = count + n
+        mean += delta * n / total
+        m2 += c_m2 + delta * delta * count * n / total
+        count = total
+    if count == 0:
+        return TensorStats(**base, nan_count=nan_count, inf_count=inf_count)
+    cast = int if integer else float
+    return TensorStats(**base, min=cast(lo), max=cast(hi), mean=float(mean), std=float(np.sqrt(m2 / count)),
+                       nan_count=nan_count, inf_count=inf_count)
 
 
 def _dtype_name(dtype: np.dtype) -> str:

@@ -75,3 +75,33 @@ def test_to_dict_is_json_friendly() -> None:
     import json
 
     json.dumps(tensor_stats(np.ones((2, 2), np.float32)).to_dict())
+
+
+def test_chunked_statistics_equal_a_whole_array_reduction() -> None:
+    import editor.runtime.stats as st
+
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(3 * st.CHUNK + 17) * 3 + 1).astype(np.float32)
+    x[[5, st.CHUNK + 3]] = np.nan
+    x[2 * st.CHUNK] = np.inf
+    s = tensor_stats(x)
+    finite = x[np.isfinite(x)].astype(np.float64)
+    assert s.nan_count == 2 and s.inf_count == 1
+    assert s.min == float(finite.min()) and s.max == float(finite.max())
+    assert abs(s.mean - finite.mean()) < 1e-9 and abs(s.std - finite.std()) < 1e-9
+    ints = rng.integers(-100, 100, 2 * st.CHUNK + 5).astype(np.int8)
+    si = tensor_stats(ints)
+    assert (si.min, si.max) == (int(ints.min()), int(ints.max())) and abs(si.std - ints.astype(float).std()) < 1e-9
+
+
+def test_statistics_of_a_big_tensor_make_no_full_size_copy() -> None:
+    import tracemalloc
+
+    x = np.ones(16 * 1024 * 1024, np.float32)  # 64 MB
+    tracemalloc.start()
+    try:
+        tensor_stats(x)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 1024 * 1024, f"peak {peak / 2**20:.0f} MiB for a 64 MiB tensor"
