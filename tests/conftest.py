@@ -55,3 +55,10 @@ def corpus_dir() -> Path:
     if not CORPUS.is_dir():
         pytest.fail(f"test corpus not found at {CORPUS} (set ONNX_STUDIO_CORPUS)")
     return CORPUS
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
+    # whole-corpus walks take minutes on a busy 2-core machine: 10 minutes unless marked
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(600))
