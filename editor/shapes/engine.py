@@ -183,7 +183,7 @@ def infer_graph(graph: onnx.GraphProto, opsets: Mapping[str, int], *, outer: Sha
                 table.bodies[(index, attr.name)] = _infer_body(node, attr.name, attr.g, inputs, table, opsets,
                                                                ir_version)
         if node.op_type in ("If", "Loop", "Scan") and (node.domain or "") in ("", "ai.onnx"):
-            outs = _control_flow_outputs(node, index, inputs, table)
+            outs = _control_flow_outputs(node, index, inputs, table, opsets)
         else:
             outs = rules.apply(node, inputs, ctx)
         if (outs is None or any(vs.value is None for vs in outs)) and inputs and all(
@@ -207,7 +207,7 @@ def infer_graph(graph: onnx.GraphProto, opsets: Mapping[str, int], *, outer: Sha
 
 
 def _control_flow_outputs(node: onnx.NodeProto, index: int, inputs: list[ValueShape],
-                          table: ShapeTable) -> list[ValueShape]:
+                          table: ShapeTable, opsets: Mapping[str, int]) -> list[ValueShape]:
     """If: the branches' outputs where they agree; Loop/Scan: the carried values as the
     body leaves them, scan outputs with the iteration count in front."""
     def body_outputs(attr: str) -> list[ValueShape]:
@@ -233,11 +233,25 @@ def _control_flow_outputs(node: onnx.NodeProto, index: int, inputs: list[ValueSh
         states = outs[1:1 + carried]
         scans = [ValueShape(vs.elem_type, None if vs.dims is None else (trips,) + vs.dims) for vs in outs[1 + carried:]]
         return states + scans
+    if opsets.get("", 9) < 9:
+        return [UNKNOWN] * len(node.output)  # Scan-8: a batch axis and sequence_lens in front
     n_scan = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
     n_state = len(node.input) - n_scan
-    length = inputs[n_state].dims[0] if n_scan and inputs[n_state].dims else None
-    return outs[:n_state] + [ValueShape(vs.elem_type, None if vs.dims is None else (length,) + vs.dims)
-                             for vs in outs[n_state:]]
+    in_axes = next((list(a.ints) for a in node.attribute if a.name == "scan_input_axes"), [0] * n_scan)
+    out_axes = next((list(a.ints) for a in node.attribute if a.name == "scan_output_axes"), None)
+    first = inputs[n_state] if n_scan else None
+    length = None
+    if first is not None and first.dims and in_axes:
+        length = first.dims[in_axes[0] + len(first.dims) if in_axes[0] < 0 else in_axes[0]]
+    scans = []
+    for k, vs in enumerate(outs[n_state:]):
+        if vs.dims is None:
+            scans.append(ValueShape(vs.elem_type, None))
+            continue
+        axis = out_axes[k] if out_axes and k < len(out_axes) else 0
+        axis = axis + len(vs.dims) + 1 if axis < 0 else axis
+        scans.append(ValueShape(vs.elem_type, vs.dims[:axis] + (length,) + vs.dims[axis:]))
+    return outs[:n_state] + scans
 
 
 def _merge(a: ValueShape, b: ValueShape) -> ValueShape:
@@ -252,12 +266,17 @@ def _infer_body(node: onnx.NodeProto, attr: str, body: onnx.GraphProto, inputs: 
     if node.op_type == "Loop":
         # iteration number, condition, then the loop-carried values as they come in
         declared = [ValueShape(onnx.TensorProto.INT64, ()), ValueShape(onnx.TensorProto.BOOL, ())] + inputs[2:]
-    elif node.op_type == "Scan":
+    elif node.op_type == "Scan" and opsets.get("", 9) >= 9:
         n_scan = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
         n_state = len(inputs) - n_scan
-        declared = list(inputs[:n_state]) + [
-            ValueShape(vs.elem_type, vs.dims[1:] if vs.dims else None) for vs in inputs[n_state:]
-        ]
+        axes = next((list(a.ints) for a in node.attribute if a.name == "scan_input_axes"), [0] * n_scan)
+        declared = list(inputs[:n_state])
+        for k, vs in enumerate(inputs[n_state:]):
+            if vs.dims is None or k >= len(axes):
+                declared.append(ValueShape(vs.elem_type, None))
+                continue
+            axis = axes[k] + len(vs.dims) if axes[k] < 0 else axes[k]
+            declared.append(ValueShape(vs.elem_type, vs.dims[:axis] + vs.dims[axis + 1:]))
     return infer_graph(body, opsets, outer=outer, ir_version=ir_version, declared_inputs=declared)
 
 

@@ -32,6 +32,11 @@ def _array(vs: ValueShape) -> np.ndarray | None:
         return None
     if not all(isinstance(v, (int, float)) for v in vs.value):
         return None
+    n = 1
+    for d in vs.dims:
+        n *= int(d)
+    if n != len(vs.value):
+        return None
     try:
         dtype = onnx.helper.tensor_dtype_to_np_dtype(vs.elem_type)
     except (KeyError, ValueError, TypeError):

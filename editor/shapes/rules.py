@@ -221,8 +221,10 @@ def _binary(node, inputs, ctx):
     dims = broadcast([vs.dims for vs in present])
     elem = T.BOOL if node.op_type in COMPARE else present[0].elem_type
     value = None
-    if node.op_type in ("Add", "Sub", "Mul", "Div") and len(present) == 2 and all(vs.value is not None for vs in present):
-        a, b = present[0].value, present[1].value
+    if node.op_type in ("Add", "Sub", "Mul", "Div") and len(present) == 2 and all(
+            vs.value is not None and vs.dims is not None and len(vs.dims) <= 1 and
+            all(not isinstance(v, float) for v in vs.value) for vs in present):
+        a, b = present[0].value, present[1].value  # shape arithmetic: 1-D int vectors
         if len(a) == 1 or len(b) == 1 or len(a) == len(b):
             n = max(len(a), len(b))
             vals = [_arith(node.op_type, a[k if len(a) > 1 else 0], b[k if len(b) > 1 else 0]) for k in range(n)]
@@ -322,7 +324,15 @@ def _window_dims(node: onnx.NodeProto, x: Shape, kernel: Sequence[int], transpos
             out.append(S.add(S.floordiv(S.sub(size, eff), s), 1))
         else:
             span = S.sub(S.add(size, pads[k] + pads[k + spatial]), eff)
-            out.append(S.add(S.ceildiv(span, s) if ceil_mode else S.floordiv(span, s), 1))
+            if not ceil_mode:
+                out.append(S.add(S.floordiv(span, s), 1))
+            elif isinstance(span, int):
+                n = -(-span // s) + 1
+                if (n - 1) * s >= size + pads[k]:  # the last window would start in the end padding
+                    n -= 1
+                out.append(n)
+            else:
+                out.append(None)  # whether the last window starts in the padding depends on the size
     return tuple(out)
 
 
@@ -474,7 +484,11 @@ def _flatten(node, inputs, ctx):
     x = inputs[0]
     if x.dims is None:
         return [_vs(x.elem_type, (None, None))]
-    axis = axis_of(int(attr(node, "axis", 1)), len(x.dims) + 1)
+    rank = len(x.dims)
+    axis = int(attr(node, "axis", 1))
+    if not -rank <= axis <= rank:
+        raise ValueError(f"Flatten axis {axis} out of range for rank {rank}")
+    axis = axis + rank if axis < 0 else axis
     left, right = x.dims[:axis], x.dims[axis:]
     lv = None if any(d is None for d in left) else S.product(left)
     rv = None if any(d is None for d in right) else S.product(right)
