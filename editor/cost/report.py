@@ -150,6 +150,7 @@ def graph_cost(graph: onnx.GraphProto, table: ShapeTable, dims: Mapping[str, int
     by_type: dict[str, int] = {}
     nodes: list[NodeCost] = []
     total: Dim = 0
+    total_known = 0
     params = 0
     weight_bytes = 0
     unknown = 0
@@ -196,11 +197,14 @@ def graph_cost(graph: onnx.GraphProto, table: ShapeTable, dims: Mapping[str, int
                 nc.unknown = "an output's shape or type is unknown"
         if nc.macs is None:
             unknown += 1
+        elif isinstance(nc.macs, int):
+            total_known += nc.macs  # most nodes: one int add, not a formula
         else:
             total = S.add(total, nc.macs)
         params += nc.params
         weight_bytes += nc.weight_bytes
         nodes.append(nc)
+    total = S.add(total, total_known)
     return GraphCost(nodes, total, params, weight_bytes, by_type, _peak(graph, table, dims, value_bytes), unknown)
 
 
@@ -260,45 +264,47 @@ def _control_flow(nc: NodeCost, node: onnx.NodeProto, index: int, table: ShapeTa
 
 def _peak(graph: onnx.GraphProto, table: ShapeTable, dims: Mapping[str, int],
           value_bytes: Mapping[str, Dim | None]) -> Dim | None:
-    """The largest total of simultaneously live activations over the graph order."""
-    last_use: dict[str, int] = {}
+    """The largest total of simultaneously live activations over the graph order.
+
+    A value is alive from the node that makes it (step 0 for graph inputs) to its last
+    reader (graph outputs: to the end). The sweep works on each value's size evaluated at
+    the given dims (:data:`SAMPLE_DIM` for the others); the peak step's values are then
+    summed as formulas."""
     n = len(graph.node)
+    born: dict[str, int] = {}
+    last_use: dict[str, int] = {}
+    constants = table.constants
+    for vi in graph.input:
+        if vi.name not in constants:
+            born[vi.name] = 0
     for k, node in enumerate(graph.node):
         for name in node.input:
             last_use[name] = k
+        for name in node.output:
+            if name and name not in constants:
+                born[name] = k
     for vi in graph.output:
         last_use[vi.name] = n
     sizes: dict[str, Dim | None] = {}
-    born: dict[str, int] = {}
-    for vi in graph.input:
-        if vi.name not in table.constants:
-            sizes[vi.name], born[vi.name] = _bytes(table.get(vi.name)), 0
-    for k, node in enumerate(graph.node):
-        for name in node.output:
-            if name and name not in table.constants:
-                sizes[name] = value_bytes[name] if name in value_bytes else _bytes(table.get(name))
-                born[name] = k
-    if any(v is None for v in sizes.values()):
-        return None
-    starts: list[list[str]] = [[] for _ in range(n + 1)]
-    ends: list[list[str]] = [[] for _ in range(n + 1)]
+    for name in born:
+        size = value_bytes[name] if name in value_bytes else _bytes(table.get(name))
+        if size is None:
+            return None
+        sizes[name] = size
+    delta = [0] * (n + 2)  # +size where a value is born, -size after its last step
+    ends: dict[str, int] = {}
     for name, k in born.items():
-        starts[k].append(name)
-        ends[max(k, last_use.get(name, k))].append(name)  # never read: dies where it is born
-    live: set[str] = set()
-    current = 0
-    best, best_live = -1, set()
+        end = ends[name] = max(k, last_use.get(name, k))  # never read: dies where it is born
+        amount = S.evaluate(sizes[name], dims, SAMPLE_DIM) or 0
+        delta[k] += amount
+        delta[end + 1] -= amount
+    best_k, best, current = 0, -1, 0
     for k in range(n + 1):
-        for name in starts[k]:
-            live.add(name)
-            current += S.evaluate(sizes[name], dims, SAMPLE_DIM) or 0
+        current += delta[k]
         if current > best:
-            best, best_live = current, set(live)
-        for name in ends[k]:
-            if name in live:
-                live.discard(name)
-                current -= S.evaluate(sizes[name], dims, SAMPLE_DIM) or 0
+            best, best_k = current, k
     total: Dim = 0
-    for name in sorted(best_live):
-        total = S.add(total, sizes[name])  # type: ignore[arg-type]
+    for name in sorted(born):
+        if born[name] <= best_k <= ends[name]:
+            total = S.add(total, sizes[name])  # type: ignore[arg-type]
     return total

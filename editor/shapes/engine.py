@@ -33,6 +33,7 @@ __all__ = ["ValueShape", "ShapeTable", "infer_model", "infer_graph", "shape_of_t
 
 #: int tensors up to this many elements have their values tracked (shape arithmetic)
 VALUE_LIMIT = 64
+CONTROL_FLOW = ("If", "Loop", "Scan")
 
 
 @dataclass(frozen=True)
@@ -176,33 +177,40 @@ def infer_graph(graph: onnx.GraphProto, opsets: Mapping[str, int], *, outer: Sha
     for vi in graph.output:
         declared.setdefault(vi.name, vi)
     ctx = rules.Context(opsets=opsets, ir_version=ir_version)
+    values, constants = table.values, table.constants
+    graph_attr = onnx.AttributeProto.GRAPH
     for index, node in enumerate(graph.node):
-        inputs = [table.get(n) if n else UNKNOWN for n in node.input]
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                table.bodies[(index, attr.name)] = _infer_body(node, attr.name, attr.g, inputs, table, opsets,
-                                                               ir_version)
-        if node.op_type in ("If", "Loop", "Scan") and (node.domain or "") in ("", "ai.onnx"):
+        op_type, domain = node.op_type, node.domain
+        input_names, output_names = list(node.input), list(node.output)
+        inputs = [values.get(n, UNKNOWN) if n else UNKNOWN for n in input_names]
+        # graph attributes exist on If/Loop/Scan and on ops of other domains only
+        has_body = (op_type in CONTROL_FLOW or domain not in ("", "ai.onnx")) and any(
+            a.type == graph_attr for a in node.attribute)
+        if has_body:
+            for attr in node.attribute:
+                if attr.type == graph_attr:
+                    table.bodies[(index, attr.name)] = _infer_body(node, attr.name, attr.g, inputs, table, opsets,
+                                                                   ir_version)
+        if op_type in CONTROL_FLOW and domain in ("", "ai.onnx"):
             outs = _control_flow_outputs(node, index, inputs, table, opsets)
         else:
             outs = rules.apply(node, inputs, ctx)
-        if (outs is None or any(vs.value is None for vs in outs)) and inputs and all(
-                vs.value is not None for n, vs in zip(node.input, inputs) if n):
+        known_inputs = bool(inputs) and all(vs.value is not None for n, vs in zip(input_names, inputs) if n)
+        if known_inputs and (outs is None or any(vs.value is None for vs in outs)):
             outs = fold_small(node, inputs, opsets) or outs
         if outs is None:
             outs = _onnx_fallback(node, inputs, opsets, ir_version)
-        for k, name in enumerate(node.output):
+        for k, name in enumerate(output_names):
             if not name:
                 continue
             vs = outs[k] if k < len(outs) else UNKNOWN
             if (vs.dims is None or not vs.elem_type) and name in declared:
                 d = with_fixed(shape_of_type(declared[name].type))
                 vs = ValueShape(vs.elem_type or d.elem_type, vs.dims if vs.dims is not None else d.dims, vs.value)
-            table.values[name] = vs
-        if node.op_type == "Constant" or (node.input and all(n in table.constants for n in node.input if n)
-                                          and node.op_type not in rules.NOT_CONSTANT
-                                          and not any(a.type == onnx.AttributeProto.GRAPH for a in node.attribute)):
-            table.constants.update(n for n in node.output if n)
+            values[name] = vs
+        if op_type == "Constant" or (input_names and not has_body and op_type not in rules.NOT_CONSTANT
+                                     and all(n in constants for n in input_names if n)):
+            constants.update(n for n in output_names if n)
     return table
 
 
