@@ -29,7 +29,7 @@ import onnx
 from editor.passes.graphview import DEFAULT_DOMAINS, GraphView, attr, subgraphs
 from editor.passes.shapes import Dim
 
-SMALL_BYTES = 1024
+SMALL_BYTES = 64
 DEFAULT_SIZE_LIMIT = 1 << 20
 NONDETERMINISTIC = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial",
                     "Bernoulli"}

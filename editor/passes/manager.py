@@ -188,7 +188,12 @@ def _register_all() -> None:
     register(PassInfo("remove-stale-value-info", "remove value_info of values that are gone", "basic",
                       _with_dims(rw.remove_stale_value_info)))
     extended = [
+        ("initializer-inputs-to-constants", "stop listing initializers as graph inputs (old exporters)",
+         rw.initializer_inputs_to_constants, False, ()),
         ("constant-to-initializer", "turn Constant nodes into initializers", rw.constant_to_initializer, False, ()),
+        ("eliminate-nop-with-unit", "remove x+0, x*1, x/1, x**1, x and True, x or False", rw.eliminate_nop_with_unit,
+         True, ()),
+        ("fuse-consecutive-unsqueezes", "merge Unsqueeze chains", rw.fuse_consecutive_unsqueezes, True, ()),
         ("dedupe-initializers", "share identical initializers", rw.dedupe_initializers, False, ()),
         ("eliminate-common-subexpressions", "merge identical nodes", rw.eliminate_common_subexpressions, False,
          ("dedupe-initializers",)),

@@ -507,3 +507,92 @@ def remove_unused_opsets(model: onnx.ModelProto) -> int:
 
 def tensor_from(value: np.ndarray, name: str) -> onnx.TensorProto:
     return numpy_helper.from_array(value, name)
+
+
+# ---------------------------------------------------------------------- units and chains
+#: op -> (which constant makes it a no-op, may the constant be on the left)
+_UNITS = {"Add": (0, True), "Sub": (0, False), "Mul": (1, True), "Div": (1, False), "Pow": (1, False),
+          "And": (True, True), "Or": (False, True)}
+
+
+def _same_shape(dims: Dims, a: str, b: str) -> bool:
+    ea, eb = dims.get(a), dims.get(b)
+    if not ea or not eb or ea[1] is None or eb[1] is None or ea[0] != eb[0]:
+        return False
+    return len(ea[1]) == len(eb[1]) and all(x is not None and x == y for x, y in zip(ea[1], eb[1]))
+
+
+def eliminate_nop_with_unit(view: GraphView, dims: Dims) -> int:
+    """x + 0, x * 1, x / 1, x ** 1, x and True, x or False -> x, where the result has x's
+    type and shape (a broadcast that grows x is not a no-op)."""
+    picks = []
+    for n in view.graph.node:
+        if n.domain not in DEFAULT_DOMAINS or n.op_type not in _UNITS or len(n.input) != 2:
+            continue
+        unit, commutes = _UNITS[n.op_type]
+        for k in ((1, 0) if commutes else (1,)):
+            c = view.const(n.input[k])
+            x = n.input[1 - k]
+            if c is None or c.size == 0 or c.dtype == object or not np.all(c == unit):
+                continue
+            if n.op_type == "Pow" and c.dtype.kind not in "iuf":
+                continue
+            if _same_shape(dims, x, n.output[0]):
+                picks.append((n, x))
+                break
+    done = 0
+    for n, x in picks:
+        if view.bypass(n, x, n.output[0]):
+            done += 1
+            view.refresh()
+    return done
+
+
+def _unsqueeze_axes(view: GraphView, n: onnx.NodeProto) -> list[int] | None:
+    axes = attr(n, "axes") if len(n.input) < 2 else view.const(n.input[1])
+    return None if axes is None else [int(a) for a in np.reshape(axes, -1)]
+
+
+def fuse_consecutive_unsqueezes(view: GraphView, dims: Dims) -> int:
+    """Unsqueeze(Unsqueeze(x, a), b) -> Unsqueeze(x, axes of both) when x's rank is known."""
+    done = 0
+    for n in list(view.graph.node):
+        if not _std(n, "Unsqueeze"):
+            continue
+        first = view.producers.get(n.input[0])
+        if first is None or not _std(first, "Unsqueeze") or view.single_reader(first.output[0]) is not n:
+            continue
+        a, b = _unsqueeze_axes(view, first), _unsqueeze_axes(view, n)
+        entry = dims.get(first.input[0])
+        if a is None or b is None or entry is None or entry[1] is None:
+            continue
+        marks = ["x"] * len(entry[1])
+        for axes in (a, b):
+            r = len(marks) + len(axes)
+            for ax in sorted(ax + r if ax < 0 else ax for ax in axes):
+                marks.insert(ax, "u")
+        combined = [k for k, m in enumerate(marks) if m == "u"]
+        n.input[0] = first.input[0]
+        if len(n.input) < 2:
+            set_attr(n, "axes", combined)
+        else:
+            name = view.new_name(n.input[1] + "_fused")
+            view.add_constant(name, np.array(combined, dtype=np.int64))
+            n.input[1] = name
+        view.remove_nodes([first])
+        view.refresh()
+        done += 1
+    return done
+
+
+def initializer_inputs_to_constants(view: GraphView, dims: Dims) -> int:
+    """Drop initializers from the main graph's input list (old exporters list every weight
+    as an input, which makes it overridable and so not a constant to any optimizer)."""
+    g = view.graph
+    if view.parent is not None or not isinstance(g, onnx.GraphProto):
+        return 0
+    inits = {t.name for t in g.initializer}
+    doomed = [k for k, vi in enumerate(g.input) if vi.name in inits]
+    for k in reversed(doomed):
+        del g.input[k]
+    return len(doomed)
