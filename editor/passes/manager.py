@@ -28,6 +28,11 @@ from editor.passes.graphview import GraphView, TensorReader, default_reader, ite
 from editor.passes.shapes import fix_input_shapes, infer_dims
 
 GraphPass = Callable[[GraphView, dict], int]
+#: passes over the whole model rather than one graph at a time
+MODEL_PASSES: dict[str, Callable[[onnx.ModelProto], int]] = {
+    "eliminate-unused-opsets": rw.remove_unused_opsets,
+    "initializer-inputs-to-constants": rw.initializer_inputs_to_constants,
+}
 
 
 class UnknownPassError(StudioError):
@@ -144,7 +149,7 @@ def optimize_model(model: onnx.ModelProto, options: OptimizeOptions | None = Non
             if cancelled is not None and cancelled():
                 raise StudioError("optimization cancelled")
             if info.run is None:
-                n = rw.remove_unused_opsets(work) if name == "eliminate-unused-opsets" else 0
+                n = MODEL_PASSES[name](work)
             else:
                 ctx: dict = {"opsets": opsets, "options": options}
                 if info.needs_shapes:
@@ -185,11 +190,11 @@ def _register_all() -> None:
         run = _fold if fn is None else _with_dims(fn)
         register(PassInfo(name, desc, "basic", run, needs_shapes=shapes))
     register(PassInfo("eliminate-unused-opsets", "remove opset imports no node uses", "basic", None))
+    register(PassInfo("initializer-inputs-to-constants",
+                      "stop listing initializers as graph inputs (old exporters; IR 3 becomes IR 4)", "extended", None))
     register(PassInfo("remove-stale-value-info", "remove value_info of values that are gone", "basic",
                       _with_dims(rw.remove_stale_value_info)))
     extended = [
-        ("initializer-inputs-to-constants", "stop listing initializers as graph inputs (old exporters)",
-         rw.initializer_inputs_to_constants, False, ()),
         ("constant-to-initializer", "turn Constant nodes into initializers", rw.constant_to_initializer, False, ()),
         ("eliminate-nop-with-unit", "remove x+0, x*1, x/1, x**1, x and True, x or False", rw.eliminate_nop_with_unit,
          True, ()),

@@ -585,14 +585,15 @@ def fuse_consecutive_unsqueezes(view: GraphView, dims: Dims) -> int:
     return done
 
 
-def initializer_inputs_to_constants(view: GraphView, dims: Dims) -> int:
+def initializer_inputs_to_constants(model: onnx.ModelProto) -> int:
     """Drop initializers from the main graph's input list (old exporters list every weight
-    as an input, which makes it overridable and so not a constant to any optimizer)."""
-    g = view.graph
-    if view.parent is not None or not isinstance(g, onnx.GraphProto):
-        return 0
+    as an input, which makes it overridable and so not a constant to any optimizer).
+    IR 3 requires that listing, so such a model moves to IR 4 (the same format otherwise)."""
+    g = model.graph
     inits = {t.name for t in g.initializer}
     doomed = [k for k, vi in enumerate(g.input) if vi.name in inits]
     for k in reversed(doomed):
         del g.input[k]
+    if doomed and model.ir_version < 4:
+        model.ir_version = 4
     return len(doomed)
