@@ -29,6 +29,8 @@ __all__ = ["add_parser", "parse_input_shapes", "run"]
 class OptimizeArgError(StudioError):
     """A malformed --passes / --input-shape / --size-limit."""
 
+    exit_code = 2
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser("optimize", help="fold constants, fuse and clean up a model (passes to a fixed point)",
@@ -100,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
                               allow_growth=args.allow_growth)
     if args.size_limit is not None:
         options.size_limit = args.size_limit
-    resolve(options.passes, options.level)  # unknown names fail before reading the model
+    try:
+        resolve(options.passes, options.level)  # unknown names fail before reading the model
+    except StudioError as exc:
+        raise OptimizeArgError(exc.message) from exc
 
     from editor.document import Document
 

@@ -29,6 +29,12 @@ from editor.passes.graphview import GraphView, attr
 from editor.passes.shapes import infer_dims
 
 
+class DimSpecError(CommandError):
+    """A dim spec that names nothing or cannot be parsed (bad input: exit code 2)."""
+
+    exit_code = 2
+
+
 @dataclass(frozen=True)
 class DimSpec:
     name: str  # a main-graph input (or output)
@@ -50,14 +56,14 @@ def parse_dim_spec(text: str) -> DimSpec:
     name, sep, rest = text.rpartition(":")
     axis_text, eq, value = rest.partition("=")
     if not sep or not name or not eq or not value:
-        raise CommandError(f"{text!r}: expected NAME:AXIS=VALUE (e.g. input:0=batch or input:0=4)")
+        raise DimSpecError(f"{text!r}: expected NAME:AXIS=VALUE (e.g. input:0=batch or input:0=4)")
     try:
         axis = int(axis_text)
     except ValueError:
-        raise CommandError(f"{text!r}: the axis {axis_text!r} is not an integer") from None
+        raise DimSpecError(f"{text!r}: the axis {axis_text!r} is not an integer") from None
     parsed: int | str = int(value) if value.lstrip("-").isdigit() else value
     if isinstance(parsed, int) and parsed < 0:
-        raise CommandError(f"{text!r}: a size cannot be negative")
+        raise DimSpecError(f"{text!r}: a size cannot be negative")
     return DimSpec(name, axis, parsed)
 
 
@@ -75,14 +81,14 @@ def set_dims(model: onnx.ModelProto, specs: Sequence[DimSpec]) -> tuple[onnx.Mod
         vis = _value_infos(new, spec.name)
         if not vis:
             names = [vi.name for vi in list(new.graph.input) + list(new.graph.output)]
-            raise CommandError(f"{spec.name!r} is not a graph input or output (these are: {', '.join(names)})")
+            raise DimSpecError(f"{spec.name!r} is not a graph input or output (these are: {', '.join(names)})")
         for vi in vis:
             tt = vi.type.tensor_type
             if not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
                 raise CommandError(f"{spec.name!r} has no known shape")
             rank = len(tt.shape.dim)
             if not -rank <= spec.axis < rank:
-                raise CommandError(f"axis {spec.axis} is outside {spec.name!r}'s rank {rank}")
+                raise DimSpecError(f"axis {spec.axis} is outside {spec.name!r}'s rank {rank}")
             d = tt.shape.dim[spec.axis]
             old = d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
             if isinstance(spec.value, str):

@@ -25,6 +25,8 @@ Dim = int | str | None
 class ShapeOverrideError(StudioError):
     """An --input-shape that names no input or has the wrong rank."""
 
+    exit_code = 2
+
 
 def fix_input_shapes(model: onnx.ModelProto, shapes: Mapping[str, Sequence[int]]) -> list[str]:
     """Pin main-graph inputs to ``shapes``; returns one line per input changed."""
