@@ -140,3 +140,23 @@ def check_equivalence(before: onnx.ModelProto, after: onnx.ModelProto, *, base_d
     finally:
         if own:
             runner.close()
+
+
+def planned_model(doc, planner) -> onnx.ModelProto | None:  # noqa: ANN001 - Document, Planner
+    """The model ``planner``'s plan would give, computed on a copy (the document is not
+    touched); None when the plan changes nothing."""
+    from editor.document import Document
+
+    plan = planner(doc)
+    if plan.empty:
+        return None
+    if isinstance(plan.result_model, onnx.ModelProto):
+        return plan.result_model
+    copy = onnx.ModelProto()
+    copy.CopyFrom(doc.model)
+    scratch = Document(copy, store=doc.store)
+    again = planner(scratch)
+    if again.empty:
+        return None
+    scratch.execute(again.command)
+    return scratch.model
