@@ -47,6 +47,8 @@ def set_attr(node: onnx.NodeProto, name: str, value) -> None:  # noqa: ANN001
 
 
 def subgraphs(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:
+    if not node.attribute:
+        return
     for a in node.attribute:
         if a.type == onnx.AttributeProto.GRAPH:
             yield a.g
@@ -93,21 +95,29 @@ def node_reads(node: onnx.NodeProto) -> list[str]:
 
 def rename_uses(g: Graph, old: str, new: str) -> None:
     """Make every reader of ``old`` in ``g`` (nested bodies and outputs too) read ``new``."""
+    rename_many(g, {old: new})
+
+
+def rename_many(g: Graph, mapping: dict[str, str]) -> None:
+    """:func:`rename_uses` for many names in one walk over the graph."""
+    if not mapping:
+        return
     for n in g.node:
         for k, i in enumerate(n.input):
-            if i == old:
-                n.input[k] = new
-        for sub in subgraphs(n):
-            if old not in defined_in(sub):
-                rename_uses(sub, old, new)
+            if i in mapping:
+                n.input[k] = mapping[i]
+        if n.attribute:
+            for sub in subgraphs(n):
+                inner = defined_in(sub)
+                rename_many(sub, {a: b for a, b in mapping.items() if a not in inner})
     if isinstance(g, onnx.FunctionProto):
         for k, o in enumerate(g.output):
-            if o == old:
-                g.output[k] = new
+            if o in mapping:
+                g.output[k] = mapping[o]
     else:
         for vi in g.output:
-            if vi.name == old:
-                vi.name = new
+            if vi.name in mapping:
+                vi.name = mapping[vi.name]
 
 
 def tensor_nbytes(t: onnx.TensorProto) -> int:

@@ -15,7 +15,7 @@ import onnx
 from onnx import numpy_helper
 
 from editor.passes.folding import NONDETERMINISTIC
-from editor.passes.graphview import DEFAULT_DOMAINS, GraphView, attr, rename_uses, set_attr, subgraphs
+from editor.passes.graphview import DEFAULT_DOMAINS, GraphView, attr, rename_many, set_attr, subgraphs
 from editor.passes.shapes import Dim
 
 Dims = dict[str, tuple[int, list[Dim] | None]]
@@ -312,8 +312,7 @@ def dedupe_initializers(view: GraphView, dims: Dims) -> int:
             dupes.append((t.name, seen[key]))
         else:
             seen[key] = t.name
-    for dup, keep in dupes:
-        rename_uses(g, dup, keep)
+    rename_many(g, dict(dupes))
     gone = {d for d, _ in dupes}
     for k in range(len(g.initializer) - 1, -1, -1):
         if g.initializer[k].name in gone:
@@ -341,7 +340,12 @@ def eliminate_common_subexpressions(view: GraphView, dims: Dims) -> int:
     read the earlier node's outputs; it goes."""
     seen: dict[bytes, onnx.NodeProto] = {}
     doomed = []
-    for n in view.graph.node:  # rename_uses edits later nodes in place, so keys follow
+    mapping: dict[str, str] = {}
+    for n in view.graph.node:
+        # later nodes read the survivors' names before their key is taken, so merges chain
+        for k, i in enumerate(n.input):
+            if i in mapping:
+                n.input[k] = mapping[i]
         key = _node_key(n)
         if key is None:
             continue
@@ -351,13 +355,11 @@ def eliminate_common_subexpressions(view: GraphView, dims: Dims) -> int:
             continue
         if any(o in view.outputs for o in n.output if o):
             continue
-        for old, new in zip(n.output, first.output):
-            if old and new:
-                rename_uses(view.graph, old, new)
-            elif old and not new:
-                break
-        else:
-            doomed.append(n)
+        if any(old and not new for old, new in zip(n.output, first.output)):
+            continue
+        mapping.update({old: new for old, new in zip(n.output, first.output) if old})
+        doomed.append(n)
+    rename_many(view.graph, mapping)
     view.remove_nodes(doomed)
     return len(doomed)
 
