@@ -13,9 +13,11 @@ Three things fold here, in one sweep over a graph in node order:
    reference evaluator (exact semantics, one node at a time) and replaced by its outputs.
 3. **Budget.** A fold may only replace bytes with at most as many bytes: its outputs may
    not be larger than the constant inputs it frees (inputs nothing else reads) plus
-   :data:`SMALL_BYTES`, nor larger than the size limit (1 MB by default). A run may spend
-   a little more in all (``growth_budget``, the manager gives 0.5 % of the model's size):
-   small pieces cut from a shared weight fold, the weight's copy does not. This is what
+   :data:`SMALL_BYTES`, nor larger than the size limit (1 MB by default).
+   NOTE: a run-wide allowance (0.5 % of the model) was tried so that small slices of a
+   shared weight could fold; a second run then found a fresh allowance and folded more, so
+   the result was no longer a fixed point and repeated runs grew the file. Each fold pays
+   for itself instead. This is what
    stops folding from duplicating a shared weight, from expanding a ``ConstantOfShape``
    into a weight file, and from undoing quantization (``DequantizeLinear`` of int8 weights
    grows 4x); the last is also refused outright.
@@ -23,7 +25,7 @@ Three things fold here, in one sweep over a graph in node order:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import onnx
@@ -45,8 +47,6 @@ class FoldOptions:
     allow_growth: bool = False  # fold even when the result is larger than what it frees
     dims: dict[str, tuple[int, list[Dim] | None]] | None = None  # from shapes.infer_dims
     opsets: dict[str, int] | None = None
-    #: bytes of growth the whole run may still spend (shared between graphs and rounds)
-    growth_budget: list[int] = field(default_factory=lambda: [0])
 
 
 def _nbytes(a: np.ndarray) -> int:
@@ -251,10 +251,7 @@ class _Folder:
             if left <= 0 and (i in self.new or i in self.view.constants):
                 freed += _nbytes(feeds[i])
         if not self.options.allow_growth and out_bytes > freed + SMALL_BYTES:
-            extra = out_bytes - freed
-            if extra > self.options.growth_budget[0]:
-                return
-            self.options.growth_budget[0] -= extra
+            return
         self._fold_to(node, [np.asarray(o) for o in outs])
 
 

@@ -35,10 +35,6 @@ MODEL_PASSES: dict[str, Callable[[onnx.ModelProto], int]] = {
 }
 
 
-#: share of the model's size that folding may add in all (small pieces of shared weights)
-GROWTH_SHARE = 0.005
-
-
 class UnknownPassError(StudioError):
     """A pass name nobody registered."""
 
@@ -146,7 +142,6 @@ def optimize_model(model: onnx.ModelProto, options: OptimizeOptions | None = Non
     if options.input_shapes:
         report.notes += fix_input_shapes(work, options.input_shapes)
     opsets = {o.domain: o.version for o in work.opset_import}
-    growth_budget = [int(GROWTH_SHARE * work.ByteSize())]
     for rnd in range(options.max_rounds):
         round_changes = 0
         for name in names:
@@ -156,7 +151,7 @@ def optimize_model(model: onnx.ModelProto, options: OptimizeOptions | None = Non
             if info.run is None:
                 n = MODEL_PASSES[name](work)
             else:
-                ctx: dict = {"opsets": opsets, "options": options, "growth_budget": growth_budget}
+                ctx: dict = {"opsets": opsets, "options": options}
                 if info.needs_shapes:
                     ctx["dims"] = infer_dims(work)
                 n = sum(info.run(view, ctx) for view in iter_views(work, reader))
@@ -181,8 +176,7 @@ def _with_dims(fn: Callable[[GraphView, dict], int]) -> GraphPass:
 def _fold(view: GraphView, ctx: dict) -> int:
     opts: OptimizeOptions = ctx["options"]
     return fold_constants(view, FoldOptions(size_limit=opts.size_limit, allow_growth=opts.allow_growth,
-                                            dims=ctx.get("dims"), opsets=ctx["opsets"],
-                                            growth_budget=ctx["growth_budget"]))
+                                            dims=ctx.get("dims"), opsets=ctx["opsets"]))
 
 
 def _register_all() -> None:
