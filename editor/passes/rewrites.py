@@ -556,34 +556,46 @@ def _unsqueeze_axes(view: GraphView, n: onnx.NodeProto) -> list[int] | None:
 
 
 def fuse_consecutive_unsqueezes(view: GraphView, dims: Dims) -> int:
-    """Unsqueeze(Unsqueeze(x, a), b) -> Unsqueeze(x, axes of both) when x's rank is known."""
+    """Unsqueeze(Unsqueeze(x, a), b) -> Unsqueeze(x, axes of both) when x's rank is known.
+    When every reader of the first Unsqueeze is an Unsqueeze, each is rewritten and the
+    first goes (no reader is left computing it)."""
     done = 0
-    for n in list(view.graph.node):
-        if not _std(n, "Unsqueeze"):
+    for first in list(view.graph.node):
+        if not _std(first, "Unsqueeze") or not first.output or first.output[0] in view.outputs:
             continue
-        first = view.producers.get(n.input[0])
-        if first is None or not _std(first, "Unsqueeze") or view.single_reader(first.output[0]) is not n:
+        readers = view.readers.get(first.output[0], [])
+        if not readers or view.uses.get(first.output[0], 0) != len(readers):
             continue
-        a, b = _unsqueeze_axes(view, first), _unsqueeze_axes(view, n)
+        if not all(_std(r, "Unsqueeze") and r.input[0] == first.output[0] and first.output[0] not in r.input[1:]
+                   for r in readers):
+            continue
+        a = _unsqueeze_axes(view, first)
         entry = dims.get(first.input[0])
-        if a is None or b is None or entry is None or entry[1] is None:
+        if a is None or entry is None or entry[1] is None:
             continue
-        marks = ["x"] * len(entry[1])
-        for axes in (a, b):
-            r = len(marks) + len(axes)
-            for ax in sorted(ax + r if ax < 0 else ax for ax in axes):
-                marks.insert(ax, "u")
-        combined = [k for k, m in enumerate(marks) if m == "u"]
-        n.input[0] = first.input[0]
-        if len(n.input) < 2:
-            set_attr(n, "axes", combined)
+        plans = []
+        for n in readers:
+            b = _unsqueeze_axes(view, n)
+            if b is None:
+                break
+            marks = ["x"] * len(entry[1])
+            for axes in (a, b):
+                r = len(marks) + len(axes)
+                for ax in sorted(ax + r if ax < 0 else ax for ax in axes):
+                    marks.insert(ax, "u")
+            plans.append((n, [k for k, m in enumerate(marks) if m == "u"]))
         else:
-            name = view.new_name(n.input[1] + "_fused")
-            view.add_constant(name, np.array(combined, dtype=np.int64))
-            n.input[1] = name
-        view.remove_nodes([first])
-        view.refresh()
-        done += 1
+            for n, combined in plans:
+                n.input[0] = first.input[0]
+                if len(n.input) < 2:
+                    set_attr(n, "axes", combined)
+                else:
+                    name = view.new_name(n.input[1] + "_fused")
+                    view.add_constant(name, np.array(combined, dtype=np.int64))
+                    n.input[1] = name
+            view.remove_nodes([first])
+            view.refresh()
+            done += 1
     return done
 
 

@@ -61,12 +61,16 @@ def run_ort(m: onnx.ModelProto, feeds: dict) -> list:
 
 def feeds_for(m: onnx.ModelProto) -> tuple[dict, list] | None:
     symbols = {d for s in input_specs(m) for d in (s.shape or ()) if isinstance(d, str)}
-    for dims in ({}, {s: 16 for s in symbols}, {s: 512 for s in symbols}):
-        try:
-            feeds = make_inputs(m, dims=dims)
-            return feeds, run_ort(m, feeds)
-        except Exception:  # noqa: BLE001 - try the next dims
-            continue
+    for small_ints in (False, True):
+        for dims in ({}, {s: 16 for s in symbols}, {s: 512 for s in symbols}):
+            try:
+                feeds = make_inputs(m, dims=dims)
+                if small_ints:  # token ids and masks: 0/1 are valid for every vocabulary
+                    feeds = {k: np.abs(v) % 2 if isinstance(v, np.ndarray) and v.dtype.kind in "iu" else v
+                             for k, v in feeds.items()}
+                return feeds, run_ort(m, feeds)
+            except Exception:  # noqa: BLE001 - try the next dims
+                continue
     return None
 
 
