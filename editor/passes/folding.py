@@ -58,7 +58,8 @@ class _Folder:
         self.view = view
         self.options = options
         self.dims = options.dims or {}
-        self.sym: dict[str, tuple[list[Dim], bool]] = {}  # 1-D (or scalar) int vectors by entry
+        # 1-D (or scalar) int vectors known entry by entry: (entries, is scalar, dtype)
+        self.sym: dict[str, tuple[list[Dim], bool, np.dtype]] = {}
         self.new: dict[str, np.ndarray] = {}  # values folded in this sweep
         self.remaining = dict(view.uses)
         self.folded: list[onnx.NodeProto] = []
@@ -70,14 +71,14 @@ class _Folder:
             return self.new[name]
         return self.view.const(name)
 
-    def vec(self, name: str) -> tuple[list[Dim], bool] | None:
-        """A small int tensor as entries (scalar flag), constant or symbolic."""
+    def vec(self, name: str) -> tuple[list[Dim], bool, np.dtype] | None:
+        """A small int tensor as entries (scalar flag, dtype), constant or symbolic."""
         if name in self.sym:
             return self.sym[name]
         v = self.value(name)
         if v is None or v.dtype.kind not in "iu" or v.ndim > 1 or v.size > 64:
             return None
-        return [int(x) for x in v.reshape(-1)], v.ndim == 0
+        return [int(x) for x in v.reshape(-1)], v.ndim == 0, v.dtype
 
     def shape_of(self, name: str) -> list[Dim] | None:
         v = self.value(name)
@@ -115,13 +116,14 @@ class _Folder:
         self.folded.append(node)
 
     # -------------------------------------------------------------- shape vectors
-    def _set_sym(self, node: onnx.NodeProto, entries: list[Dim], scalar: bool) -> bool:
+    def _set_sym(self, node: onnx.NodeProto, entries: list[Dim], scalar: bool,
+                 dtype: np.dtype = np.dtype(np.int64)) -> bool:
         """Record the node's output vector; fold it when every entry is a size."""
         if all(isinstance(e, int) for e in entries):
-            arr = np.array(entries, dtype=np.int64)
+            arr = np.array(entries, dtype=dtype)
             self._fold_to(node, [arr.reshape(()) if scalar else arr])
             return True
-        self.sym[node.output[0]] = (entries, scalar)
+        self.sym[node.output[0]] = (entries, scalar, np.dtype(dtype))
         return True
 
     def _symbolic(self, node: onnx.NodeProto) -> bool:
@@ -151,32 +153,29 @@ class _Folder:
             picks = [int(k) + n if int(k) < 0 else int(k) for k in idx.reshape(-1)]
             if any(not 0 <= k < n for k in picks):
                 return False
-            return self._set_sym(node, [src[0][k] for k in picks], idx.ndim == 0)
+            return self._set_sym(node, [src[0][k] for k in picks], idx.ndim == 0, src[2])
         if op == "Unsqueeze" and ins:
             src = self.vec(ins[0])
             axes = attr(node, "axes") if len(ins) < 2 else self.value(ins[1])
             if src is None or not src[1] or axes is None or [int(a) for a in np.reshape(axes, -1)] not in ([0], [-1]):
                 return False
-            return self._set_sym(node, src[0], False)
+            return self._set_sym(node, src[0], False, src[2])
         if op == "Squeeze" and ins:
             src = self.vec(ins[0])
             if src is None or src[1] or len(src[0]) != 1:
                 return False
-            return self._set_sym(node, src[0], True)
+            return self._set_sym(node, src[0], True, src[2])
         if op == "Cast" and ins:
             src = self.vec(ins[0])
-            if src is None or attr(node, "to") not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32):
+            to = {onnx.TensorProto.INT64: np.dtype(np.int64), onnx.TensorProto.INT32: np.dtype(np.int32)}
+            if src is None or attr(node, "to") not in to:
                 return False
-            if attr(node, "to") == onnx.TensorProto.INT32 and all(isinstance(e, int) for e in src[0]):
-                return False  # let the evaluator give the exact dtype
-            if attr(node, "to") == onnx.TensorProto.INT32:
-                return False
-            return self._set_sym(node, src[0], src[1])
+            return self._set_sym(node, src[0], src[1], to[attr(node, "to")])
         if op == "Concat" and attr(node, "axis", 0) in (0, -1):
             parts = [self.vec(i) for i in ins if i]
             if any(p is None or p[1] for p in parts):
                 return False
-            return self._set_sym(node, [e for p in parts for e in p[0]], False)
+            return self._set_sym(node, [e for p in parts for e in p[0]], False, parts[0][2] if parts else np.int64)
         if op == "Slice" and len(ins) >= 3:
             src = self.vec(ins[0])
             args = [self.value(i) if i else None for i in ins[1:5]]
@@ -188,14 +187,15 @@ class _Folder:
             start, end = int(args[0].reshape(-1)[0]), int(args[1].reshape(-1)[0])
             if step == 0:
                 return False
-            return self._set_sym(node, list(src[0][slice(*slice(start, end, step).indices(len(src[0])))]), False)
+            picked = list(src[0][slice(*slice(start, end, step).indices(len(src[0])))])
+            return self._set_sym(node, picked, False, src[2])
         return False
 
     def _pin_reshape(self, node: onnx.NodeProto) -> None:
         """Give a Reshape with a symbolic target a constant one (0 = copy, -1 = the rest)."""
         if len(node.input) < 2 or node.input[1] not in self.sym or attr(node, "allowzero", 0):
             return
-        entries, _ = self.sym[node.input[1]]
+        entries = self.sym[node.input[1]][0]
         data = self.shape_of(node.input[0]) or []
         target: list[int | None] = []
         for k, e in enumerate(entries):
