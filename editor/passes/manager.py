@@ -199,6 +199,7 @@ def _register_all() -> None:
         ("eliminate-nop-with-unit", "remove x+0, x*1, x/1, x**1, x and True, x or False", rw.eliminate_nop_with_unit,
          True, ()),
         ("fuse-consecutive-unsqueezes", "merge Unsqueeze chains", rw.fuse_consecutive_unsqueezes, True, ()),
+        ("fuse-consecutive-slices", "merge Slices over different axes", rw.fuse_consecutive_slices, True, ()),
         ("dedupe-initializers", "share identical initializers", rw.dedupe_initializers, False, ()),
         ("eliminate-common-subexpressions", "merge identical nodes", rw.eliminate_common_subexpressions, False,
          ("dedupe-initializers",)),

@@ -611,3 +611,55 @@ def initializer_inputs_to_constants(model: onnx.ModelProto) -> int:
     if doomed and model.ir_version < 4:
         model.ir_version = 4
     return len(doomed)
+
+
+def _slice_args(view: GraphView, n: onnx.NodeProto) -> list[np.ndarray] | None:
+    """starts, ends, axes, steps of an opset >= 10 Slice, all constant (defaults filled)."""
+    if len(n.input) < 3:
+        return None
+    starts, ends = view.const(n.input[1]), view.const(n.input[2])
+    if starts is None or ends is None:
+        return None
+    axes = view.const(n.input[3]) if len(n.input) > 3 and n.input[3] else np.arange(len(starts), dtype=np.int64)
+    steps = view.const(n.input[4]) if len(n.input) > 4 and n.input[4] else np.ones(len(starts), dtype=np.int64)
+    if axes is None or steps is None:
+        return None
+    return [np.asarray(a, dtype=np.int64).reshape(-1) for a in (starts, ends, axes, steps)]
+
+
+def fuse_consecutive_slices(view: GraphView, dims: Dims) -> int:
+    """Slice(Slice(x, a), b) over different axes -> one Slice over both (x's rank known).
+    When every reader of the first Slice is such a Slice, each is rewritten and the first
+    goes."""
+    done = 0
+    for first in list(view.graph.node):
+        if not _std(first, "Slice") or not first.output or first.output[0] in view.outputs:
+            continue
+        readers = view.readers.get(first.output[0], [])
+        if not readers or view.uses.get(first.output[0], 0) != len(readers):
+            continue
+        entry = dims.get(first.input[0])
+        a = _slice_args(view, first)
+        if a is None or entry is None or entry[1] is None:
+            continue
+        rank = len(entry[1])
+        axes_a = {int(x) % rank for x in a[2]} if rank else set()
+        plans = []
+        for n in readers:
+            b = _slice_args(view, n) if _std(n, "Slice") and n.input[0] == first.output[0] else None
+            if b is None or {int(x) % rank for x in b[2]} & axes_a or first.output[0] in n.input[1:]:
+                break
+            plans.append((n, [np.concatenate([x, y]) for x, y in zip(a, b)]))
+        else:
+            for n, merged in plans:
+                names = []
+                for arr, what in zip(merged, ("starts", "ends", "axes", "steps")):
+                    name = view.new_name(f"{n.name or n.output[0]}_{what}")
+                    view.add_constant(name, arr)
+                    names.append(name)
+                del n.input[:]
+                n.input.extend([first.input[0], *names])
+            view.remove_nodes([first])
+            view.refresh()
+            done += 1
+    return done

@@ -93,7 +93,7 @@ def test_every_registered_pass_is_covered() -> None:
     covered = {c[2] for c in REAL_CASES} | {
         # covered by the synthetic tests below (no corpus model has the pattern)
         "fuse-consecutive-transposes", "fuse-consecutive-reshapes", "fuse-consecutive-unsqueezes",
-        "eliminate-nop-with-unit", "toposort",
+        "eliminate-nop-with-unit", "toposort", "fuse-consecutive-slices",
     }
     assert set(REGISTRY) <= covered
 
@@ -286,3 +286,17 @@ def test_plan_optimize_is_one_undoable_step() -> None:
     doc.check_invariants()
     doc.undo()
     assert doc.serialize() == original
+
+
+def test_focus_layer_slices_merge() -> None:
+    """YOLO's Focus layer: a Slice on one axis read by Slices on another (ddddocr's detector)."""
+    c = {n: numpy_helper.from_array(np.array(v, dtype=np.int64), n) for n, v in
+         {"s0": [0], "s1": [1], "end": [1 << 30], "ax2": [2], "ax3": [3], "two": [2]}.items()}
+    nodes = [helper.make_node("Slice", ["x", "s0", "end", "ax2", "two"], ["a"]),
+             helper.make_node("Slice", ["a", "s0", "end", "ax3", "two"], ["y0"]),
+             helper.make_node("Slice", ["a", "s1", "end", "ax3", "two"], ["y1"])]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", T.FLOAT, [1, 3, 8, 8])],
+                 [helper.make_tensor_value_info(n, T.FLOAT, [1, 3, 4, 4]) for n in ("y0", "y1")], c.values())
+    out, report = optimize_model(m)
+    assert report.changes["fuse-consecutive-slices"] == 1 and op_counts(out)["Slice"] == 2
+    assert_same_outputs(m, out, {"x": rng.normal(size=(1, 3, 8, 8)).astype(np.float32)})
