@@ -105,11 +105,20 @@ def set_dims(model: onnx.ModelProto, specs: Sequence[DimSpec]) -> tuple[onnx.Mod
 
 def _const_target(view: GraphView, name: str) -> np.ndarray | None:
     v = view.const(name)
+    if v is None:
+        # old exporters list every initializer as an input too: still the file's constant
+        init = next((t for t in view.graph.initializer if t.name == name), None)
+        v = view.reader(init) if init is not None else None
     return v if v is not None and v.dtype.kind in "iu" and v.ndim == 1 else None
 
 
-def rewrite_pins(model: onnx.ModelProto, symbols: dict[str, int]) -> tuple[list[str], list[str]]:
-    """Rewrite, in place, the main graph's constants that pin a dim made symbolic."""
+def rewrite_pins(model: onnx.ModelProto, symbols: dict[str, int],
+                 axes: dict[str, set[int]] | None = None) -> tuple[list[str], list[str]]:
+    """Rewrite, in place, the main graph's constants that pin a dim made symbolic.
+
+    A ConstantOfShape/Tile/Expand constant is listed as a pin it cannot rewrite when it
+    holds the old size at an axis the symbol was given at (``axes``; a weight's
+    ``[256, 64, 1, 1]`` does not pin a batch of 1)."""
     if not symbols:
         return [], []
     dims = infer_dims(model)
@@ -142,6 +151,8 @@ def rewrite_pins(model: onnx.ModelProto, symbols: dict[str, int]) -> tuple[list[
                         and old in target.tolist() and -1 not in target.tolist() and target.tolist().count(old) == 1:
                     new[target.tolist().index(old)] = -1
             if not np.array_equal(new, target):
+                if model.ir_version < 4:
+                    model.ir_version = 4  # IR 3 wants every initializer listed as an input
                 name = view.new_name(n.input[1] + "_dynamic")
                 view.add_constant(name, new.astype(target.dtype))
                 n.input[1] = name
@@ -153,7 +164,11 @@ def rewrite_pins(model: onnx.ModelProto, symbols: dict[str, int]) -> tuple[list[
             if target is None:
                 continue
             for sym, old in symbols.items():
-                if old in target.tolist() and not rewritten:
+                at = (axes or {}).get(sym)
+                hits = [k for k, v in enumerate(target.tolist()) if v == old]
+                if at is not None:
+                    hits = [k for k in hits if k in at or k - len(target) in at]
+                if hits:
                     unresolved.append(f"{label}: constant {src!r} = {target.tolist()} holds {old} "
                                       f"(the old size of {sym!r}); it cannot follow the new dim")
     return fixed, unresolved
@@ -161,7 +176,17 @@ def rewrite_pins(model: onnx.ModelProto, symbols: dict[str, int]) -> tuple[list[
 
 def plan_dims(model: onnx.ModelProto, specs: Sequence[DimSpec]) -> DimPlan:
     new, changes, symbols = set_dims(model, specs)
-    fixed, unresolved = rewrite_pins(new, symbols)
+    axes: dict[str, set[int]] = {}
+    for spec in specs:
+        if isinstance(spec.value, str):
+            axes.setdefault(spec.value, set()).add(spec.axis)
+    # a rewritten Reshape lets the symbol reach the next one: infer again until none is left
+    fixed: list[str] = []
+    for _ in range(50):
+        more, unresolved = rewrite_pins(new, symbols, axes)
+        fixed += more
+        if not more:
+            break
     return DimPlan(new, changes + fixed, fixed, unresolved, symbols)
 
 

@@ -116,3 +116,19 @@ def test_convert_opset(tmp_path, capsys) -> None:  # noqa: ANN001
     assert {o.domain: o.version for o in onnx.load(out).opset_import}[""] == 17
     assert main(["convert", str(REAL / "ppocr_mobile_v2_cls.onnx"), str(tmp_path / "x.onnx"), "--opset", "999"]) == 2
     assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_shufflenet_batch_becomes_dynamic_through_every_reshape() -> None:
+    """A real batch-1 export: 33 Reshapes (channel shuffles) pin the batch; all follow."""
+    import onnxruntime as ort
+
+    model = onnx.load(CORPUS / "onnx-backend" / "light" / "light_shufflenet.onnx")
+    plan = plan_dims(model, [DimSpec("gpu_0/data_0", 0, "N"), DimSpec("gpu_0/softmax_1", 0, "N")])
+    assert not plan.unresolved and len(plan.rewritten) >= 30
+    onnx.checker.check_model(plan.model)
+    sess = ort.InferenceSession(plan.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = rng.normal(size=(3, 3, 224, 224)).astype(np.float32)
+    (y,) = sess.run(None, {"gpu_0/data_0": x})
+    assert y.shape[0] == 3
+    before = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(y[1:2], before.run(None, {"gpu_0/data_0": x[1:2]})[0], rtol=1e-5, atol=1e-6)
