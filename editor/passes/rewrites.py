@@ -54,6 +54,8 @@ def eliminate_identity(view: GraphView, dims: Dims) -> int:
         if _std(n, "Identity") and n.input and n.input[0]:
             picks.append(n)
         elif _std(n, "Dropout") and n.input and not (len(n.output) > 1 and n.output[1]):
+            if attr(n, "is_test", 1) == 0:
+                continue  # opset < 7: is_test=0 is training mode, which drops values
             mode = n.input[2] if len(n.input) > 2 and n.input[2] else None
             training = view.const(mode) if mode else None
             if mode and (training is None or bool(np.asarray(training).reshape(-1)[0])):
