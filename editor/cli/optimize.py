@@ -2,13 +2,17 @@
 
     onnx-studio optimize IN -o OUT [--passes a,b,c | --level basic|extended]
                          [--input-shape NAME:1,3,224,224 ...] [--size-limit BYTES]
-                         [--allow-growth] [--check] [--list]
+                         [--allow-growth] [--check] [--check-each] [--list]
 
 Opens IN as the editor does, runs the passes to a fixed point as one command (what the
 window's pass preview applies), prints a table of node counts per op type before and after
 and the file size change, and saves OUT. ``--check`` runs the original and the optimized
 model on the same inputs in a child process and reports the largest difference; outputs
 that differ by more than 1e-5 (relative) make the exit code 1 and OUT is not written.
+
+``--check-each`` first applies the passes one at a time, running the model before and
+after each pass that changed something (one line per pass with its largest difference);
+the written model is still the pipeline's.
 
 Exit codes: 0 written; 1 the check found different outputs; 2 bad arguments or unreadable
 IN / unwritable OUT.
@@ -49,6 +53,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="fold even where the result is larger than the constants it replaces")
     p.add_argument("--check", action="store_true",
                    help="run both models on the same inputs and refuse to write OUT if outputs differ")
+    p.add_argument("--check-each", action="store_true",
+                   help="apply the passes one at a time and check each change by running the model "
+                        "(stops before the first pass that changes outputs)")
     p.add_argument("--list", action="store_true", help="list the passes and exit")
     p.add_argument("--data-dir", metavar="DIR", help="folder holding IN's external data (default: IN's folder)")
     return p
@@ -96,6 +103,22 @@ def _size(path: Path) -> int:
     return total
 
 
+def _checked_each(doc: Any, options: Any, base_dir: Path) -> int:
+    """``--check-each``: one line per pass that changed something, with its check."""
+    from editor.commands.tensors import tensor_to_array
+    from editor.passes.safety import optimize_checking_each_pass
+
+    _, checks = optimize_checking_each_pass(doc.model, options, base_dir=base_dir,
+                                            reader=lambda t: tensor_to_array(t, doc.store))
+    for c in checks:
+        print(f"check {c.name}: {c.changes} change(s): {c.result.summary()}")
+    bad = [c for c in checks if c.result.status == "different"]
+    if bad:
+        print(f"error: pass {bad[0].name} changes the outputs; nothing written", file=sys.stderr)
+        return 1
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from editor.passes.manager import REGISTRY, OptimizeOptions, plan_optimize, resolve
 
@@ -124,6 +147,10 @@ def run(args: argparse.Namespace) -> int:
     src = Path(args.input)
     doc = Document.open(src, data_dir=args.data_dir)
     try:
+        base_dir = src.resolve().parent if args.data_dir is None else Path(args.data_dir)
+        if args.check_each:
+            if _checked_each(doc, options, base_dir) != 0:
+                return 1
         plan = plan_optimize(doc, options)
         report = plan.report
         print("\n".join(_table(report)))
@@ -134,8 +161,7 @@ def run(args: argparse.Namespace) -> int:
         if args.check:
             from editor.passes.safety import check_equivalence
 
-            result = check_equivalence(doc.model, plan.result_model, base_dir=src.resolve().parent
-                                       if args.data_dir is None else args.data_dir)
+            result = check_equivalence(doc.model, plan.result_model, base_dir=base_dir)
             print(f"check: {result.summary()}")
             if result.status == "different":
                 print(f"error: not writing {args.output}: the optimized model's outputs differ", file=sys.stderr)

@@ -12,6 +12,7 @@ so both sides use the same kernels.
 from __future__ import annotations
 
 from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -160,3 +161,51 @@ def planned_model(doc, planner) -> onnx.ModelProto | None:  # noqa: ANN001 - Doc
         return None
     scratch.execute(again.command)
     return scratch.model
+
+
+@dataclass
+class PassCheck:
+    name: str
+    changes: int
+    result: CheckResult
+
+
+def optimize_checking_each_pass(model: onnx.ModelProto, options, *, reader=None,  # noqa: ANN001
+                                base_dir: str | Path | None = None,
+                                runner: Runner | None = None) -> tuple[onnx.ModelProto, list[PassCheck]]:
+    """Run the optimizer's passes one at a time (rounds until none changes anything) and
+    check each change by running the model before and after it; stops at the first pass
+    whose outputs differ and returns the model from just before it."""
+    from editor.passes.graphview import default_reader
+    from editor.passes.manager import optimize_model, resolve
+    from editor.passes.shapes import fix_input_shapes
+
+    own = runner is None
+    runner = runner or Runner()
+    checks: list[PassCheck] = []
+    names = resolve(options.passes, options.level)
+    current = model
+    if options.input_shapes:
+        current = onnx.ModelProto()
+        current.CopyFrom(model)
+        fix_input_shapes(current, options.input_shapes)
+    try:
+        for _ in range(options.max_rounds):
+            changed = False
+            for name in names:
+                step = dataclasses.replace(options, passes=[name], max_rounds=1, input_shapes={})
+                new, report = optimize_model(current, step, reader=reader or default_reader)
+                n = report.changes.get(name, 0)
+                if not n:
+                    continue
+                result = check_equivalence(current, new, base_dir=base_dir, runner=runner)
+                checks.append(PassCheck(name, n, result))
+                if result.status == "different":
+                    return current, checks
+                current, changed = new, True
+            if not changed:
+                break
+        return current, checks
+    finally:
+        if own:
+            runner.close()
