@@ -132,3 +132,27 @@ def test_shufflenet_batch_becomes_dynamic_through_every_reshape() -> None:
     assert y.shape[0] == 3
     before = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(y[1:2], before.run(None, {"gpu_0/data_0": x[1:2]})[0], rtol=1e-5, atol=1e-6)
+
+
+def test_check_each_proves_every_pass_and_stops_at_a_bad_one(runner, monkeypatch) -> None:  # noqa: ANN001
+    from editor.passes.manager import REGISTRY, OptimizeOptions, PassInfo
+    from editor.passes.safety import optimize_checking_each_pass
+
+    model = onnx.load(REAL / "ppocr_mobile_v2_cls.onnx")
+    out, checks = optimize_checking_each_pass(model, OptimizeOptions(), runner=runner)
+    assert len(checks) >= 5 and all(c.result.ok for c in checks)
+    assert {"fuse-bn-into-conv", "constant-to-initializer"} <= {c.name for c in checks}
+    assert len(out.graph.node) < len(model.graph.node)
+
+    def widen_first_relu(view, ctx):  # noqa: ANN001, ANN202 - a wrong "optimization"
+        relu = next((n for n in view.graph.node if n.op_type == "Relu"), None)
+        if relu is None or view.parent is not None:
+            return 0
+        relu.op_type = "Abs"
+        return 1
+
+    monkeypatch.setitem(REGISTRY, "break-relu", PassInfo("break-relu", "wrong on purpose", "manual", widen_first_relu))
+    kept, checks = optimize_checking_each_pass(model, OptimizeOptions(passes=["eliminate-identity", "break-relu"]),
+                                               runner=runner)
+    assert checks[-1].name == "break-relu" and checks[-1].result.status == "different"
+    assert not any(n.op_type == "Abs" for n in kept.graph.node)
