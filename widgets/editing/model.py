@@ -263,7 +263,10 @@ class PassPreviewDialog(QDialog):
                 result = exc
             finally:
                 runner.close()
-            self._relay.done.emit(result)
+            try:
+                self._relay.done.emit(result)
+            except RuntimeError:  # the dialog (and its relay) went away meanwhile
+                pass
 
         threading.Thread(target=work, name="pass-check", daemon=True).start()
 
