@@ -5,7 +5,7 @@
 line and exits non-zero on failure, never a traceback (set ``ONNX_STUDIO_DEBUG=1`` to see
 one).
 
-Each subcommand lives in its own module ``editor.cli.<name>`` exposing
+Each subcommand lives in its own module ``editor.cli.<name>`` (dashes as underscores) exposing
 ``add_parser(subparsers)`` and ``run(args) -> int``; modules are imported only when used,
 so ``onnx-studio info`` does not pay for onnxruntime or Qt.
 """
@@ -39,6 +39,8 @@ register("diff", "compare two models (exit 0 same, 1 different, 2 unreadable)")
 register("script", "run an edit script (the same commands as the GUI) on a model")
 register("find", "find nodes and values by name, op, attribute, dtype or shape (the Find panel's queries)")
 register("shapes", "type and (symbolic) shape of every value; -o writes them into the model")
+register("optimize", "fold constants, fuse and clean up a model; --check proves the outputs unchanged")
+register("set-dim", "set input/output dims (symbolic or fixed), rewriting the constants that pin them")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -53,7 +55,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is not None and name != only:
             sub.add_parser(name, help=help_text, add_help=False)
             continue
-        module = importlib.import_module(f"editor.cli.{name}")
+        module = importlib.import_module(f"editor.cli.{name.replace('-', '_')}")
         module.add_parser(sub)
     return parser
 
@@ -64,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _gui(argv)
     try:
         args = build_parser(only=argv[0] if argv[0] in SUBCOMMANDS else None).parse_args(argv)
-        module = importlib.import_module(f"editor.cli.{args.command}")
+        module = importlib.import_module(f"editor.cli.{args.command.replace('-', '_')}")
         return int(module.run(args) or 0)
     except StudioError as exc:
         print(f"error: {exc.message}", file=sys.stderr)

@@ -1,7 +1,7 @@
 """``onnx-studio convert``: re-save a model through the document.
 
     onnx-studio convert IN OUT [--text] [--inline | --external-data FILE]
-                               [--size-threshold BYTES] [--data-dir DIR]
+                               [--size-threshold BYTES] [--data-dir DIR] [--opset N]
 
 Opens IN exactly as the editor does (:meth:`editor.document.Document.open`) and saves it to
 OUT with :meth:`~editor.document.Document.save`, so what the CLI writes is what the GUI's
@@ -15,6 +15,9 @@ Save As writes:
   named ``OUT.data``;
 * neither: external data stays as it is (files copied beside OUT when it is elsewhere).
 
+``--opset N`` converts the default-domain opset first (``onnx.version_converter``, the
+window's Convert Opset); a conversion the converter refuses is an error and nothing is written.
+
 Exit codes: 0 written; 2 IN could not be opened or OUT could not be written (one
 ``error:`` line on stderr; OUT and its data files are left as they were).
 """
@@ -22,6 +25,7 @@ Exit codes: 0 written; 2 IN could not be opened or OUT could not be written (one
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +47,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--size-threshold", type=int, metavar="BYTES",
                    help="smallest tensor (bytes) written to the external data file (default 1024)")
     p.add_argument("--data-dir", metavar="DIR", help="folder holding IN's external data (default: IN's folder)")
+    p.add_argument("--opset", type=int, metavar="N", help="convert the default-domain opset to N first")
     return p
 
 
@@ -83,8 +88,26 @@ def run(args: argparse.Namespace) -> int:
     options = save_options(args)  # refuse bad flags before reading anything
     doc = Document.open(args.input, data_dir=args.data_dir)
     try:
+        if args.opset is not None:
+            _convert_opset(doc, args.opset)
         doc.save(args.output, options=options)
     finally:
         if doc.store is not None:
             doc.store.close()
     return 0
+
+
+def _convert_opset(doc, target: int) -> None:  # noqa: ANN001 - Document
+    """``--opset N``: the window's Convert Opset as one command; a refusal is an error."""
+    from editor.passes import plan_convert_opset
+
+    if target < 1:
+        raise SaveError(f"--opset {target}: an opset is a positive number")
+    plan = plan_convert_opset(doc, target)
+    if plan.empty:
+        if doc.opset("") == target:
+            return
+        raise SaveError(f"cannot convert to opset {target}: {'; '.join(plan.warnings) or 'nothing to convert'}")
+    for warning in plan.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    doc.execute(plan.command)

@@ -11,6 +11,9 @@
 | opset conversion | :func:`plan_convert_opset` |
 | shape inference into value_info | :func:`plan_infer_shapes` |
 | extract a subgraph as a new model (the document is unchanged) | :func:`extract_model` |
+| the optimizer: named passes to a fixed point over every graph | :func:`plan_optimize` |
+| set dims (symbolic or fixed), rewriting the constants that pin them | :func:`plan_set_dims` |
+| run before/after on the same inputs, report the max difference | :func:`check_equivalence` |
 """
 
 from editor.passes.apply import ApplyModel
@@ -19,7 +22,10 @@ from editor.passes.cleanup import plan_remove_identity, plan_remove_unused, plan
 from editor.passes.convert import plan_convert_opset, plan_infer_shapes
 from editor.passes.extract import extract_model
 from editor.passes.fold import plan_constant_folding
+from editor.passes.dims import check_dims_follow, plan_set_dims
 from editor.passes.fuse import plan_fuse_bn_into_conv, plan_fuse_matmul_add
+from editor.passes.manager import REGISTRY, OptimizeOptions, OptimizeReport, optimize_model, plan_optimize
+from editor.passes.safety import CheckResult, check_equivalence
 
 #: the clean-up passes offered in the UI, in a sensible order
 CLEANUP_PASSES = {
@@ -29,12 +35,23 @@ CLEANUP_PASSES = {
     "fold-constants": plan_constant_folding,
     "fuse-bn-conv": plan_fuse_bn_into_conv,
     "fuse-matmul-add": plan_fuse_matmul_add,
+    "optimize-basic": lambda doc: plan_optimize(doc, OptimizeOptions(level="basic")),
+    "optimize-extended": lambda doc: plan_optimize(doc, OptimizeOptions(level="extended")),
 }
 
 __all__ = [
+    "REGISTRY",
     "ApplyModel",
     "CLEANUP_PASSES",
+    "CheckResult",
+    "OptimizeOptions",
+    "OptimizeReport",
     "PassPlan",
+    "check_dims_follow",
+    "check_equivalence",
+    "optimize_model",
+    "plan_optimize",
+    "plan_set_dims",
     "extract_model",
     "plan_constant_folding",
     "plan_convert_opset",

@@ -20,6 +20,10 @@ class PassPlan:
     changes: list[str] = field(default_factory=list)  # one line per change, for the preview
     command: Command | None = None  # None when there is nothing to do
     warnings: list[str] = field(default_factory=list)  # what the pass could not do, and why
+    #: the optimizer's report (op counts before/after) when the plan comes from it
+    report: object | None = None
+    #: the whole transformed model, when the pass computed one (a safety check runs it)
+    result_model: object | None = None
 
     @property
     def empty(self) -> bool:

@@ -5,6 +5,7 @@ driven through the dialogs; saved models checked; undo gives the original bytes 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import onnx
 from PySide6.QtCore import Qt
 
@@ -228,3 +229,27 @@ def test_new_model_tab(qtbot, window, tmp_path):
     assert tab.doc.model.ir_version == 10 and tab.doc.opset("") == 21
     outs = check_saved(tab.doc, tmp_path / "new.onnx", {"x": -np.ones((2, 3), np.float32)})
     assert (outs[0] == 0).all()
+
+
+@pytest.mark.timeout(120)
+def test_optimize_preview_checks_outputs_and_applies_one_step(qtbot, window, tmp_path):
+    editing, tab, doc, original = edit_copy(qtbot, window, PPOCR, tmp_path)
+    nodes_before = len(doc.model.graph.node)
+    seen = {}
+
+    def preview(dialog):
+        seen["changes"] = [dialog.changes.item(i).text() for i in range(dialog.changes.count())]
+        assert dialog.check_button.isEnabled()
+        dialog.check()
+        qtbot.waitUntil(lambda: dialog._runner is None, timeout=60000)
+        seen["check"] = dialog.check_label.text()
+        seen["rounds"] = dialog.apply()
+        return True
+
+    editing.run_dialog = preview
+    editing.pass_actions["optimize-extended"].trigger()
+    assert any("Constant" in c for c in seen["changes"]), seen["changes"]
+    assert seen["check"].startswith("outputs equal"), seen["check"]
+    assert seen["rounds"] == 1 and len(doc.model.graph.node) < nodes_before
+    doc.undo()
+    assert doc.serialize() == original

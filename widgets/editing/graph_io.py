@@ -110,6 +110,22 @@ class GraphValueDialog(QDialog):
             return None
         return parts[0] if len(parts) == 1 else CompositeCommand(f"Edit graph {self.kind} {self.old!r}", parts)
 
+    def _following_command(self, names: list[str], axis: int, dim) -> object | None:
+        """When a fixed dim of main-graph values becomes symbolic and Reshape/Expand
+        constants pinned the old size, one command that also rewrites those constants
+        (:func:`editor.passes.dims.plan_set_dims`); None when there is nothing to rewrite."""
+        if not isinstance(dim, str) or self.sid != self.doc.index.main:
+            return None
+        from editor.passes.dims import DimSpec, plan_set_dims
+
+        try:
+            plan = plan_set_dims(self.doc, [DimSpec(n, axis, dim) for n in names], force=True)
+        except Exception:  # noqa: BLE001 - e.g. a value_info target: plain SetDimension then
+            return None
+        if plan.command is None or not any(c.startswith(("Reshape", "Expand")) for c in plan.changes):
+            return None
+        return plan.command
+
     def apply(self) -> bool:
         cmd = self.command()
         if cmd is None or run_command(self.parentWidget(), self.doc, cmd):
@@ -192,10 +208,29 @@ class DimensionDialog(QDialog):
             parts.append(SetDimension(self.sid, n, axis, dim))
         if not parts:
             return None
+        following = self._following_command([p.name for p in parts], axis, dim)
+        if following is not None:
+            return following
         if len(parts) == 1 and not self.across.isChecked():
             return parts[0]
         return CompositeCommand(f"Set dim {axis} of {len(parts)} graph inputs to {dim if dim is not None else '?'}",
                                 parts)
+
+    def _following_command(self, names: list[str], axis: int, dim) -> object | None:
+        """When a fixed dim of main-graph values becomes symbolic and Reshape/Expand
+        constants pinned the old size, one command that also rewrites those constants
+        (:func:`editor.passes.dims.plan_set_dims`); None when there is nothing to rewrite."""
+        if not isinstance(dim, str) or self.sid != self.doc.index.main:
+            return None
+        from editor.passes.dims import DimSpec, plan_set_dims
+
+        try:
+            plan = plan_set_dims(self.doc, [DimSpec(n, axis, dim) for n in names], force=True)
+        except Exception:  # noqa: BLE001 - e.g. a value_info target: plain SetDimension then
+            return None
+        if plan.command is None or not any(c.startswith(("Reshape", "Expand")) for c in plan.changes):
+            return None
+        return plan.command
 
     def apply(self) -> bool:
         cmd = self.command()

@@ -8,7 +8,10 @@ the core's field commands), so "Undo" takes back the whole dialog.
 
 from __future__ import annotations
 
+import threading
+
 import onnx
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -38,6 +41,8 @@ PASS_TITLES = {
     "fold-constants": "Constant folding",
     "fuse-bn-conv": "Fuse BatchNormalization into Conv",
     "fuse-matmul-add": "Fuse MatMul + Add into Gemm",
+    "optimize-basic": "Optimize: basic passes to a fixed point",
+    "optimize-extended": "Optimize: all passes to a fixed point (fold, fuse, dedupe)",
 }
 
 
@@ -163,9 +168,19 @@ class MetadataDialog(QDialog):
         return False
 
 
+class _CheckRelay(QObject):
+    """Carries a safety check's result from its thread to the GUI thread."""
+
+    done = Signal(object)
+
+
 class PassPreviewDialog(QDialog):
     """Preview one clean-up pass (what it changes, what it cannot do) and apply it, once
-    or to a fixed point. Each round is one undo step."""
+    or to a fixed point. Each round is one undo step.
+
+    "Check outputs" runs the model before and after the previewed change on the same
+    inputs (the runtime's child process, off the GUI thread, cancellable) and shows the
+    largest difference (:func:`editor.passes.safety.check_equivalence`)."""
 
     def __init__(self, doc, key: str | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -181,6 +196,13 @@ class PassPreviewDialog(QDialog):
         self.warnings.setMaximumHeight(100)
         self.fixed_point = QCheckBox("Run to fixed point (repeat until nothing changes)", self)
         self.summary = QLabel(self)
+        self.check_button = QPushButton("Check outputs (run before and after)", self)
+        self.check_button.clicked.connect(self.check)
+        self.check_label = QLabel("not checked", self)
+        self.check_label.setWordWrap(True)
+        self._relay = _CheckRelay(self)
+        self._relay.done.connect(self._checked)
+        self._runner = None
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Apply | QDialogButtonBox.StandardButton.Close, self)
         self.apply_button = buttons.button(QDialogButtonBox.StandardButton.Apply)
         self.apply_button.clicked.connect(self.apply)
@@ -192,6 +214,8 @@ class PassPreviewDialog(QDialog):
         layout.addWidget(QLabel("Could not do:", self))
         layout.addWidget(self.warnings)
         layout.addWidget(self.fixed_point)
+        layout.addWidget(self.check_button)
+        layout.addWidget(self.check_label)
         layout.addWidget(self.summary)
         layout.addWidget(buttons)
         self.choice.currentIndexChanged.connect(lambda _i: self.refresh())
@@ -208,6 +232,57 @@ class PassPreviewDialog(QDialog):
         self.warnings.clear()
         self.warnings.addItems(self.plan.warnings)
         self.apply_button.setEnabled(not self.plan.empty)
+        if self._runner is None:
+            self.check_button.setEnabled(not self.plan.empty)
+            self.check_label.setText("not checked")
+
+    def check(self) -> None:
+        """Start (or cancel) the run-based check of the previewed change."""
+        if self._runner is not None:
+            self._runner.cancel()
+            return
+        from editor.passes.safety import check_equivalence, planned_model
+        from editor.runtime import Runner
+
+        planner = CLEANUP_PASSES[self.choice.currentData()]
+        before = onnx.ModelProto()
+        before.CopyFrom(self.doc.model)
+        after = planned_model(self.doc, planner)
+        if after is None:
+            self.check_label.setText("nothing to check: the pass changes nothing")
+            return
+        base = str(self.doc.path.resolve().parent) if self.doc.path is not None else None
+        self._runner = runner = Runner()
+        self.check_button.setText("Cancel check")
+        self.check_label.setText("running the model before and after ...")
+
+        def work() -> None:
+            try:
+                result = check_equivalence(before, after, base_dir=base, runner=runner)
+            except Exception as exc:  # noqa: BLE001 - shown in the dialog, not raised in a thread
+                result = exc
+            finally:
+                runner.close()
+            try:
+                self._relay.done.emit(result)
+            except RuntimeError:  # the dialog (and its relay) went away meanwhile
+                pass
+
+        threading.Thread(target=work, name="pass-check", daemon=True).start()
+
+    def _checked(self, result: object) -> None:
+        self._runner = None
+        self.check_button.setText("Check outputs (run before and after)")
+        self.check_button.setEnabled(self.plan is not None and not self.plan.empty)
+        if isinstance(result, Exception):
+            self.check_label.setText(f"check failed: {result}")
+        else:
+            self.check_label.setText(result.summary())
+
+    def done(self, code: int) -> None:  # noqa: D102 - a running check dies with the dialog
+        if self._runner is not None:
+            self._runner.cancel()
+        super().done(code)
 
     def apply(self) -> int:
         """Apply the previewed plan (and, with fixed point, its re-plans); returns rounds."""
