@@ -17,7 +17,7 @@ from pathlib import Path
 from editor.document import Document
 from editor.errors import LoadError
 from editor.validation import Problem, Validator, full_check
-from editor.validation.full import raw_full_check, to_problems
+from editor.validation.full import declared_dim_problems, raw_full_check, to_problems
 from editor.validation.problems import ERROR, INFO, WARNING, sort_key
 
 
@@ -60,6 +60,8 @@ def _load_plain(path: Path) -> Document:
 
 
 def check_document(doc: Document, *, full: bool = False) -> list[Problem]:
+    """The live checks, declared shapes against inferred ones, and with ``full`` onnx's
+    full checker and strict shape inference (errors first)."""
     problems = Validator(doc, live=False).validate_all()
     if full:
         path = doc.path
@@ -67,8 +69,10 @@ def check_document(doc: Document, *, full: bool = False) -> list[Problem]:
             extra = to_problems(raw_full_check(path), doc)  # lets the checker see external data
         else:
             extra = full_check(doc.model, doc)
-        seen = {(p.code, p.node_id) for p in problems}
-        problems = problems + [p for p in extra if (p.code, p.node_id) not in seen]
+    else:
+        extra = to_problems(declared_dim_problems(doc.model), doc)
+    seen = {(p.code, p.node_id, p.value) for p in problems}
+    problems = problems + [p for p in extra if (p.code, p.node_id, p.value) not in seen]
     return sorted(problems, key=sort_key)
 
 

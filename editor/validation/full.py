@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import onnx
 from psygnal import Signal
 
+from editor.validation.declared import declared_dim_findings
 from editor.validation.problems import ERROR, WARNING, Problem
 
 if TYPE_CHECKING:
@@ -156,7 +157,19 @@ def raw_full_check(model: onnx.ModelProto | bytes | str | os.PathLike) -> list[R
         # check would have), its findings are errors onnx stands behind
         out += _inference_problems(proto, data_prop=False, severity=ERROR, known=out)
     out += _inference_problems(proto, data_prop=True, severity=WARNING, known=out)
+    out += declared_dim_problems(proto)
     return out
+
+
+def declared_dim_problems(proto: onnx.ModelProto) -> list[RawProblem]:
+    """:func:`~editor.validation.declared.declared_dim_findings` as raw problems, each
+    naming the node that produces the value."""
+    findings = declared_dim_findings(proto)
+    if not findings:
+        return []
+    producers = {o: (n.name, n.op_type) for n in proto.graph.node for o in n.output}
+    return [(code, message, (producers[value],) if value in producers else (), value, severity)
+            for code, message, value, severity in findings]
 
 
 def _inference_problems(
@@ -205,6 +218,9 @@ def to_problems(raw: list[RawProblem], doc: Document | None = None) -> list[Prob
             if nid is not None:
                 sid = doc.index.node_scope[nid]
                 graph = doc.index.path(sid)
+        if nid is None and value is not None and doc is not None and code == "declared-dim":
+            sid = doc.index.main  # a main-graph declaration nothing produces (a graph input)
+            graph = doc.index.path(sid)
         if code == "graph-order" and doc is not None and value is not None and value not in defined:
             code = "undefined-value"  # the checker says "not sorted" for both
         out.append(Problem(severity, code, message, nid, value, sid, graph, source="full"))

@@ -51,7 +51,7 @@ _FUNCTION_SIGNATURE_FIELDS = frozenset(
     {"input", "output", "attribute", "attribute_proto", "name", "domain", "overload", "opset_import"}
 )
 #: graph fields the graph-level check reads
-_GRAPH_CHECK_FIELDS = frozenset({"name", "input", "output", "initializer", "sparse_initializer"})
+_GRAPH_CHECK_FIELDS = frozenset({"name", "input", "output", "value_info", "initializer", "sparse_initializer"})
 
 
 @dataclass
@@ -333,6 +333,9 @@ class Validator:
             old = self._drop_node_shadow(nid)
             new = self._add_node_shadow(nid)
             dirty_nodes.add(nid)
+            # NOTE: every output, not only renamed ones: a consumer's check can read the
+            # node itself (a Constant's value gives its output's type and rank)
+            touched.update((new.sid, o) for o in new.outputs if o)
             if old is not None:
                 touched.update((new.sid, o) for o in set(old.outputs) ^ set(new.outputs) if o)
             if new.kids or (old is not None and old.kids):
