@@ -15,8 +15,13 @@ Save As writes:
   named ``OUT.data``;
 * neither: external data stays as it is (files copied beside OUT when it is elsewhere).
 
-Exit codes: 0 written; 2 IN could not be opened or OUT could not be written (one
-``error:`` line on stderr; OUT and its data files are left as they were).
+The validator's errors are printed first; a model with errors is not written unless
+``--allow-invalid`` is given.
+
+Exit codes: 0 written; 1 the model has errors (nothing written without ``--allow-invalid``),
+or the text written does not read back as the same model; 2 IN could not be opened or OUT
+could not be written (one ``error:`` line on stderr; OUT and its data files are left as
+they were).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from editor.cli.check import add_allow_invalid, gate_save
 from editor.errors import SaveError
 
 __all__ = ["add_parser", "run", "save_options"]
@@ -43,6 +49,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--size-threshold", type=int, metavar="BYTES",
                    help="smallest tensor (bytes) written to the external data file (default 1024)")
     p.add_argument("--data-dir", metavar="DIR", help="folder holding IN's external data (default: IN's folder)")
+    add_allow_invalid(p)
     return p
 
 
@@ -83,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     options = save_options(args)  # refuse bad flags before reading anything
     doc = Document.open(args.input, data_dir=args.data_dir)
     try:
+        gate_save(doc, allow_invalid=args.allow_invalid)
         doc.save(args.output, options=options)
     finally:
         if doc.store is not None:
