@@ -92,7 +92,33 @@ def run(args: argparse.Namespace) -> int:
     try:
         gate_save(doc, allow_invalid=args.allow_invalid)
         doc.save(args.output, options=options)
+        if options.format == "text":
+            return _check_text_reads_back(doc, Path(args.output))
     finally:
         if doc.store is not None:
             doc.store.close()
     return 0
+
+
+def _check_text_reads_back(doc, out: Path) -> int:  # noqa: ANN001 - a Document
+    """Parse the text just written and compare it with the model: 1 (with the differences
+    on stderr) when it does not say the same, else 0."""
+    import sys
+
+    from editor.errors import LoadError
+    from editor.io import tensor_to_numpy
+    from editor.io.text import parse_model_text, text_differences
+
+    try:
+        parsed = parse_model_text(out.read_text(encoding="utf-8"))
+    except LoadError as exc:
+        differences = [f"it does not parse ({exc.message})"]
+    else:
+        differences = text_differences(doc.model, parsed, read_external=lambda t: tensor_to_numpy(t, doc.store))
+    if not differences:
+        return 0
+    for line in differences:
+        print(f"text: {line}", file=sys.stderr)
+    print(f"error: '{out}' was written but does not read back as the same model (see above); "
+          "keep the binary .onnx as the model", file=sys.stderr)
+    return 1
