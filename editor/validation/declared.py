@@ -94,3 +94,50 @@ def declared_dim_findings(model: onnx.ModelProto) -> list[Finding]:
         if conflict:
             out.append(("declared-dim", f"{kind} {vi.name!r} {conflict}", vi.name, WARNING))
     return out
+
+
+def run_shape_notes(
+    model: onnx.ModelProto,
+    input_shapes: dict[str, tuple[int, ...]],
+    output_shapes: dict[str, tuple[int, ...]],
+) -> dict[str, str]:
+    """For a run's graph outputs whose shape contradicts the declared one: name -> a note
+    saying how ("declared [batch,3549,6]: dim 0 'batch' is 3 in the inputs, got 1").
+
+    Symbolic dims are bound from the inputs' actual shapes first (``batch`` = 3 when a
+    [batch, 3, 640, 640] input was fed [3, ...]), then by the first output that shows them;
+    a later disagreement is a contradiction, as is a fixed dim or a rank that differs.
+    """
+    bound: dict[str, tuple[int, str]] = {}  # symbol -> (size, where it was bound)
+    for vi in model.graph.input:
+        shape = input_shapes.get(vi.name)
+        dims = _dims(vi.type)
+        if shape is None or dims is None or len(dims) != len(shape):
+            continue
+        for d, size in zip(dims, shape):
+            if d.dim_param and d.dim_param not in bound:
+                bound[d.dim_param] = (int(size), f"input {vi.name!r}")
+    notes: dict[str, str] = {}
+    for vi in model.graph.output:
+        shape = output_shapes.get(vi.name)
+        dims = _dims(vi.type)
+        if shape is None or dims is None:
+            continue
+        declared = "[" + ",".join(_dim_text(d).strip("'") for d in dims) + "]"
+        got = "[" + ",".join(str(s) for s in shape) + "]"
+        if len(dims) != len(shape):
+            notes[vi.name] = f"declared {declared} (rank {len(dims)}), got {got} (rank {len(shape)})"
+            continue
+        why: list[str] = []
+        for k, (d, size) in enumerate(zip(dims, shape)):
+            if d.HasField("dim_value") and d.dim_value >= 0 and d.dim_value != size:
+                why.append(f"dim {k} is declared {d.dim_value}")
+            elif d.dim_param:
+                have = bound.get(d.dim_param)
+                if have is None:
+                    bound[d.dim_param] = (int(size), f"output {vi.name!r}")
+                elif have[0] != size:
+                    why.append(f"dim {k} {d.dim_param!r} is {have[0]} in {have[1]}")
+        if why:
+            notes[vi.name] = f"declared {declared}, got {got}: {'; '.join(why)}"
+    return notes
