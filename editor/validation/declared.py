@@ -70,13 +70,14 @@ def compare_declared(declared: onnx.TypeProto, inferred: onnx.TypeProto) -> str 
     return None
 
 
-def declared_dim_findings(model: onnx.ModelProto) -> list[Finding]:
-    """Warnings for the main graph's declarations the model contradicts (see the module)."""
+def declared_dim_findings(model: onnx.ModelProto, *, negatives: bool = True) -> list[Finding]:
+    """Warnings for the main graph's declarations the model contradicts (see the module);
+    ``negatives=False`` leaves out negative sizes (the live graph check reports those)."""
     g = model.graph
     out: list[Finding] = []
     declared = [("graph output", vi) for vi in g.output] + [("value", vi) for vi in g.value_info]
     for kind, vi in [("graph input", vi) for vi in g.input] + declared:
-        found = negative_dims(vi.type)
+        found = negative_dims(vi.type) if negatives else None
         if found:
             out.append(("declared-dim", negative_dim_message(f"{kind} {vi.name!r}", found), vi.name, WARNING))
     if not any(_dims(vi.type) for _, vi in declared):

@@ -152,10 +152,18 @@ def test_a_batch_dim_the_model_fixes_is_a_warning_in_check(tmp_path: Path, capsy
     from editor.commands import SetValueType
 
     doc = Document.open(CORPUS / "onnx-backend" / "light" / "light_bvlc_alexnet.onnx")
+    live = Validator(doc)  # what the Problems panel shows, updated after each edit
+    assert live.validate_all() == []
     main = doc.index.main
     for vi in (doc.model.graph.input[0], doc.model.graph.output[0]):
         doc.execute(SetValueType(main, vi.name, vi.type.tensor_type.elem_type, ["batch", *_dims_of(vi)[1:]]))
     out_name = doc.model.graph.output[0].name
+    (p,) = [p for p in live.problems if p.code == "declared-dim"]
+    assert p.severity == "warning" and p.value == out_name and "'batch'" in p.message
+    assert live.problems == Validator(doc, live=False).validate_all()
+    doc.undo()
+    assert [p for p in live.problems if p.code == "declared-dim"] == []
+    doc.redo()
     path = tmp_path / "dynamic.onnx"
     onnx.save(doc.model, path)
     assert _checker_accepts(onnx.load(str(path)))
