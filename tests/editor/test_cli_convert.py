@@ -208,3 +208,21 @@ def test_output_folder_missing(tmp_path: Path) -> None:
     proc = run_cli("convert", str(src), str(tmp_path / "nowhere" / "m.onnx"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and proc.stderr.startswith("error:")
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_text_back_to_binary_packs_int8_weights(tmp_path: Path) -> None:
+    """Silero VAD's weights quantized to int8 (the layout of quantized models): onnx's parser
+    keeps each int8 in a varint of int32_data (up to 10 bytes each: 4x the file); a text
+    round trip gives back packed raw_data, the original's size."""
+    m = onnx.load(str(CORPUS / "real" / "fw_silero_vad_v6.onnx"))
+    for k, t in enumerate(list(m.graph.initializer)):
+        a = numpy_helper.to_array(t)
+        if a.dtype == np.float32 and a.size > 16:
+            q = np.clip(np.round(a / (float(np.abs(a).max() or 1) / 127)), -128, 127).astype(np.int8)
+            m.graph.initializer[k].CopyFrom(numpy_helper.from_array(q, t.name))
+    src, txt, back = tmp_path / "q.onnx", tmp_path / "q.onnxtxt", tmp_path / "back.onnx"
+    onnx.save(m, src)
+    assert cli_main(["convert", str(src), str(txt), "--allow-invalid"]) == 0
+    assert cli_main(["convert", str(txt), str(back), "--allow-invalid"]) == 0
+    assert back.stat().st_size <= 1.05 * src.stat().st_size
+    assert _model_sig(onnx.load(str(back))) == _model_sig(m)
