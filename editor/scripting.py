@@ -6,7 +6,7 @@ on the document's undo stack, exactly as if it had been made in the window::
 
     conv = doc.nodes(op_type="Conv")[0]
     doc.set_attribute(conv, "strides", [2, 2])
-    doc.rename_value(doc.main, "input", "pixels")
+    doc.rename_value(doc.inputs()[0], "pixels")
     doc.execute(commands.SetModelField("producer_name", "me"))
 
 The history panel writes a session's edits back out as such a script

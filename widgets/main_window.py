@@ -28,6 +28,7 @@ from editor.errors import ExternalDataError, StudioError
 from widgets.document_tab import DocumentTab
 from widgets.compare import install_compare
 from widgets.editing import install_editing
+from widgets.editing.save import confirm_invalid_save
 from widgets.formatting import human_bytes
 from widgets.loader import LoadRequest, ModelLoader, show_error
 from widgets.panels.find import FindPanel
@@ -521,6 +522,8 @@ class MainWindow(QMainWindow):
             return False
         if tab.doc.path is None:
             return self.save_as()
+        if not confirm_invalid_save(self, tab):
+            return False
         try:
             tab.doc.save()
         except StudioError as exc:
@@ -535,7 +538,7 @@ class MainWindow(QMainWindow):
             return False
         start = str(tab.doc.path or Path(self.settings.last_dir()) / "model.onnx")
         path, _ = QFileDialog.getSaveFileName(self, "Save Model As", start, MODEL_FILTER)
-        if not path:
+        if not path or not confirm_invalid_save(self, tab):
             return False
         try:
             tab.doc.save(path)

@@ -43,6 +43,11 @@ register("optimize", "fold constants, fuse and clean up a model; --check proves 
 register("set-dim", "set input/output dims (symbolic or fixed), rewriting the constants that pin them")
 
 
+def module_name(command: str) -> str:
+    """The module that implements a subcommand (``set-dim`` -> ``editor.cli.set_dim``)."""
+    return f"editor.cli.{command.replace('-', '_')}"
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="onnx-studio",
@@ -55,7 +60,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is not None and name != only:
             sub.add_parser(name, help=help_text, add_help=False)
             continue
-        module = importlib.import_module(f"editor.cli.{name.replace('-', '_')}")
+        module = importlib.import_module(module_name(name))
         module.add_parser(sub)
     return parser
 
@@ -66,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _gui(argv)
     try:
         args = build_parser(only=argv[0] if argv[0] in SUBCOMMANDS else None).parse_args(argv)
-        module = importlib.import_module(f"editor.cli.{args.command.replace('-', '_')}")
+        module = importlib.import_module(module_name(args.command))
         return int(module.run(args) or 0)
     except StudioError as exc:
         print(f"error: {exc.message}", file=sys.stderr)

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from editor.document import Document
 from editor.errors import LoadError
 from editor.validation import Problem, Validator, full_check
-from editor.validation.full import raw_full_check, to_problems
+from editor.validation.full import declared_dim_problems, raw_full_check, to_problems
+from editor.validation.gate import InvalidModelError, describe_errors, save_errors
 from editor.validation.problems import ERROR, INFO, WARNING, sort_key
 
 
@@ -60,6 +62,8 @@ def _load_plain(path: Path) -> Document:
 
 
 def check_document(doc: Document, *, full: bool = False) -> list[Problem]:
+    """The live checks, declared shapes against inferred ones, and with ``full`` onnx's
+    full checker and strict shape inference (errors first)."""
     problems = Validator(doc, live=False).validate_all()
     if full:
         path = doc.path
@@ -67,8 +71,10 @@ def check_document(doc: Document, *, full: bool = False) -> list[Problem]:
             extra = to_problems(raw_full_check(path), doc)  # lets the checker see external data
         else:
             extra = full_check(doc.model, doc)
-        seen = {(p.code, p.node_id) for p in problems}
-        problems = problems + [p for p in extra if (p.code, p.node_id) not in seen]
+    else:
+        extra = to_problems(declared_dim_problems(doc.model), doc)
+    seen = {(p.code, p.node_id, p.value) for p in problems}
+    problems = problems + [p for p in extra if (p.code, p.node_id, p.value) not in seen]
     return sorted(problems, key=sort_key)
 
 
@@ -104,3 +110,26 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{args.model}: no problems found")
     return 1 if any(p.severity == ERROR for p in problems) else 0
+
+
+def add_allow_invalid(p: argparse.ArgumentParser) -> None:
+    """The flag every saving subcommand takes."""
+    p.add_argument("--allow-invalid", action="store_true",
+                   help="write the model even when the validator finds errors (they are still printed)")
+
+
+def gate_save(doc: Document, *, allow_invalid: bool, what: str = "the model") -> None:
+    """Before a CLI save: print the errors the validator finds in ``doc`` (to stderr) and
+    refuse with :class:`~editor.validation.gate.InvalidModelError` (exit 1, nothing
+    written) unless ``allow_invalid``."""
+    errors = save_errors(doc)
+    if not errors:
+        return
+    for line in describe_errors(errors):
+        print(f"invalid: {line}", file=sys.stderr)
+    n = len(errors)
+    if allow_invalid:
+        print(f"warning: {what} has {n} error(s); writing it anyway (--allow-invalid)", file=sys.stderr)
+        return
+    raise InvalidModelError(f"{what} has {n} error(s) (listed above); nothing written "
+                            "(--allow-invalid writes it anyway)")

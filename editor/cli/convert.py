@@ -18,8 +18,13 @@ Save As writes:
 ``--opset N`` converts the default-domain opset first (``onnx.version_converter``, the
 window's Convert Opset); a conversion the converter refuses is an error and nothing is written.
 
-Exit codes: 0 written; 2 IN could not be opened or OUT could not be written (one
-``error:`` line on stderr; OUT and its data files are left as they were).
+The validator's errors are printed first; a model with errors is not written unless
+``--allow-invalid`` is given.
+
+Exit codes: 0 written; 1 the model has errors (nothing written without ``--allow-invalid``),
+or the text written does not read back as the same model; 2 IN could not be opened or OUT
+could not be written (one ``error:`` line on stderr; OUT and its data files are left as
+they were).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from editor.cli.check import add_allow_invalid, gate_save
 from editor.errors import SaveError
 
 __all__ = ["add_parser", "run", "save_options"]
@@ -48,6 +54,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="smallest tensor (bytes) written to the external data file (default 1024)")
     p.add_argument("--data-dir", metavar="DIR", help="folder holding IN's external data (default: IN's folder)")
     p.add_argument("--opset", type=int, metavar="N", help="convert the default-domain opset to N first")
+    add_allow_invalid(p)
     return p
 
 
@@ -90,7 +97,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.opset is not None:
             _convert_opset(doc, args.opset)
+        gate_save(doc, allow_invalid=args.allow_invalid)
         doc.save(args.output, options=options)
+        if options.format == "text":
+            return _check_text_reads_back(doc, Path(args.output))
     finally:
         if doc.store is not None:
             doc.store.close()
@@ -111,3 +121,27 @@ def _convert_opset(doc, target: int) -> None:  # noqa: ANN001 - Document
     for warning in plan.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     doc.execute(plan.command)
+
+
+def _check_text_reads_back(doc, out: Path) -> int:  # noqa: ANN001 - a Document
+    """Parse the text just written and compare it with the model: 1 (with the differences
+    on stderr) when it does not say the same, else 0."""
+    import sys
+
+    from editor.errors import LoadError
+    from editor.io import tensor_to_numpy
+    from editor.io.text import parse_model_text, text_differences
+
+    try:
+        parsed = parse_model_text(out.read_text(encoding="utf-8"))
+    except LoadError as exc:
+        differences = [f"it does not parse ({exc.message})"]
+    else:
+        differences = text_differences(doc.model, parsed, read_external=lambda t: tensor_to_numpy(t, doc.store))
+    if not differences:
+        return 0
+    for line in differences:
+        print(f"text: {line}", file=sys.stderr)
+    print(f"error: '{out}' was written but does not read back as the same model (see above); "
+          "keep the binary .onnx as the model", file=sys.stderr)
+    return 1

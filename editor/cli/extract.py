@@ -12,7 +12,8 @@ External weights the extract uses are written to ``OUT.data`` beside OUT (only t
 the whole original data file); a model without external weights is written as one file.
 
 Exit codes: 0 written; 1 the names do not describe a cut (unknown or ambiguous node, value
-that does not exist, inputs that do not cut the graph); 2 MODEL could not be read or OUT
+that does not exist, inputs that do not cut the graph), or the extracted model has errors
+(printed; nothing written unless ``--allow-invalid``); 2 MODEL could not be read or OUT
 could not be written. Failures print one ``error:`` line.
 """
 
@@ -23,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from editor.cli.check import add_allow_invalid, gate_save
 from editor.errors import CommandError
 
 __all__ = ["add_parser", "resolve_nodes", "run"]
@@ -38,6 +40,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--outputs", nargs="+", metavar="NAME", help="value names that become the outputs")
     p.add_argument("--data-dir", metavar="DIR", help="folder holding MODEL's external data (default: its folder)")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    add_allow_invalid(p)
     return p
 
 
@@ -78,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             model = extract_model(doc, inputs=args.inputs, outputs=args.outputs, inline_external=False)
         out = Path(args.output)
+        gate_save(Document(model), allow_invalid=args.allow_invalid, what="the extracted model")
         external = any(uses_external_data(s.tensor) for s in iter_tensors(model))
         options = (SaveOptions(format="binary", external="single-file", location=out.name + ".data")
                    if external else SaveOptions(format="auto", external="inline"))

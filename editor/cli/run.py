@@ -129,7 +129,17 @@ def _build_inputs(args: argparse.Namespace, model: Any) -> dict[str, Any]:
     return feeds
 
 
-def _print_summary(result: RunResult, out: Any) -> None:
+def shape_notes(model: Any, feeds: dict[str, Any], result: RunResult) -> dict[str, str]:
+    """Graph outputs whose computed shape contradicts the declared one -> how."""
+    from editor.validation.declared import run_shape_notes
+
+    def shapes(values: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+        return {n: tuple(v.shape) for n, v in values.items() if isinstance(v, np.ndarray)}
+
+    return run_shape_notes(model, shapes(feeds), shapes({n: r.value for n, r in result.outputs.items()}))
+
+
+def _print_summary(result: RunResult, out: Any, notes: dict[str, str] | None = None) -> None:
     detail = f" ({result.detail})" if result.detail else ""
     print(f"backend: {result.backend}{detail}", file=out)
     for reason in result.fallback_reasons():
@@ -138,6 +148,10 @@ def _print_summary(result: RunResult, out: Any) -> None:
     for name, record in result.outputs.items():
         tag = "" if record.role == "output" else f" [{record.role}]"
         print(f"{name.ljust(width)}  {record.summary}{tag}", file=out)
+        if notes and name in notes:
+            print(f"{' ' * width}  ! shape contradicts the model: {notes[name]}", file=out)
+    for warning in result.warnings:
+        print(f"onnxruntime warning: {warning}", file=out)
     for name, why in result.missing.items():
         print(f"{name.ljust(width)}  (not available: {why})", file=out)
     if result.profile:
@@ -168,11 +182,14 @@ def run(args: argparse.Namespace) -> int:
             )
         if not result.ok:
             raise RuntimeBackendError(result.error or f"run {result.status}")
+        notes = shape_notes(model, feeds, result)
         if args.json:
-            json.dump(result.to_json(), sys.stdout, indent=1)
+            data = result.to_json()
+            data["shape_notes"] = notes
+            json.dump(data, sys.stdout, indent=1)
             print()
         else:
-            _print_summary(result, sys.stdout)
+            _print_summary(result, sys.stdout, notes)
         if args.save:
             written = _save(result, Path(args.save))
             if not args.json:

@@ -8,13 +8,16 @@ named dims. ``--json`` prints ``{"values": [{"name", "graph", "dtype", "shape", 
 (:func:`editor.shapes.declare.values_json`). ``-o`` writes the model with its value_info
 refreshed (the same undoable command as Model ▸ Refresh Shapes in the window).
 
-Exit codes: 0 printed; 2 the model could not be opened (one ``error:`` line).
+Exit codes: 0 printed; 1 with ``-o``, the model has errors (printed; nothing written unless
+``--allow-invalid``); 2 the model could not be opened (one ``error:`` line).
 """
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
+
+from editor.cli.check import add_allow_invalid, gate_save
 
 __all__ = ["add_parser", "run"]
 
@@ -29,6 +32,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=("update", "add", "strip"), default="update",
                    help="with -o: correct and add entries (default), only add missing ones, or strip them all")
     p.add_argument("--data-dir", metavar="DIR", help="folder holding the external data (default: the model's folder)")
+    add_allow_invalid(p)
     return p
 
 
@@ -46,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         data = values_json(doc.model, infer_model(doc.model, dims))
         if args.output:
             doc.execute(RefreshShapes(args.mode, dims))
+            gate_save(doc, allow_invalid=args.allow_invalid)
             doc.save(args.output)
     finally:
         if doc.store is not None:

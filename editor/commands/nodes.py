@@ -188,20 +188,42 @@ class DeleteNodes(Command):
                                     f"cannot reconnect through {describe(node.name or node.op_type)}: "
                                     f"{doc.index.path(inner.id)} has its own {describe(src)}")
                         tx.apply(ReplaceItem(node_target(use_nid), "input", k, src))
-                # a graph output this node produced now reads the pass-through input
-                outs = scope.output_names()
-                if out in outs:
-                    k = outs.index(out)
-                    g = scope.graph
-                    if isinstance(g, onnx.FunctionProto):
-                        tx.apply(ReplaceItem(scope_target(sid), "output", k, src))
-                    else:
-                        vi = onnx.ValueInfoProto()
-                        vi.CopyFrom(g.output[k])
-                        vi.name = src
-                        tx.apply(ReplaceItem(scope_target(sid), "output", k, vi))
+                if out in scope.output_names():
+                    _keep_output_name(doc, tx, sid, nid, src, out)
+                    continue
             pos = doc.scope(sid).position(nid)
             tx.apply(RemoveItem(scope_target(sid), "node", pos))
+
+
+def _keep_output_name(doc: Document, tx: Transaction, sid: ScopeId, nid: NodeId, src: str, out: str) -> None:
+    """Delete node ``nid`` whose output ``out`` is a graph output, reconnecting through its
+    input ``src``: the pass-through value takes the name ``out``.
+
+    NOTE: graph output names are the model's interface (runtimes fetch outputs by name;
+    ppocr's ``fetch_name_0``). Renaming the output to ``src`` broke every caller, so the
+    surviving value is renamed instead: the output keeps its name and declared type, and
+    its producer and every use of ``src`` follow (a :class:`RenameValue`, with its checks).
+    """
+    from editor.commands.values import RenameValue
+
+    scope = doc.scope(sid)
+    g = scope.graph
+    k = scope.output_names().index(out)
+    entry = g.output[k] if isinstance(g, onnx.FunctionProto) else _copy(g.output[k])
+    tx.apply(RemoveItem(scope_target(sid), "output", k))
+    tx.apply(RemoveItem(scope_target(sid), "node", doc.scope(sid).position(nid)))
+    # a declaration of ``out`` describes the deleted node's result; ``src``'s own follows it
+    vis = getattr(g, "value_info", ())
+    for j in reversed([j for j, vi in enumerate(vis) if vi.name == out]):
+        tx.apply(RemoveItem(scope_target(sid), "value_info", j))
+    RenameValue(sid, src, out).run(doc, tx)
+    tx.apply(InsertItem(scope_target(sid), "output", k, entry))
+
+
+def _copy(vi: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
+    new = onnx.ValueInfoProto()
+    new.CopyFrom(vi)
+    return new
 
 class SetNodeField(Command):
     """Rename a node, or change its op type, domain, doc string or function overload."""

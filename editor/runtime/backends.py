@@ -36,6 +36,7 @@ import onnx
 
 from editor.errors import RuntimeBackendError
 from editor.runtime.intermediates import ValueScopes, expose_outputs, value_scopes
+from editor.runtime.ort_log import capture_warnings
 from editor.runtime.profiling import NodeTime, parse_ort_profile
 from editor.runtime.result import Attempt, OutputRecord, RunResult
 from editor.runtime.source import ModelSource
@@ -147,6 +148,8 @@ class BackendOutput:
     profile: dict[str, NodeTime] | None = None
     detail: str | None = None
     run_seconds: float = 0.0
+    #: the backend's own warnings (onnxruntime's log), in order
+    warnings: list[str] = field(default_factory=list)
 
 
 def clean_message(exc: BaseException | str, limit: int = 300) -> str:
@@ -278,6 +281,7 @@ def build_result(
         detail=out.detail,
         run_seconds=out.run_seconds,
         wall_seconds=wall,
+        warnings=list(out.warnings),
     )
 
 
@@ -380,6 +384,8 @@ class _OrtPrepared:
     loaded: LoadedModel
     profile_dir: str | None
     detail: str
+    #: what onnxruntime warned while it built the session
+    warnings: list[str] = field(default_factory=list)
 
 
 class OrtBackend(Backend):
@@ -459,9 +465,9 @@ class OrtBackend(Backend):
         import onnxruntime as ort
 
         so = ort.SessionOptions()
-        # Errors come back as exceptions (one line to the user); onnxruntime logging them
-        # too, with C++ signatures, only clutters the terminal.
-        so.log_severity_level = 4
+        # Errors come back as exceptions (one line to the user); warnings are logged and
+        # caught (editor.runtime.ort_log) to be passed on with the result.
+        so.log_severity_level = 2
         if not options.allow_spinning:
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         level = _OPT_LEVELS.get(options.graph_optimization_level)
@@ -496,15 +502,17 @@ class OrtBackend(Backend):
             if loaded.uses_external_data and base:
                 # A derived copy is loaded from bytes; tell onnxruntime where the weights are.
                 so.add_session_config_entry("session.model_external_initializers_file_folder_path", base)
-            session = ort.InferenceSession(derived.SerializeToString(), so, providers=providers)
+            model_arg: Any = derived.SerializeToString()
         elif loaded.source.data is not None:
             base = loaded.source.base_dir
             if loaded.uses_external_data and base:
                 so.add_session_config_entry("session.model_external_initializers_file_folder_path", base)
-            session = ort.InferenceSession(loaded.source.data, so, providers=providers)
+            model_arg = loaded.source.data
         else:
             assert loaded.source.path is not None
-            session = ort.InferenceSession(loaded.source.path, so, providers=providers)
+            model_arg = loaded.source.path
+        with capture_warnings() as log:
+            session = ort.InferenceSession(model_arg, so, providers=providers)
         wanted = set(requested) - set(echo) - set(init_names)
         fetch = [o.name for o in session.get_outputs() if o.name in wanted]
         input_types: dict[str, int] = {}
@@ -526,6 +534,7 @@ class OrtBackend(Backend):
             loaded=loaded,
             profile_dir=profile_dir,
             detail=",".join(session.get_providers()),
+            warnings=log.warnings,
         )
 
     def execute(self, prepared: _OrtPrepared, inputs: Mapping[str, Value], options: RunOptions) -> BackendOutput:
@@ -536,11 +545,12 @@ class OrtBackend(Backend):
                 raise RuntimeBackendError(f"missing input {meta.name!r} ({meta.type} {meta.shape})")
             feeds[meta.name] = inputs[meta.name]
         start = time.perf_counter()
-        if prepared.raw_io:
-            values = self._run_raw(prepared, feeds)
-        else:
-            results = session.run(prepared.fetch, feeds)
-            values = dict(zip(prepared.fetch, results))
+        with capture_warnings() as log:
+            if prepared.raw_io:
+                values = self._run_raw(prepared, feeds)
+            else:
+                results = session.run(prepared.fetch, feeds)
+                values = dict(zip(prepared.fetch, results))
         elapsed = time.perf_counter() - start
         values = {k: normalize_value(v) for k, v in values.items()}
         for name in prepared.echo:
@@ -558,7 +568,8 @@ class OrtBackend(Backend):
                     os.rmdir(prepared.profile_dir)
                 except OSError:
                     pass
-        return BackendOutput(values=values, profile=profile, detail=prepared.detail, run_seconds=elapsed)
+        return BackendOutput(values=values, profile=profile, detail=prepared.detail, run_seconds=elapsed,
+                             warnings=list(dict.fromkeys(prepared.warnings + log.warnings)))
 
     def _run_raw(self, prepared: _OrtPrepared, feeds: dict[str, Any]) -> dict[str, Value]:
         """Run through OrtValues so bfloat16/float8 tensors pass as raw bytes."""

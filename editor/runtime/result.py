@@ -155,6 +155,8 @@ class RunResult:
     #: seconds spent in the backend's run call, and in the whole request
     run_seconds: float | None = None
     wall_seconds: float | None = None
+    #: the backend's own warnings (onnxruntime's log lines), passed on, not swallowed
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -188,4 +190,5 @@ class RunResult:
             else {k: {"op_type": v.op_type, "us": v.microseconds, "calls": v.calls} for k, v in self.profile.items()},
             "run_seconds": self.run_seconds,
             "wall_seconds": self.wall_seconds,
+            "warnings": list(self.warnings),
         }

@@ -227,6 +227,7 @@ class Runner:
                             profile=reply["profile"],
                             detail=reply["detail"],
                             run_seconds=reply["run_seconds"],
+                            warnings=reply.get("warnings", []),
                         )
                         return build_result(name, reply["roles"], out, attempts, time.monotonic() - start)
                     attempts.append(Attempt(name, status, reason))

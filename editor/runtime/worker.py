@@ -154,6 +154,7 @@ class _Worker:
             "profile": out.profile,
             "detail": out.detail,
             "run_seconds": out.run_seconds,
+            "warnings": out.warnings,
             "roles": value_roles(loaded.scopes, requested),
         }
 

@@ -13,6 +13,7 @@ so renaming a node never leaves a stale message on its neighbours.
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import onnx
@@ -20,7 +21,9 @@ from onnx import defs
 
 from editor.schema import ATTR_PROTO_TYPE, get_schema
 from editor.validation.problems import ERROR, INFO, WARNING, Problem
-from editor.validation.typecheck import infer_and_compare
+from editor.validation.declared import negative_dim_message, negative_dims
+from editor.validation.ranks import axis_problems
+from editor.validation.typecheck import declared_type, infer_and_compare, type_rank
 
 if TYPE_CHECKING:
     from editor.validation.validator import Validator
@@ -111,6 +114,13 @@ def check_node(v: Validator, nid: int) -> list[Problem]:
                 schema = None
             else:
                 _verify(node, schema, label, add)
+                if not out:
+                    def rank_of(name: str) -> int | None:
+                        tb = declared_type(v, sid, name)
+                        return type_rank(tb) if tb is not None else None
+
+                    for message in axis_problems(node, rank_of):
+                        add(ERROR, "attr-range", f"{label}: {message}")
 
     # names: defined before use, one producer each
     scope = doc.index.scopes[sid]
@@ -231,8 +241,8 @@ def check_graph(v: Validator, sid: int) -> list[Problem]:
     graph = v.path(sid)
     out: list[Problem] = []
 
-    def add(code: str, message: str, value: str | None = None) -> None:
-        out.append(Problem(ERROR, code, message, None, value, sid, graph))
+    def add(code: str, message: str, value: str | None = None, severity: str = ERROR) -> None:
+        out.append(Problem(severity, code, message, None, value, sid, graph))
 
     where = "function" if ss.kind == "function" else "graph"
     if ss.kind != "function" and not g.name:
@@ -255,6 +265,13 @@ def check_graph(v: Validator, sid: int) -> list[Problem]:
     for name in dict.fromkeys(ss.outputs):
         if name and name not in ss.input_set and not ss.is_initializer(name) and name not in ss.producers:
             add("undefined-output", f"{where} output {name!r} is not produced by any node of this {where}", name)
+    for kind in ("input", "output", "value_info"):
+        for name, payload in ss.lists[kind].entries:
+            if isinstance(payload, bytes):
+                found = _negative_dims_of(payload)
+                if found:
+                    what = f"{where} {kind}" if kind != "value_info" else "value"
+                    add("declared-dim", negative_dim_message(f"{what} {name!r}", found), name, WARNING)
     if ss.kind == "main":
         for kind, entries in (("input", g.input), ("output", g.output)):
             for vi in entries:
@@ -262,6 +279,15 @@ def check_graph(v: Validator, sid: int) -> list[Problem]:
                 if problem:
                     add("missing-type", f"graph {kind} {vi.name!r} {problem}", vi.name)
     return out
+
+
+@lru_cache(maxsize=8192)
+def _negative_dims_of(payload: bytes) -> list[tuple[int, int]]:
+    # NOTE: a negative int64 is a 10-byte varint ending in 0x01 after nine bytes >= 0x80;
+    # most types have none, so most payloads are never parsed
+    if b"\x01" not in payload or len(payload) < 12:
+        return []
+    return negative_dims(onnx.TypeProto.FromString(payload))
 
 
 def _main_io_type_problem(vi: onnx.ValueInfoProto) -> str | None:

@@ -27,15 +27,16 @@ from typing import TYPE_CHECKING
 import onnx
 from psygnal import Signal
 
-from editor.validation.problems import ERROR, Problem
+from editor.validation.declared import declared_dim_findings
+from editor.validation.problems import ERROR, WARNING, Problem
 
 if TYPE_CHECKING:
     from editor.document import Document
     from editor.validation.validator import Validator
 
-#: (code, message, candidate nodes as ((name, op_type or None), ...) innermost first, value):
-#: plain data, so it crosses process borders
-RawProblem = tuple[str, str, tuple[tuple[str, str | None], ...], str | None]
+#: (code, message, candidate nodes as ((name, op_type or None), ...) innermost first, value,
+#: severity): plain data, so it crosses process borders
+RawProblem = tuple[str, str, tuple[tuple[str, str | None], ...], str | None, str]
 
 _CODE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(p), code)
@@ -80,7 +81,7 @@ def classify(message: str) -> str:
     return "checker"
 
 
-def _raw_from_message(message: str, kind: str) -> list[RawProblem]:
+def _raw_from_message(message: str, kind: str, severity: str = ERROR) -> list[RawProblem]:
     """Split one checker or inference error into raw problems (one per inference line)."""
     message = message.strip()
     out: list[RawProblem] = []
@@ -106,15 +107,22 @@ def _raw_from_message(message: str, kind: str) -> list[RawProblem]:
         if code in ("ssa", "graph-order", "undefined-output", "attr-missing"):
             value = quoted[0] if quoted else None
         text = " ".join(line.replace("==> Context:", "|").split())
-        out.append((code, text, tuple(candidates), value))
+        out.append((code, text, tuple(candidates), value, severity))
     return out
 
 
 def raw_full_check(model: onnx.ModelProto | bytes | str | os.PathLike) -> list[RawProblem]:
-    """Run the checker (full) and strict shape inference with data propagation.
+    """Run the checker (full), then strict shape inference with data propagation.
 
     Accepts a ModelProto, its serialized bytes, or a path (a path lets the checker find
     external data and handle models over 2 GB).
+
+    NOTE: errors are only what onnx's own full check rejects (the checker runs strict
+    shape inference *without* data propagation). Data propagation goes further and is
+    sometimes wrong: onnx 1.23 propagates the values of a [160, 1] float tensor as if it
+    were a 1-D shape and then fails "Invalid rank for Add broadcasting: (160) vs (475)" on
+    a sinc resampler that onnx.checker accepts and onnxruntime runs. What only data
+    propagation finds is therefore a *warning*: worth a look, never a verdict.
     """
     from onnx.checker import ValidationError
     from onnx.shape_inference import InferenceError
@@ -135,7 +143,7 @@ def raw_full_check(model: onnx.ModelProto | bytes | str | os.PathLike) -> list[R
     except ValidationError as exc:
         out += _raw_from_message(str(exc), "checker")
     except Exception as exc:  # noqa: BLE001 - a parse failure or a checker crash is a problem too
-        out.append(("checker", f"onnx.checker failed: {exc}".splitlines()[0], (), None))
+        out.append(("checker", f"onnx.checker failed: {exc}".splitlines()[0], (), None, ERROR))
     if checker_failed_in_inference:
         return out
     if proto is None:
@@ -143,15 +151,45 @@ def raw_full_check(model: onnx.ModelProto | bytes | str | os.PathLike) -> list[R
             proto = onnx.load(str(model), load_external_data=False)
         else:
             proto = onnx.ModelProto.FromString(model)
-    try:
-        onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True)
-    except (InferenceError, ValidationError) as exc:
-        for raw in _raw_from_message(str(exc), "inference"):
-            if raw not in out:
-                out.append(raw)
-    except Exception as exc:  # noqa: BLE001
-        out.append(("shape-inference", f"shape inference failed: {exc}".splitlines()[0], (), None))
+    checker_passed = not out
+    if not checker_passed:
+        # the checker stopped before its own inference: run that inference (as onnx's full
+        # check would have), its findings are errors onnx stands behind
+        out += _inference_problems(proto, data_prop=False, severity=ERROR, known=out)
+    out += _inference_problems(proto, data_prop=True, severity=WARNING, known=out)
+    out += declared_dim_problems(proto)
     return out
+
+
+def declared_dim_problems(proto: onnx.ModelProto) -> list[RawProblem]:
+    """:func:`~editor.validation.declared.declared_dim_findings` as raw problems, each
+    naming the node that produces the value."""
+    findings = declared_dim_findings(proto)
+    if not findings:
+        return []
+    producers = {o: (n.name, n.op_type) for n in proto.graph.node for o in n.output}
+    return [(code, message, (producers[value],) if value in producers else (), value, severity)
+            for code, message, value, severity in findings]
+
+
+def _inference_problems(
+    proto: onnx.ModelProto, *, data_prop: bool, severity: str, known: list[RawProblem]
+) -> list[RawProblem]:
+    """Strict shape inference's findings that ``known`` does not already hold."""
+    from onnx.checker import ValidationError
+    from onnx.shape_inference import InferenceError
+
+    seen = {r[:4] for r in known}
+    try:
+        onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=data_prop)
+    except (InferenceError, ValidationError) as exc:
+        raws = _raw_from_message(str(exc), "inference", severity)
+    except Exception as exc:  # noqa: BLE001 - an inference crash is worth a line, not a verdict
+        return [("shape-inference", f"shape inference failed: {exc}".splitlines()[0], (), None, WARNING)]
+    else:
+        return []
+    prefix = "with data propagation: " if data_prop else ""
+    return [(r[0], prefix + r[1], *r[2:]) for r in raws if r[:4] not in seen]
 
 
 def to_problems(raw: list[RawProblem], doc: Document | None = None) -> list[Problem]:
@@ -166,7 +204,7 @@ def to_problems(raw: list[RawProblem], doc: Document | None = None) -> list[Prob
             defined.update(scope.input_names())
             defined.update(scope.initializer_names())
     out: list[Problem] = []
-    for code, message, candidates, value in raw:
+    for code, message, candidates, value, severity in raw:
         nid = sid = None
         graph = ""
         if doc is not None:
@@ -180,9 +218,12 @@ def to_problems(raw: list[RawProblem], doc: Document | None = None) -> list[Prob
             if nid is not None:
                 sid = doc.index.node_scope[nid]
                 graph = doc.index.path(sid)
+        if nid is None and value is not None and doc is not None and code == "declared-dim":
+            sid = doc.index.main  # a main-graph declaration nothing produces (a graph input)
+            graph = doc.index.path(sid)
         if code == "graph-order" and doc is not None and value is not None and value not in defined:
             code = "undefined-value"  # the checker says "not sorted" for both
-        out.append(Problem(ERROR, code, message, nid, value, sid, graph, source="full"))
+        out.append(Problem(severity, code, message, nid, value, sid, graph, source="full"))
     return out
 
 
@@ -269,7 +310,7 @@ class BackgroundChecker:
         try:
             raw = fut.result()
         except Exception as exc:  # noqa: BLE001 - a dead worker is reported, not raised
-            raw = [("checker", f"the background check failed: {exc}".splitlines()[0], (), None)]
+            raw = [("checker", f"the background check failed: {exc}".splitlines()[0], (), None, ERROR)]
 
         def merge() -> None:
             try:

@@ -30,6 +30,9 @@ CODES: dict[str, str] = {
     "attr-missing": "a required attribute is not set",
     "attr-duplicate": "the same attribute name appears twice on one node",
     "attr-value": "the attribute has no value of its declared type",
+    "attr-range": "an axis (or perm) attribute is out of range for the rank of the input it indexes",
+    "declared-dim": "a declared dim disagrees with what the model computes (a symbolic dim the model "
+    "fixes, a different fixed size) or is not a valid size (negative)",
     "ssa": "a value name is defined more than once (two producers, producer vs graph input "
     "or initializer, or a name that shadows one of an enclosing graph)",
     "undefined-value": "an input names a value nothing defines in this graph or an enclosing one",

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 import onnx
 from onnx import defs
 
-from editor.validation.problems import ERROR
+from editor.validation.declared import compare_declared, negative_dims
+from editor.validation.problems import ERROR, WARNING
 from editor.types import type_text
 
 if TYPE_CHECKING:
@@ -52,10 +53,57 @@ def declared_type(v: Validator, sid: int, name: str) -> bytes | None:
         it = ss.init_type(name)
         if it is not None:
             return initializer_type(*it)
-        if name in ss.producers or name in ss.input_set:
+        prods = ss.producers.get(name)
+        if prods:
+            if len(prods) == 1:
+                (nid,) = prods
+                node = v.doc.index.nodes.get(nid)
+                if node is not None and node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+                    return constant_type(node)
+            return None  # computed here, without a declared type
+        if name in ss.input_set:
             return None  # defined here, without a declared type
         sid = ss.parent
     return None
+
+
+_CONSTANT_SCALARS = {
+    "value_float": (onnx.TensorProto.FLOAT, False), "value_floats": (onnx.TensorProto.FLOAT, True),
+    "value_int": (onnx.TensorProto.INT64, False), "value_ints": (onnx.TensorProto.INT64, True),
+    "value_string": (onnx.TensorProto.STRING, False), "value_strings": (onnx.TensorProto.STRING, True),
+}
+
+
+def constant_type(node: onnx.NodeProto) -> bytes | None:
+    """The type a Constant node's output has, read from its one value attribute (its own
+    inference needs nothing else), or None when the node holds no single value."""
+    if len(node.attribute) != 1:
+        return None
+    attr = node.attribute[0]
+    if attr.ref_attr_name:
+        return None
+    if attr.name == "value" and attr.type == onnx.AttributeProto.TENSOR:
+        return initializer_type(attr.t.data_type, tuple(attr.t.dims))
+    if attr.name == "sparse_value" and attr.type == onnx.AttributeProto.SPARSE_TENSOR:
+        return initializer_type(attr.sparse_tensor.values.data_type, tuple(attr.sparse_tensor.dims))
+    kind = _CONSTANT_SCALARS.get(attr.name)
+    if kind is None:
+        return None
+    elem, is_list = kind
+    if not is_list:
+        return initializer_type(elem, ())
+    n = len(attr.floats) if elem == onnx.TensorProto.FLOAT else len(attr.ints) if elem == onnx.TensorProto.INT64 \
+        else len(attr.strings)
+    return initializer_type(elem, (n,))
+
+
+@lru_cache(maxsize=8192)
+def type_rank(tb: bytes) -> int | None:
+    """The rank a serialized tensor type declares (None: not a tensor, or no shape)."""
+    tp = onnx.TypeProto.FromString(tb)
+    if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.HasField("shape"):
+        return None
+    return len(tp.tensor_type.shape.dim)
 
 
 def infer_and_compare(
@@ -86,9 +134,16 @@ def infer_and_compare(
         declared = ss.declared(name)
         if not declared or declared == tb:
             continue
-        conflict = type_conflict(onnx.TypeProto.FromString(tb), onnx.TypeProto.FromString(declared))
+        inferred_tp, declared_tp = onnx.TypeProto.FromString(tb), onnx.TypeProto.FromString(declared)
+        conflict = type_conflict(inferred_tp, declared_tp)
         if conflict:
             out.append((ERROR, "type-mismatch", f"{label}: output {name!r} is declared {conflict}", name))
+            continue
+        # a symbolic dim the op fixes: the model promises what it does not do (a warning:
+        # onnx's merge lets a name stand for any size)
+        promise = compare_declared(declared_tp, inferred_tp)
+        if promise and not negative_dims(declared_tp):
+            out.append((WARNING, "declared-dim", f"{label}: output {name!r} {promise}", name))
     return out
 
 

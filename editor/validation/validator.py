@@ -26,6 +26,7 @@ from psygnal import Signal
 
 from editor.document import ChangeSet, Document, NodeId, ScopeId
 from editor.validation.checks import check_graph, check_model, check_node
+from editor.validation.declared import declared_dim_findings
 from editor.validation.problems import ERROR, WARNING, Problem, sort_key
 from editor.validation.state import (
     LIST_FIELDS,
@@ -43,6 +44,13 @@ log = logging.getLogger(__name__)
 Subject = tuple
 MODEL: Subject = ("model",)
 FULL: Subject = ("full",)
+DECLARED: Subject = ("declared",)
+
+#: the whole-model comparison of declared and inferred shapes runs live (after every edit)
+#: only below these sizes, where onnx's inference takes milliseconds (it holds the GIL and
+#: serializes the model, weights included); above them ``check`` and the full check say it
+DECLARED_LIVE_MAX_NODES = 1000
+DECLARED_LIVE_MAX_BYTES = 8 << 20
 
 #: model fields whose change can alter any node's check: re-check everything
 _GLOBAL_MODEL_FIELDS = frozenset({"opset_import", "ir_version", "functions", "graph"})
@@ -51,7 +59,7 @@ _FUNCTION_SIGNATURE_FIELDS = frozenset(
     {"input", "output", "attribute", "attribute_proto", "name", "domain", "overload", "opset_import"}
 )
 #: graph fields the graph-level check reads
-_GRAPH_CHECK_FIELDS = frozenset({"name", "input", "output", "initializer", "sparse_initializer"})
+_GRAPH_CHECK_FIELDS = frozenset({"name", "input", "output", "value_info", "initializer", "sparse_initializer"})
 
 
 @dataclass
@@ -152,6 +160,31 @@ class Validator:
             return (Problem(WARNING, "internal", f"the live checks failed on this graph ({type(exc).__name__})",
                             None, None, sid, self.path(sid)),)
 
+    def _check_declared(self) -> tuple[Problem, ...]:
+        """Main-graph declarations the model contradicts (a symbolic batch it fixes at 1):
+        warnings, for models small enough to infer after every edit."""
+        m = self.doc.model
+        if not self.infer_types or len(m.graph.node) > DECLARED_LIVE_MAX_NODES:
+            return ()
+        try:
+            if m.ByteSize() > DECLARED_LIVE_MAX_BYTES:
+                return ()
+            findings = declared_dim_findings(m, negatives=False)
+        except Exception:  # noqa: BLE001 - a failing comparison costs its warnings, never the pass
+            log.exception("comparing declared shapes failed")
+            return ()
+        if not findings:
+            return ()
+        index = self.doc.index
+        main = index.main
+        graph = self.path(main)
+        scope = index.scopes[main]
+        out = []
+        for code, message, value, severity in findings:
+            nid = scope.producers.get(value)
+            out.append(Problem(severity, code, message, nid, value, main, graph))
+        return tuple(out)
+
     # -- full pass -----------------------------------------------------------------------
     def validate_all(self) -> list[Problem]:
         """Check the whole model from scratch; returns :attr:`problems`."""
@@ -169,6 +202,9 @@ class Validator:
             ps = check_model(self)
             if ps:
                 new[MODEL] = tuple(ps)
+            ps = self._check_declared()
+            if ps:
+                new[DECLARED] = ps
             if FULL in self._store:
                 new[FULL] = self._store[FULL]
             changes = {s: new.get(s, ()) for s in set(self._store) | set(new)}
@@ -333,6 +369,9 @@ class Validator:
             old = self._drop_node_shadow(nid)
             new = self._add_node_shadow(nid)
             dirty_nodes.add(nid)
+            # NOTE: every output, not only renamed ones: a consumer's check can read the
+            # node itself (a Constant's value gives its output's type and rank)
+            touched.update((new.sid, o) for o in new.outputs if o)
             if old is not None:
                 touched.update((new.sid, o) for o in set(old.outputs) ^ set(new.outputs) if o)
             if new.kids or (old is not None and old.kids):
@@ -403,6 +442,9 @@ class Validator:
                 updates[("graph", sid)] = self._check_graph(sid)
         if cs.model_fields:
             updates[MODEL] = tuple(check_model(self))
+        # NOTE: what a graph output computes can change with any edit upstream: recomputed
+        # every time (it is a pure function of the model, so exactness holds)
+        updates[DECLARED] = self._check_declared()
         self._apply(updates)
         # NOTE: a cheap guard against a change the ChangeSet did not describe: if the shadows
         # no longer cover the index, fall back to a full pass rather than drift.

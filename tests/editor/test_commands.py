@@ -238,9 +238,12 @@ def test_delete_with_reconnect(nested: Document) -> None:
 
 
 def test_delete_with_reconnect_of_a_graph_output(nested: Document) -> None:
-    # Mul produces graph output "z": with reconnect, the output now names Mul's first input
+    # Mul produces graph output "z": with reconnect, the output keeps its name (the model's
+    # interface) and Mul's first input "y" is renamed "z" instead
+    y_producer = nested.producer(0, "y")
     apply(nested, DeleteNodes([by_name(nested, "mul")], reconnect=True))
-    assert nested.scope(0).output_names() == ["y"]
+    assert nested.scope(0).output_names() == ["z"]
+    assert nested.producer(0, "z") == y_producer and "y" not in nested.scope(0).defined_names()
     assert nested.model.graph.output[0].type.tensor_type.elem_type == T.FLOAT
     # the Loop body has its own "acc_in"; a captured use of h there cannot become "acc_in"
     doc2 = Document(nested_model())

@@ -24,7 +24,7 @@ from editor.commands import (
 )
 from editor.document import Command, Document
 from editor.errors import CommandError
-from tests.conftest import corpus_models
+from tests.conftest import CORPUS, corpus_models
 
 
 def _edits(doc: Document) -> list[Command]:
@@ -104,3 +104,24 @@ def test_every_corpus_model_survives_edits_and_undo(corpus_dir) -> None:  # noqa
         if problem:
             failures.append(f"{path.relative_to(corpus_dir)}: {problem}")
     assert not failures, f"{len(failures)} of {len(models)} models failed:\n" + "\n".join(failures[:50])
+
+
+@pytest.mark.parametrize("name", ["ppocrv4_det.onnx", "ppocr_mobile_v2_cls.onnx"])
+def test_delete_with_reconnect_before_a_graph_output_keeps_its_name(name: str) -> None:
+    """Deleting the last node (ppocr's Sigmoid / Identity) with reconnect: the graph output
+    names are the model's interface and stay; the model stays valid and undo is exact."""
+    from editor.commands import DeleteNodes
+    from editor.validation import Validator
+
+    doc = Document.open(CORPUS / "real" / name)
+    before = doc.serialize()
+    outputs = doc.scope(doc.index.main).output_names()
+    last = doc.producer(doc.index.main, outputs[0])
+    errors_before = [p for p in Validator(doc, live=False).validate_all() if p.is_error]
+    doc.execute(DeleteNodes([last], reconnect=True))
+    assert doc.scope(doc.index.main).output_names() == outputs
+    assert doc.producer(doc.index.main, outputs[0]) is not None
+    assert [p for p in Validator(doc, live=False).validate_all() if p.is_error] == errors_before
+    onnx.checker.check_model(doc.model, full_check=True)
+    doc.undo()
+    assert doc.serialize() == before

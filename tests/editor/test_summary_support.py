@@ -159,7 +159,10 @@ def external_model(folder: Path, arrays: dict[str, np.ndarray], *, data: str = "
     (folder / data).write_bytes(bytes(blob))
     nodes = [helper.make_node("Identity", [n], [f"o_{n}"]) for n in arrays]
     path = folder / name
-    path.write_bytes(model_with(tensors, nodes, outputs=[f"o_{n}" for n in arrays]).SerializeToString())
+    model = model_with(tensors, nodes, outputs=[f"o_{n}" for n in arrays])
+    for out, a in zip(model.graph.output, arrays.values()):  # typed: a valid model, saves need one
+        out.CopyFrom(helper.make_tensor_value_info(out.name, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape))
+    path.write_bytes(model.SerializeToString())
     return path
 
 

@@ -217,11 +217,11 @@ def test_declared_types_are_checked_against_inference(live: Validator) -> None:
     doc.execute(SetValueType(main, "x", T.INT32, [2, 3]))
     assert {p.code for p in live.problems} == {"type-mismatch"}
     assert_exact(live)
-    # a contradictory declaration reaches the op's inference: shape-inference problem
+    # a contradictory declaration: perm [0, 1] no longer fits the rank of its input
     doc.undo()
     doc.execute(SetValueType(main, "a", T.FLOAT, [2]))  # Transpose perm [0, 1] of a rank-1 value
     assert subjects(live.problems) == {
-        ("shape-inference", node_id(doc, "t1"), None),
+        ("attr-range", node_id(doc, "t1"), None),
         ("type-mismatch", node_id(doc, "r1"), "a"),
     }
     assert_exact(live)

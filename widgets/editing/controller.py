@@ -42,7 +42,7 @@ from widgets.editing.history import HistoryPanel
 from widgets.editing.model import MetadataDialog, OpsetDialog, PassPreviewDialog, PASS_TITLES
 from widgets.editing.nodes import NodePalette, add_node_command, change_op_type_command, insert_on_edge_command
 from widgets.editing.recovery import RecoveryDialog, RecoveryWriter
-from widgets.editing.save import CANCEL, DISCARD, SAVE, SaveAsDialog, ask_unsaved
+from widgets.editing.save import CANCEL, DISCARD, SAVE, SaveAsDialog, ask_unsaved, confirm_invalid_save
 from widgets.editing.weights import (
     TensorGridDialog,
     cast_command,
@@ -701,6 +701,9 @@ class EditingController(QObject):
         return self.save_doc(tab.doc, dialog.path(), dialog.options())
 
     def save_doc(self, doc, path=None, options=None) -> bool:
+        tab = next((t for t in self.window.tab_list() if t.doc is doc), None)
+        if tab is not None and not confirm_invalid_save(self.window, tab):
+            return False
         try:
             doc.save(path, options=options)
         except StudioError as exc:

@@ -1,5 +1,5 @@
-"""Save As with the core's external-data options, and the Save / Discard / Cancel prompt
-for closing unsaved work."""
+"""Save As with the core's external-data options, the Save / Discard / Cancel prompt for
+closing unsaved work, and the question before writing a model with errors."""
 
 from __future__ import annotations
 
@@ -20,6 +20,11 @@ from PySide6.QtWidgets import (
 )
 
 from editor.io import SaveOptions
+from editor.validation.gate import describe_errors, save_errors
+
+#: the full check also runs before a save of a model this small (milliseconds); bigger
+#: ones rely on the live checks and on a full check the user ran (merged into the validator)
+FULL_CHECK_BEFORE_SAVE_BYTES = 32 << 20
 
 EXTERNAL_MODES = [
     ("preserve", "Keep external data as it is (preserve)"),
@@ -102,3 +107,29 @@ def ask_unsaved(parent: QWidget | None, name: str) -> str:
     if answer == QMessageBox.StandardButton.Discard:
         return DISCARD
     return CANCEL
+
+
+def confirm_invalid_save(parent: QWidget | None, tab, ask=None) -> bool:  # noqa: ANN001
+    """Before the window writes ``tab``'s model: True when it has no errors, or the user
+    chose to save it anyway (the errors are listed in the question). ``ask(parent, title,
+    text, details) -> bool`` replaces the message box (tests)."""
+    doc = tab.doc
+    errors = save_errors(doc, validator=tab.validator,
+                         full=doc.model.ByteSize() < FULL_CHECK_BEFORE_SAVE_BYTES)
+    if not errors:
+        return True
+    n = len(errors)
+    name = doc.path.name if doc.path is not None else "this model"
+    text = (f"{name} has {n} error{'s' if n != 1 else ''} (see the Problems panel). Tools that "
+            "check models, onnxruntime among them, may refuse the saved file. Save it anyway?")
+    details = "\n".join(describe_errors(errors))
+    return (ask or _ask_invalid)(parent, "Save a model with errors?", text, details)
+
+
+def _ask_invalid(parent: QWidget | None, title: str, text: str, details: str) -> bool:
+    box = QMessageBox(QMessageBox.Icon.Warning, title, text,
+                      QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Cancel, parent)
+    box.setDetailedText(details)
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    return box.exec() == QMessageBox.StandardButton.Save
+

@@ -234,6 +234,9 @@ class RunController(QObject):
         #: a failed run after a good one (the good values stay shown)
         self.last_failure: RunResult | None = None
         self.last_profiled = False
+        #: input shapes of the run that gave ``last_result`` (to check declared output shapes)
+        self.last_feed_shapes: dict[str, tuple[int, ...]] = {}
+        self._pending_feed_shapes: dict[str, tuple[int, ...]] = {}
         self._session = uuid.uuid4().hex[:12]
         self._revision = 0
         self._inputs_sig = self._input_signature()
@@ -348,6 +351,7 @@ class RunController(QObject):
         inputs cannot be made or another run is in progress."""
         request = self.build_request(settings, profile=profile, debug=debug)
         thread = self.service.submit(request, self)
+        self._pending_feed_shapes = {n: tuple(v.shape) for n, v in request.feeds.items() if hasattr(v, "shape")}
         self.last_settings = settings
         self.last_profiled = profile
         self.started.emit()
@@ -363,6 +367,7 @@ class RunController(QObject):
     def _finish(self, result: RunResult) -> None:
         if result.ok or self.last_result is None or not self.last_result.ok:
             self.last_result = result
+            self.last_feed_shapes = self._pending_feed_shapes
             self.last_failure = None
             self.stale = False
         else:

@@ -354,9 +354,24 @@ class RunPanel(QWidget):
                 f"{BACKEND_NAMES.get(a.backend, a.backend)} {a.status}: {a.reason}" for a in skipped)) + "</span>")
         if result.missing:
             parts.append(escape(f"{len(result.missing)} value(s) not produced"))
+        parts += [f"<span style='color:#b9770e'>{escape(line)}</span>" for line in self.truth_lines()]
         if c.stale:
             parts.append("<i>model edited since</i>")
         return " · ".join(parts)
+
+    def truth_lines(self) -> list[str]:
+        """What the last result contradicts: output shapes against the declared ones, and
+        onnxruntime's own warnings (shown beside the result, never swallowed)."""
+        from editor.validation.declared import run_shape_notes
+
+        c = self.controller
+        result = c.last_result if c is not None else None
+        if result is None or not result.ok:
+            return []
+        shapes = {n: tuple(r.value.shape) for n, r in result.outputs.items() if hasattr(r.value, "shape")}
+        notes = run_shape_notes(c.doc.model, c.last_feed_shapes, shapes)
+        return [f"{name}: shape contradicts the model: {note}" for name, note in notes.items()] + [
+            f"onnxruntime warning: {w}" for w in result.warnings]
 
     def _on_result_row(self, current, _previous) -> None:
         if not current.isValid():
