@@ -100,7 +100,8 @@ class DisplayGraph:
     #: Additive: display label of each open group (its last scope segment).
     group_labels: Mapping[str, str] = field(default_factory=dict)
     #: Additive: consumer box key -> ids of the weight-preparation nodes folded into it
-    #: (drawn as weight rows of that box; see ``build_display_graph``'s ``unfold``).
+    #: (drawn as weight rows of that box; see ``build_display_graph``'s ``unfold``); key
+    #: ``""`` holds constant-only nodes whose results nobody reads (not drawn at all).
     folded: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
 
@@ -212,7 +213,8 @@ def build_display_graph(
     weight, ``ConstantOfShape``) are folded into that consumer: not drawn as boxes, listed as
     a weight row of the consumer (``W: 768x768 int8 → DequantizeLinear``), and named in
     ``DisplayGraph.folded``. ``unfold`` holds node ids of consumers whose chains are drawn
-    as boxes after all (the "show weight preparation" of the canvas).
+    as boxes after all (the "show weight preparation" of the canvas). Constant-only nodes
+    whose results nobody reads are not drawn, like unused initializers.
     """
     nodes = graph.node
     n = len(nodes)
@@ -281,7 +283,7 @@ def build_display_graph(
                 producer.pop(o, None)
             fold_members.setdefault(t, []).append(node_ids[i])
         drawn = [i for i in drawn if not hidden[i]]
-        folded = {f"n:{node_ids[t]}": tuple(sorted(ids)) for t, ids in fold_members.items()}
+        folded = {(f"n:{node_ids[t]}" if t != DEAD else ""): tuple(sorted(ids)) for t, ids in fold_members.items()}
     # rep[i]: key of the box node i is drawn in (itself, or its outermost closed group)
     rep: dict[int, str] = {}
     closed_groups: dict[str, int] = {}
@@ -602,6 +604,7 @@ def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:
 _NEVER_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
                          "Multinomial", "Bernoulli", "If", "Loop", "Scan"})
 _MAX_CHAIN_OPS = 3   # ops named in a folded weight row; longer chains elide the middle
+DEAD = -1            # fold target of constant nodes whose results nobody reads
 
 
 def _fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known: set[str],
@@ -641,18 +644,44 @@ def _fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, know
     for j, node in enumerate(nodes):
         if hidden[j]:
             continue
-        for v in node.input:
+        reads = list(node.input)
+        for a in node.attribute:  # a body reading an outer value consumes it too
+            if a.type == onnx.AttributeProto.GRAPH:
+                reads += _body_reads(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    reads += _body_reads(g)
+        for v in reads:
             i = made_by.get(v)
             if i is not None:
                 consumers.setdefault(i, set()).add(j)
     fold_to: dict[int, int] = {}
+    keep = set(keep)   # grows: an unfolded chain is drawn whole, up to its sources
     for i in reversed(const):
         targets = {fold_to.get(j, j) for j in consumers.get(i, ())}
-        if len(targets) == 1:
+        if not targets:
+            fold_to[i] = DEAD   # constant data nobody reads: not drawn, like an unused initializer
+        elif len(targets) == 1:
             t = next(iter(targets))
-            if t not in keep:
+            if t in keep:
+                keep.add(i)
+            else:
                 fold_to[i] = t
     return fold_to
+
+
+def _body_reads(g: onnx.GraphProto) -> list[str]:
+    """Every value name a (nested) body's nodes read; a superset of what it captures."""
+    out: list[str] = []
+    for node in g.node:
+        out += node.input
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                out += _body_reads(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    out += _body_reads(sg)
+    return out
 
 
 def _chain_texts(nodes: Sequence[onnx.NodeProto], fold_to: Mapping[int, int],
