@@ -23,7 +23,7 @@ The grouping itself lives in :mod:`editor.viewmodel.groups`; colour categories i
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import onnx
 
@@ -69,6 +69,11 @@ class Box:
     weights: tuple[tuple[str, str], ...] = ()
     child_count: int = 0
     subgraphs: tuple[str, ...] = ()
+    #: Input / output indices that carry an edge, when some do not (weights, unused
+    #: outputs): ports are spread over these only, so a Conv's one data input sits in the
+    #: middle of its top edge. Empty: every port is used.
+    in_ports: tuple[int, ...] = ()
+    out_ports: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -486,9 +491,29 @@ def build_display_graph(
                 open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bodies, opsets, value_info,
                 src_of, add_edge, {**(_outer_weights or {}), **initializers, **weight_const}, _captured,
                 box_groups, group_parents, group_labels)
+    boxes = _with_used_ports(boxes, edges.values())
     return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats,
                         box_groups=box_groups, group_parents=group_parents, group_labels=group_labels,
                         folded=folded)
+
+
+def _with_used_ports(boxes: list[Box], edges) -> list[Box]:
+    """Boxes with ``in_ports``/``out_ports`` set where some of their ports carry no edge."""
+    used_in: dict[str, set[int]] = {}
+    used_out: dict[str, set[int]] = {}
+    for e in edges:
+        used_in.setdefault(e.dst, set()).add(e.dst_port)
+        used_out.setdefault(e.src, set()).add(e.src_port)
+    out = []
+    for b in boxes:
+        ui = used_in.get(b.key, ())
+        uo = used_out.get(b.key, ())
+        ip = tuple(sorted(ui)) if ui and len(ui) < b.n_in else ()
+        op = tuple(sorted(uo)) if uo and len(uo) < b.n_out else ()
+        if ip != b.in_ports or op != b.out_ports:
+            b = replace(b, in_ports=ip, out_ports=op)
+        out.append(b)
+    return out
 
 
 def document_bodies(doc) -> Callable[[int], list[tuple[str, onnx.GraphProto, Sequence[int]]]]:
