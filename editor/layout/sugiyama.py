@@ -402,6 +402,10 @@ def layout_arrays(
         bdes = np.where(wcnt > 0, wsum / np.maximum(wcnt, 1), cx_p)
         desired = np.where(wcnt[root_of_p] > 0, bdes[root_of_p], med)
         cx_p = _project(desired, off, lay_perm, n_layers)
+    # blocks straight: each block moves, as a whole, to where its members line up
+    # port to port, wherever the layers' packing leaves room for that
+    rel = _block_offsets(N, seg_a, seg_b, link, root, frac_a * vw0[seg_a] - frac_b * vw0[seg_b], vrank)
+    cx_p = _straighten(cx_p, sep, first_in_layer, root_of_p, rel[perm])
     check(0.9)
     cx = np.empty(N)
     cx[perm] = cx_p
@@ -427,6 +431,62 @@ def layout_arrays(
     check(1.0)
     return ArrayLayout(x=x, y=y, rank=rank, routes=routes, reference=ref, width=width, height=height,
                        layer_top=layer_top, layer_bottom=layer_bottom)
+
+
+def _block_offsets(N: int, seg_a: np.ndarray, seg_b: np.ndarray, link: np.ndarray, root: np.ndarray,
+                   port_shift: np.ndarray, vrank: np.ndarray) -> np.ndarray:
+    """Centre offset of every vertex from its block's root that makes each link segment
+    vertical from port to port (``port_shift`` = source port offset - target port offset)."""
+    rel = np.zeros(N)
+    la, lb, ls = seg_a[link], seg_b[link], port_shift[link]
+    o = np.argsort(vrank[la], kind="stable")   # a block's links, top to bottom
+    rel_l = rel.tolist()
+    for a, b, d in zip(la[o].tolist(), lb[o].tolist(), ls[o].tolist()):
+        rel_l[b] = rel_l[a] + d
+    rel = np.asarray(rel_l)
+    return rel - rel[root]
+
+
+def _straighten(cx_p: np.ndarray, sep: np.ndarray, first: np.ndarray, block: np.ndarray,
+                rel: np.ndarray, passes: int = 2) -> np.ndarray:
+    """Move each block (members ``block``, perm order) to the mean of its members' implied
+    positions, clipped to the room its members' layer neighbours leave; packing is kept.
+
+    Python, block by block, so that every move sees the moves before it (vectorised moves
+    of neighbouring blocks could collide)."""
+    n = len(cx_p)
+    if n == 0:
+        return cx_p
+    cx = cx_p.tolist()
+    sp = sep.tolist()
+    has_left = (~first).tolist()
+    has_right = np.append(~first[1:], False).tolist()
+    rl = rel.tolist()
+    members: dict[int, list[int]] = {}
+    for p, b in enumerate(block.tolist()):
+        members.setdefault(b, []).append(p)
+    groups = [m for m in members.values() if len(m) > 1]
+    inf = float("inf")
+    for _ in range(passes):
+        for mem in groups:
+            lo, hi, tot = -inf, inf, 0.0
+            for p in mem:
+                r = rl[p]
+                tot += cx[p] - r
+                if has_left[p]:
+                    v = cx[p - 1] + sp[p] - r
+                    if v > lo:
+                        lo = v
+                if has_right[p]:
+                    v = cx[p + 1] - sp[p + 1] - r
+                    if v < hi:
+                        hi = v
+            if lo > hi:
+                continue
+            t = min(max(tot / len(mem), lo), hi)
+            for p in mem:
+                cx[p] = t + rl[p]
+    return np.asarray(cx)
 
 
 def _project(desired: np.ndarray, off: np.ndarray, lay: np.ndarray, n_layers: int) -> np.ndarray:
