@@ -60,6 +60,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                         "would otherwise be too small to read)")
     p.add_argument("--names", action="store_true", help="show node names in the boxes")
     p.add_argument("--dark", action="store_true", help="dark theme")
+    p.add_argument("--strip", action="store_true",
+                   help="keep a tall graph in one column (default: columns side by side when it is "
+                        "more than 8 times taller than wide)")
     p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")
     p.add_argument("--stats", action="store_true",
                    help="print the drawing's figures as JSON on stdout: boxes, edges, crossings, "
@@ -133,7 +136,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     display = build_display_graph(graph, ids, opsets=_opsets(model), expanded=expanded)
     timings["viewmodel"] = time.perf_counter() - t
     t = time.perf_counter()
-    result = layout_graph(display)
+    result = layout_graph(display, wrap=not args.scope and not getattr(args, "strip", False))
     timings["layout"] = time.perf_counter() - t
     stats = None
     if getattr(args, "stats", False):

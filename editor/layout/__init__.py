@@ -140,15 +140,20 @@ def layout_graph(
     previous: LayoutResult | None = None,
     progress: Callable[[float], None] | None = None,
     cancel: CancelToken | None = None,
+    wrap: bool = False,
 ) -> LayoutResult:
-    """Lay ``graph`` out top to bottom. Same input, same output."""
+    """Lay ``graph`` out top to bottom. Same input, same output.
+
+    ``wrap``: a drawing far taller than wide is set in side-by-side columns
+    (:mod:`editor.layout.wrap`; for pictures, e.g. ``render``: an edit's incremental
+    re-layout keeps layer bands, not columns)."""
     from editor.layout.sugiyama import layout_arrays
 
     check = _checker(progress, cancel)
     if graph.box_groups and graph.boxes:
         from editor.layout.compound import compound_layout
 
-        return compound_layout(graph, check, previous)
+        return compound_layout(graph, check, previous, wrap=wrap)
     if previous is not None:
         from editor.layout.incremental import incremental_layout
 
@@ -159,7 +164,12 @@ def layout_graph(
     lay = layout_arrays(arr["w"], arr["h"], arr["es"], arr["ed"], arr["esp"], arr["edp"],
                         arr["n_in"], arr["n_out"], check=check, anchor=arr["anchor"],
                         pin_top=arr["pin_top"], pin_bottom=arr["pin_bottom"])
-    return to_result(graph, arr, lay)
+    res = to_result(graph, arr, lay)
+    if wrap:
+        from editor.layout.wrap import wrap_columns
+
+        res = wrap_columns(graph, res)
+    return res
 
 
 def to_result(graph: DisplayGraph, arr: Mapping[str, np.ndarray], lay) -> LayoutResult:

@@ -98,3 +98,17 @@ def test_crossed_input_order_is_untangled():
     assert stats["crossings"] == 0 and stats["edges"] == len(dg.edges)
     x = {b.label + b.name: res.positions[b.key][0] for b in dg.boxes}
     assert x["Relub3"] < x["Relua3"]  # the chain feeding port 0 is on the left
+
+
+def test_tall_drawing_wraps_into_columns_keeping_the_invariants():
+    m = _resnet(30)
+    ids = list(range(len(m.graph.node)))
+    for expanded in (None, {"/layer1", "/layer4"}):
+        dg = build_display_graph(m.graph, ids, opsets={"": 18}, expanded=expanded)
+        strip = layout_graph(dg)
+        res = layout_graph(dg, wrap=True)
+        assert_layout_invariants(dg, res, where=f"wrapped {expanded}")
+        if expanded is None:
+            assert strip.height / strip.width > 8 >= res.height / res.width
+            assert count_crossings(list(res.routes.values())) == 0
+        assert layout_graph(dg, wrap=True) == res
