@@ -32,7 +32,7 @@ import numpy as np
 
 MAX_ITERS = 24          # dot's default MaxIter
 STALL_ITERS = 4         # stop after this many iterations without a better ordering
-WORK_BUDGET = 3_000_000  # vertex + edge visits for all sweeps together (see NOTE above)
+WORK_BUDGET = 500_000  # vertex + edge visits per run of sweeps (see NOTE above)
 TRANSPOSE_PASSES = 4    # passes over a layer's adjacent pairs per transposition
 
 
@@ -73,7 +73,7 @@ def layer_crossings(seg_layer: np.ndarray, upper: np.ndarray, lower: np.ndarray)
 def order_layers(
     n_vertices: int, vrank: np.ndarray, n_layers: int, seg_a: np.ndarray, seg_b: np.ndarray,
     frac_a: np.ndarray, frac_b: np.ndarray, key: np.ndarray, *, check: Callable[[float], None] | None = None,
-    work_budget: int = WORK_BUDGET,
+    work_budget: int | None = None,
 ) -> np.ndarray:
     """A permutation of the vertices sorted by (layer, position in layer).
 
@@ -111,28 +111,42 @@ def order_layers(
     if best == 0:
         return perm0
     work_per_iter = 2 * N + 4 * len(seg_a) + 1
-    iters = max(2, min(MAX_ITERS, work_budget // work_per_iter))
-    stall = 0
-    dirty = [True] * n_layers
-    ver = [0] * n_layers
-    seen: tuple[dict, dict] = ({}, {})
-    for it in range(iters):
-        if check is not None:
-            check(it / iters)
-        downward = it % 2 == 0
-        _sweep(layers, pos, up if downward else down, downward, dirty, ver, seen[it % 2])
-        _transpose(layers, pos, up, down, dirty, ver)
-        c = crossings()
-        if c < best:
-            best = c
-            best_layers = [list(lay) for lay in layers]
-            stall = 0
-            if c == 0:
-                break
-        else:
-            stall += 1
-            if stall >= STALL_ITERS:
-                break
+    budget = WORK_BUDGET if work_budget is None else work_budget
+    iters = max(2, min(MAX_ITERS, budget // work_per_iter))
+    # NOTE: like dot, when the budget allows a second run, the ordering starts again from
+    # the initial order with the sweeps in the other direction first; the best of both runs
+    # wins (a first downward sweep can lock in an order an upward one would avoid).
+    starts = (0, 1) if budget // work_per_iter >= 2 * MAX_ITERS else (0,)
+    initial = [list(lay) for lay in layers]
+    for first in starts:
+        if first:
+            layers = [list(lay) for lay in initial]
+            for lay in layers:
+                for i, v in enumerate(lay):
+                    pos[v] = i
+        stall = 0
+        dirty = [True] * n_layers
+        ver = [0] * n_layers
+        seen: tuple[dict, dict] = ({}, {})
+        for it in range(iters):
+            if check is not None:
+                check((first + it / iters) / len(starts))
+            downward = (it + first) % 2 == 0
+            _sweep(layers, pos, up if downward else down, downward, dirty, ver, seen[(it + first) % 2])
+            _transpose(layers, pos, up, down, dirty, ver)
+            c = crossings()
+            if c < best:
+                best = c
+                best_layers = [list(lay) for lay in layers]
+                stall = 0
+                if c == 0:
+                    break
+            else:
+                stall += 1
+                if stall >= STALL_ITERS:
+                    break
+        if best == 0:
+            break
     out = [v for lay in best_layers for v in lay]
     return np.asarray(out, dtype=np.int64)
 

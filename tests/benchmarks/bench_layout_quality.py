@@ -3,7 +3,7 @@
 Run as a script (not collected by pytest; needs ``dot`` on the PATH, e.g. ``apt-get install
 graphviz`` — a benchmark-only peer, never a dependency):
 
-    PYTHONPATH=. python tests/benchmarks/bench_layout_quality.py [--extra DIR] [--dot-timeout S]
+    PYTHONPATH=. python tests/benchmarks/bench_layout_quality.py [--extra DIR] [--dot-timeout S] [--llama]
 
 For every model of ``../shared/corpus/real`` and ``onnx-backend/light`` (plus ``*.onnx`` under
 ``--extra``, e.g. the folder ``fetch_more.sh`` fills), the flat (expanded) display graph is
@@ -32,6 +32,7 @@ import onnx
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from editor.layout import layout_graph  # noqa: E402
 from editor.layout.quality import count_crossings, polyline_length  # noqa: E402
@@ -124,7 +125,7 @@ def measure(path: Path, dot_timeout: float) -> dict:
     exp = default_expanded(m.graph, groups=tree)
     t = time.perf_counter()
     cg = build_display_graph(m.graph, ids, opsets=opsets, expanded=exp, groups=tree)
-    cres = layout_graph(cg)
+    cres = layout_graph(cg, wrap=True)   # as ``render`` draws it
     row["collapsed_s"] = time.perf_counter() - t
     row["collapsed_boxes"] = len(cg.boxes)
     row["collapsed_cross"] = count_crossings(list(cres.routes.values()))
@@ -146,6 +147,8 @@ def main() -> None:
     ap.add_argument("--extra", default="", help="folder with more .onnx models (e.g. fetch_more.sh's)")
     ap.add_argument("--dot-timeout", type=float, default=300.0)
     ap.add_argument("--only", default="", help="models whose file name contains this")
+    ap.add_argument("--llama", action="store_true",
+                    help="also time the flat layout of the synthetic 200-layer LLM (~10.4k nodes), ours and dot's")
     a = ap.parse_args()
     if shutil.which("dot") is None:
         sys.exit("error: Graphviz dot not found (apt-get install graphviz)")
@@ -168,6 +171,30 @@ def main() -> None:
         print(f"| {r['model']} | {r['boxes']} | {r['edges']} | {r['cross']} / {dc} | {lr} | {r['ours_s']:.3f} / {ds} "
               f"| {r['collapsed_boxes']}, {r['collapsed_cross']}, {r['collapsed_aspect']:.2f}, {r['collapsed_s']:.3f} "
               f"| {verdict(r)} |", flush=True)
+    if a.llama:
+        bench_llama(a.dot_timeout)
+
+
+def bench_llama(dot_timeout: float) -> None:
+    """Speed: the flat layout of an LLM-sized graph (best of 3), and dot on the same graph."""
+    from bench_layout import synthetic_llm
+
+    m = synthetic_llm(200)
+    opsets = {o.domain: o.version for o in m.opset_import}
+    dg = build_display_graph(m.graph, list(range(len(m.graph.node))), opsets=opsets)
+    best, res = float("inf"), None
+    for _ in range(3):
+        t = time.perf_counter()
+        res = layout_graph(dg)
+        best = min(best, time.perf_counter() - t)
+    routes = list(res.routes.values())
+    print(f"\nsynthetic LLM 200 layers: {len(m.graph.node)} nodes, {len(dg.boxes)} boxes, {len(routes)} routed edges: "
+          f"layout {best:.3f} s, {count_crossings(routes)} crossings", flush=True)
+    d = run_dot(dot_source(dg, set(res.routes)), dot_timeout)
+    if d is None:
+        print(f"dot: > {dot_timeout:.0f} s (timed out); ours is > {dot_timeout / best:.0f}x faster")
+    else:
+        print(f"dot: {d['seconds']:.1f} s, {count_crossings(d['routes'])} crossings; ours {d['seconds'] / best:.0f}x faster")
 
 
 if __name__ == "__main__":
