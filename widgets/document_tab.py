@@ -326,10 +326,14 @@ class DocumentTab(QWidget):
             self._select_keys(keys)
             return
         missing = self._groups_to_open(keys)
-        if missing:
+        # a node folded into its consumer's weight rows is drawn as a box again
+        unfolded = self.canvas.controller.unfold_for(keys)
+        if missing or unfolded:
             self._pending = keys
             for path in missing:
                 self.canvas.controller.expand(path)
+            if not missing:
+                self.canvas.controller.relayout()
             return
         self._select_keys(keys)
 

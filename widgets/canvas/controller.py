@@ -181,6 +181,18 @@ class GraphController(QObject):
             self._unfold.add(nid)
         self.relayout(sync=sync)
 
+    def unfold_for(self, keys) -> bool:
+        """Mark for unfolding the weight preparation that hides any of ``keys`` (node boxes
+        folded into a consumer's weight rows); True when something changed — the caller
+        re-lays out (``relayout``, or by opening groups)."""
+        folded = getattr(self._scene.graph, "folded", None) or {}
+        want = {k for k in keys if k.startswith("n:")}
+        add = {int(consumer[2:]) for consumer, ids in folded.items()
+               if consumer.startswith("n:") and any(f"n:{i}" in want for i in ids)}
+        add -= self._unfold
+        self._unfold |= add
+        return bool(add)
+
     def weights_unfolded(self, key: str) -> bool:
         return key.startswith("n:") and int(key[2:]) in self._unfold
 
