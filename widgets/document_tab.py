@@ -326,10 +326,16 @@ class DocumentTab(QWidget):
             self._select_keys(keys)
             return
         missing = self._groups_to_open(keys)
-        if missing:
+        # a node asked for by itself (not a tensor's users) that is folded into its
+        # consumer's weight rows is drawn as a box again
+        unfolded = self.canvas.controller.unfold_for(
+            [f"n:{t.node}" for t in targets if t.kind == "node" and t.node is not None])
+        if missing or unfolded:
             self._pending = keys
             for path in missing:
                 self.canvas.controller.expand(path)
+            if not missing:
+                self.canvas.controller.relayout()
             return
         self._select_keys(keys)
 

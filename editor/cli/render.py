@@ -7,13 +7,15 @@ is no display), so importing this module — and ``editor`` as a whole — never
 
 ``--collapsed`` (default) draws name-scope groups as single boxes, ``--expanded`` draws every
 node; ``--scope PATH`` opens the groups down to PATH and draws only what lies inside it.
-Exit codes: 0 written, 2 the model cannot be loaded or the scope does not exist, 1 other
+``--stats`` prints the drawing's quality figures (see :mod:`editor.layout.quality`) as one
+JSON object on stdout. Exit codes: 0 written, 2 the model cannot be loaded or the scope does not exist, 1 other
 errors (output not writable, unknown format).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -53,10 +55,18 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.set_defaults(expanded=False)
     p.add_argument("--scope", default="", metavar="PATH", help="draw only the inside of this name scope, e.g. /model/layers.0")
     p.add_argument("--scale", type=float, default=2.0, help="PNG pixels per layout unit (default 2; reduced for huge graphs)")
-    p.add_argument("--max-size", type=int, default=8192, metavar="PX", help="longest PNG side in pixels (default 8192)")
+    p.add_argument("--max-size", type=int, default=None, metavar="PX",
+                   help="longest PNG side in pixels (default: 8192, raised up to 32000 when the text "
+                        "would otherwise be too small to read)")
     p.add_argument("--names", action="store_true", help="show node names in the boxes")
     p.add_argument("--dark", action="store_true", help="dark theme")
+    p.add_argument("--strip", action="store_true",
+                   help="keep a tall graph in one column (default: columns side by side when it is "
+                        "more than 8 times taller than wide)")
     p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")
+    p.add_argument("--stats", action="store_true",
+                   help="print the drawing's figures as JSON on stdout: boxes, edges, crossings, "
+                        "total edge length, width, height (layout units)")
     p.set_defaults(func=run)
 
 
@@ -126,12 +136,20 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     display = build_display_graph(graph, ids, opsets=_opsets(model), expanded=expanded)
     timings["viewmodel"] = time.perf_counter() - t
     t = time.perf_counter()
-    result = layout_graph(display)
+    result = layout_graph(display, wrap=not args.scope and not getattr(args, "strip", False))
     timings["layout"] = time.perf_counter() - t
+    stats = None
+    if getattr(args, "stats", False):
+        from editor.layout.quality import drawing_stats
+
+        stats = drawing_stats(len(display.boxes), len(display.edges), result.routes, result.width, result.height)
+        stats["references"] = len(result.references)
     t = time.perf_counter()
     # NOTE: drawing needs Qt, which lives in ``widgets``; the core only hands it the display
     # model and the layout (imported here, when a picture is asked for, never at import time)
-    from widgets.canvas.export import export_png, export_svg, headless_application, overview_png
+    from widgets.canvas.export import (
+        HARD_MAX_PIXELS, HARD_MAX_SIDE, export_png, export_svg, headless_application, overview_png,
+    )
     from widgets.canvas.scene import GraphScene
 
     headless_application()
@@ -145,14 +163,19 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
                                 keys=keys or None)
         timings["draw"] = time.perf_counter() - t
         return {"boxes": len(display.boxes), "edges": len(display.edges),
-                "width": size.width(), "height": size.height(), "timings": timings}
+                "width": size.width(), "height": size.height(), "timings": timings, "stats": stats}
+    scale, readable = _png_scale(display, result, args)
+    caps = {"max_side": HARD_MAX_SIDE, "max_pixels": HARD_MAX_PIXELS}
+    if suffix == ".png" and not readable:
+        print(f"note: {out.name} is drawn at {scale:.2f} px per unit, too small for its text to be read; "
+              f"use .svg or --scope for a readable picture", file=sys.stderr)
     if suffix == ".png" and not args.scope and len(display.boxes) >= 1500:
         # too big for text at the capped scale: draw the zoomed-out picture directly
-        size = overview_png(display, result, out, scale=args.scale, dark=args.dark, max_side=args.max_size)
+        size = overview_png(display, result, out, scale=scale, dark=args.dark, **caps)
         if size is not None:
             timings["draw"] = time.perf_counter() - t
             return {"boxes": len(display.boxes), "edges": len(display.edges),
-                    "width": size.width(), "height": size.height(), "timings": timings}
+                    "width": size.width(), "height": size.height(), "timings": timings, "stats": stats}
     scene = GraphScene(dark=args.dark, show_names=args.names)
     scene.set_graph(display, result)
     timings["scene"] = time.perf_counter() - t
@@ -164,7 +187,11 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
             scene.select_keys(inside)
             selection_only = True
     if suffix == ".png":
-        size = export_png(scene, out, selection_only=selection_only, scale=args.scale, max_side=args.max_size)
+        if selection_only:  # the selection's region is smaller than the graph: fit it anew
+            from widgets.canvas.export import export_rect
+
+            scale = _png_scale_for(export_rect(scene, selection_only=True), args)[0]
+        size = export_png(scene, out, selection_only=selection_only, scale=scale, **caps)
     else:
         size = export_svg(scene, out, selection_only=selection_only, title=graph.name)
     timings["draw"] = time.perf_counter() - t
@@ -174,7 +201,27 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         "width": size.width(),
         "height": size.height(),
         "timings": timings,
+        "stats": stats,
     }
+
+
+def _png_scale(display: Any, result: Any, args: argparse.Namespace) -> tuple[float, bool]:
+    """(scale, readable) of a whole-graph PNG; see ``widgets.canvas.export.readable_scale``."""
+    from widgets.canvas.export import layout_rect
+
+    rect = layout_rect(display, result)
+    if rect is None:
+        return args.scale, True
+    return _png_scale_for(rect, args)
+
+
+def _png_scale_for(rect: Any, args: argparse.Namespace) -> tuple[float, bool]:
+    from widgets.canvas.export import MAX_SIDE, READABLE_SCALE, fit_scale, readable_scale
+
+    if args.max_size is not None:  # the user's cap is the cap
+        s = fit_scale(rect, args.scale, max_side=args.max_size)
+        return s, s >= min(args.scale, READABLE_SCALE)
+    return readable_scale(rect, args.scale, max_side=MAX_SIDE)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -196,6 +243,8 @@ def run(args: argparse.Namespace) -> int:
     if args.timings:
         parts = ", ".join(f"{k} {v:.3f}" for k, v in facts["timings"].items())
         print(f"timings (s): load {t_load:.3f}, {parts}", file=sys.stderr)
+    if facts.get("stats") is not None:
+        print(json.dumps(facts["stats"]))
     return 0
 
 

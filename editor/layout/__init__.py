@@ -13,6 +13,7 @@ between boxes/edges and arrays, and handles incremental re-layout
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -69,13 +70,16 @@ def port_position(box: Box, pos: tuple[float, float], side: str, index: int) -> 
     """Scene position of port ``index`` on ``side`` ("in": top edge, "out": bottom edge)."""
     x, y = pos
     if side == "in":
-        n = box.n_in
+        n, used = box.n_in, box.in_ports
         yy = y
     elif side == "out":
-        n = box.n_out
+        n, used = box.n_out, box.out_ports
         yy = y + box.height
     else:
         raise ValueError(f"port side must be 'in' or 'out', not {side!r}")
+    if used:  # ports spread over the used ones only (see Box.in_ports)
+        n = len(used)
+        index = bisect_left(used, index)
     if n <= 0:
         return (x + box.width / 2, yy)
     i = min(max(index, 0), n - 1)
@@ -108,9 +112,16 @@ def graph_arrays(graph: DisplayGraph) -> dict[str, np.ndarray]:
             continue
         es_l.append(a)
         ed_l.append(b)
-        esp_l.append(e.src_port)
-        edp_l.append(e.dst_port)
+        # ports as slots among the used ones (see port_position)
+        sb, db = boxes[a], boxes[b]
+        esp_l.append(bisect_left(sb.out_ports, e.src_port) if sb.out_ports else e.src_port)
+        edp_l.append(bisect_left(db.in_ports, e.dst_port) if db.in_ports else e.dst_port)
         eidx.append(k)
+    for i, b in enumerate(boxes):
+        if b.in_ports:
+            n_in[i] = len(b.in_ports)
+        if b.out_ports:
+            n_out[i] = len(b.out_ports)
     return {
         "w": w, "h": h, "n_in": n_in, "n_out": n_out,
         "es": np.asarray(es_l, dtype=np.int64), "ed": np.asarray(ed_l, dtype=np.int64),
@@ -129,15 +140,20 @@ def layout_graph(
     previous: LayoutResult | None = None,
     progress: Callable[[float], None] | None = None,
     cancel: CancelToken | None = None,
+    wrap: bool = False,
 ) -> LayoutResult:
-    """Lay ``graph`` out top to bottom. Same input, same output."""
+    """Lay ``graph`` out top to bottom. Same input, same output.
+
+    ``wrap``: a drawing far taller than wide is set in side-by-side columns
+    (:mod:`editor.layout.wrap`; for pictures, e.g. ``render``: an edit's incremental
+    re-layout keeps layer bands, not columns)."""
     from editor.layout.sugiyama import layout_arrays
 
     check = _checker(progress, cancel)
     if graph.box_groups and graph.boxes:
         from editor.layout.compound import compound_layout
 
-        return compound_layout(graph, check, previous)
+        return compound_layout(graph, check, previous, wrap=wrap)
     if previous is not None:
         from editor.layout.incremental import incremental_layout
 
@@ -148,7 +164,12 @@ def layout_graph(
     lay = layout_arrays(arr["w"], arr["h"], arr["es"], arr["ed"], arr["esp"], arr["edp"],
                         arr["n_in"], arr["n_out"], check=check, anchor=arr["anchor"],
                         pin_top=arr["pin_top"], pin_bottom=arr["pin_bottom"])
-    return to_result(graph, arr, lay)
+    res = to_result(graph, arr, lay)
+    if wrap:
+        from editor.layout.wrap import wrap_columns
+
+        res = wrap_columns(graph, res)
+    return res
 
 
 def to_result(graph: DisplayGraph, arr: Mapping[str, np.ndarray], lay) -> LayoutResult:

@@ -29,7 +29,7 @@ PIN_H = 1.0
 Point = tuple[float, float]
 
 
-def compound_layout(graph: DisplayGraph, check: Callable[[float], None], previous=None):
+def compound_layout(graph: DisplayGraph, check: Callable[[float], None], previous=None, wrap: bool = False):
     from editor.layout import LayoutResult, layout_graph, port_position
 
     parents = dict(graph.group_parents)
@@ -175,7 +175,8 @@ def compound_layout(graph: DisplayGraph, check: Callable[[float], None], previou
             if key not in sub_edges:
                 sub_edges[key] = Edge(key, sk, spi, dk, dpi, value)
         sub = DisplayGraph(boxes=tuple(sub_boxes), edges=tuple(sub_edges.values()), scope=lev)
-        res = layout_graph(sub, previous=prev_levels.get(lev))
+        # a tall level may be set in columns (its frames move with their band)
+        res = layout_graph(sub, previous=prev_levels.get(lev), wrap=wrap)
         level_res[lev] = res
         if lev:
             frame_size[lev] = (res.width + 2 * FRAME_PAD, res.height + FRAME_TITLE + FRAME_PAD)

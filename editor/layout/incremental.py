@@ -46,6 +46,10 @@ def _free_spot(occupied: list[Interval], width: float, desired: float) -> float:
     return best[1]
 
 
+def _near(p: tuple[float, float], q: tuple[float, float]) -> bool:
+    return abs(p[0] - q[0]) < 1e-6 and abs(p[1] - q[1]) < 1e-6
+
+
 def _free_column(bands: list[list[Interval]], desired: float) -> float:
     occ = [iv for band in bands for iv in band]
     left = _free_spot(occ, 2 * DUMMY_GAP, desired - DUMMY_GAP)
@@ -102,6 +106,7 @@ def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], N
         occupy(r, p[0], p[0] + b.width, H_GAP / 2)
     # Reused routes: an edge between two unmoved boxes keeps its polyline.
     edges = graph.edges
+    by_key_all = {b.key: b for b in boxes}
     moved = {b.key for b in pending}
     routes: dict[str, tuple[tuple[float, float], ...]] = {}
     refs: set[str] = set()
@@ -116,6 +121,13 @@ def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], N
             continue
         r = prev_routes.get(e.key)
         if r is None:
+            todo.append(e)
+            continue
+        # a box that lost or gained an edge spreads its ports anew (Box.in_ports): a route
+        # whose ends no longer sit on their ports is routed again
+        sb, db = by_key_all[e.src], by_key_all[e.dst]
+        if not (_near(r[0], port_position(sb, pos[e.src], "out", e.src_port))
+                and _near(r[-1], port_position(db, pos[e.dst], "in", e.dst_port))):
             todo.append(e)
             continue
         routes[e.key] = r

@@ -30,12 +30,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from editor.layout.ordering import order_layers
+
 H_GAP = 24.0          # horizontal gap between two boxes of one layer
 DUMMY_W = 6.0         # width reserved for an edge passing through a layer
 DUMMY_GAP = 8.0       # gap next to a dummy slot
 V_GAP = 40.0          # vertical gap between layers
 MARGIN = 20.0
-DAMP = 0.25        # ordering sweeps: keep this share of the current position (stops 2-cycles)
 PORT_PULL = 0.3       # how much the x pulls honour port offsets (0: centres, 1: ports)
 
 # NOTE: broadcast thresholds. A value with at least REF_MIN_FANOUT consumers, one of them more
@@ -197,7 +198,7 @@ def layout_arrays(
     n_in: np.ndarray, n_out: np.ndarray, *, check: Check, key0: np.ndarray | None = None,
     anchor: np.ndarray | None = None, pin_top: np.ndarray | None = None,
     pin_bottom: np.ndarray | None = None,
-    order_iters: int = 8, x_iters: int = 24,
+    x_iters: int = 24,
 ) -> ArrayLayout:
     n = len(w)
     m = len(es)
@@ -277,6 +278,10 @@ def layout_arrays(
     e_rev = (ra != es[routed])[seg_edge]
     a_off = np.where(s_j == 0, np.where(e_rev, in_off[e_of_seg], out_off[e_of_seg]), 0.0)
     b_off = np.where(s_j + 1 == span[seg_edge], np.where(e_rev, out_off[e_of_seg], in_off[e_of_seg]), 0.0)
+    # port fractions for the ordering: where along its slot an edge attaches
+    vw0 = np.concatenate([w, np.full(D, DUMMY_W)])
+    frac_a = a_off / np.maximum(vw0[seg_a], 1.0)
+    frac_b = b_off / np.maximum(vw0[seg_b], 1.0)
     # NOTE: ports sit spread along the box edge (weights included), so aligning them exactly
     # makes chains drift sideways, one port offset per layer. Aligning mostly centres keeps a
     # chain straight; the residual offset still separates the inputs of a two-input node.
@@ -292,56 +297,10 @@ def layout_arrays(
     kb = key0[rb][d_edge]
     frac = (d_j + 1) / (span[d_edge])
     key = np.concatenate([key0, kr + (kb - kr) * frac])
-    perm = np.lexsort((key, vrank))
+    perm = order_layers(N, vrank, n_layers, seg_a, seg_b, frac_a, frac_b, key,
+                        check=lambda f: check(0.3 + 0.3 * f))
     pos, lstart = _layer_index(vrank, perm, n_layers)
     lsize = np.diff(lstart)
-    inv_size = 1.0 / np.maximum(lsize, 1)
-    # Leaves (one connection) hang off a neighbour; in the sweep toward that neighbour they
-    # tie with it, and the ties are spread alternately left and right of the neighbour's
-    # other attachments so e.g. the weight generators of a BatchNormalization surround the
-    # data path instead of pushing it to one side.
-    outdeg = np.bincount(seg_a, minlength=N)
-    indeg = np.bincount(seg_b, minlength=N)
-    leaf_src = (indeg == 0) & (outdeg == 1) & ~is_dummy   # hangs below... above its consumer
-    leaf_snk = (outdeg == 0) & (indeg == 1) & ~is_dummy
-    nb = np.full(N, -1, dtype=np.int64)
-    sa_leaf = leaf_src[seg_a]
-    nb[seg_a[sa_leaf]] = seg_b[sa_leaf]
-    sb_leaf = leaf_snk[seg_b]
-    nb[seg_b[sb_leaf]] = seg_a[sb_leaf]
-    leaves_src = np.flatnonzero(leaf_src)
-    leaves_snk = np.flatnonzero(leaf_snk)
-
-    def spread(leaves: np.ndarray, pos: np.ndarray) -> np.ndarray:
-        if len(leaves) == 0:
-            return np.zeros(0)
-        o = np.lexsort((pos[leaves], nb[leaves]))
-        g = nb[leaves][o]
-        start = np.ones(len(o), dtype=bool)
-        start[1:] = g[1:] != g[:-1]
-        idx = np.arange(len(o))
-        k = idx - np.maximum.accumulate(np.where(start, idx, 0))
-        off = np.empty(len(o))
-        off[o] = np.where(k % 2 == 0, -1.0, 1.0) * (k // 2 + 1) * 1e-9
-        return off
-
-    for it in range(order_iters):
-        check(0.3 + 0.3 * it / max(order_iters, 1))
-        npos = (pos + 0.5) * inv_size[vrank]
-        if it % 2 == 0:
-            tgt, src = seg_b, seg_a
-        else:
-            tgt, src = seg_a, seg_b
-        s = np.bincount(tgt, weights=npos[src], minlength=N)
-        c = np.bincount(tgt, minlength=N)
-        bc = np.where(c > 0, s / np.maximum(c, 1), npos)
-        if DAMP:
-            bc = DAMP * npos + (1 - DAMP) * bc
-        lv = leaves_src if it % 2 else leaves_snk
-        if len(lv):
-            bc[lv] += spread(lv, pos)
-        perm = np.lexsort((pos, bc, vrank))
-        pos, _ = _layer_index(vrank, perm, n_layers)
     check(0.6)
     # ---- 5. x coordinates (centres)
     vw = np.concatenate([w, np.full(D, DUMMY_W)])
@@ -443,6 +402,10 @@ def layout_arrays(
         bdes = np.where(wcnt > 0, wsum / np.maximum(wcnt, 1), cx_p)
         desired = np.where(wcnt[root_of_p] > 0, bdes[root_of_p], med)
         cx_p = _project(desired, off, lay_perm, n_layers)
+    # blocks straight: each block moves, as a whole, to where its members line up
+    # port to port, wherever the layers' packing leaves room for that
+    rel = _block_offsets(N, seg_a, seg_b, link, root, frac_a * vw0[seg_a] - frac_b * vw0[seg_b], vrank)
+    cx_p = _straighten(cx_p, sep, first_in_layer, root_of_p, rel[perm])
     check(0.9)
     cx = np.empty(N)
     cx[perm] = cx_p
@@ -468,6 +431,62 @@ def layout_arrays(
     check(1.0)
     return ArrayLayout(x=x, y=y, rank=rank, routes=routes, reference=ref, width=width, height=height,
                        layer_top=layer_top, layer_bottom=layer_bottom)
+
+
+def _block_offsets(N: int, seg_a: np.ndarray, seg_b: np.ndarray, link: np.ndarray, root: np.ndarray,
+                   port_shift: np.ndarray, vrank: np.ndarray) -> np.ndarray:
+    """Centre offset of every vertex from its block's root that makes each link segment
+    vertical from port to port (``port_shift`` = source port offset - target port offset)."""
+    rel = np.zeros(N)
+    la, lb, ls = seg_a[link], seg_b[link], port_shift[link]
+    o = np.argsort(vrank[la], kind="stable")   # a block's links, top to bottom
+    rel_l = rel.tolist()
+    for a, b, d in zip(la[o].tolist(), lb[o].tolist(), ls[o].tolist()):
+        rel_l[b] = rel_l[a] + d
+    rel = np.asarray(rel_l)
+    return rel - rel[root]
+
+
+def _straighten(cx_p: np.ndarray, sep: np.ndarray, first: np.ndarray, block: np.ndarray,
+                rel: np.ndarray, passes: int = 2) -> np.ndarray:
+    """Move each block (members ``block``, perm order) to the mean of its members' implied
+    positions, clipped to the room its members' layer neighbours leave; packing is kept.
+
+    Python, block by block, so that every move sees the moves before it (vectorised moves
+    of neighbouring blocks could collide)."""
+    n = len(cx_p)
+    if n == 0:
+        return cx_p
+    cx = cx_p.tolist()
+    sp = sep.tolist()
+    has_left = (~first).tolist()
+    has_right = np.append(~first[1:], False).tolist()
+    rl = rel.tolist()
+    members: dict[int, list[int]] = {}
+    for p, b in enumerate(block.tolist()):
+        members.setdefault(b, []).append(p)
+    groups = [m for m in members.values() if len(m) > 1]
+    inf = float("inf")
+    for _ in range(passes):
+        for mem in groups:
+            lo, hi, tot = -inf, inf, 0.0
+            for p in mem:
+                r = rl[p]
+                tot += cx[p] - r
+                if has_left[p]:
+                    v = cx[p - 1] + sp[p] - r
+                    if v > lo:
+                        lo = v
+                if has_right[p]:
+                    v = cx[p + 1] - sp[p + 1] - r
+                    if v < hi:
+                        hi = v
+            if lo > hi:
+                continue
+            t = min(max(tot / len(mem), lo), hi)
+            for p in mem:
+                cx[p] = t + rl[p]
+    return np.asarray(cx)
 
 
 def _project(desired: np.ndarray, off: np.ndarray, lay: np.ndarray, n_layers: int) -> np.ndarray:

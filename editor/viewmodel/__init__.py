@@ -23,7 +23,7 @@ The grouping itself lives in :mod:`editor.viewmodel.groups`; colour categories i
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import onnx
 
@@ -69,6 +69,11 @@ class Box:
     weights: tuple[tuple[str, str], ...] = ()
     child_count: int = 0
     subgraphs: tuple[str, ...] = ()
+    #: Input / output indices that carry an edge, when some do not (weights, unused
+    #: outputs): ports are spread over these only, so a Conv's one data input sits in the
+    #: middle of its top edge. Empty: every port is used.
+    in_ports: tuple[int, ...] = ()
+    out_ports: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +104,10 @@ class DisplayGraph:
     group_parents: Mapping[str, str] = field(default_factory=dict)
     #: Additive: display label of each open group (its last scope segment).
     group_labels: Mapping[str, str] = field(default_factory=dict)
+    #: Additive: consumer box key -> ids of the weight-preparation nodes folded into it
+    #: (drawn as weight rows of that box; see ``build_display_graph``'s ``unfold``); key
+    #: ``""`` holds constant-only nodes whose results nobody reads (not drawn at all).
+    folded: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -184,6 +193,7 @@ def build_display_graph(
     expanded: Collection[str] | None = None,
     groups: GroupTree | None = None,
     bodies: Callable[[int], Sequence[tuple[str, onnx.GraphProto, Sequence[int]]]] | None = None,
+    unfold: Collection[int] = (),
     _captured: list[tuple[str, str, int]] | None = None,
     _outer_weights: Mapping[str, str] | None = None,
 ) -> DisplayGraph:
@@ -202,6 +212,14 @@ def build_display_graph(
     internal: a body build lists in ``_captured`` the outer values its boxes consume, for the
     enclosing build to wire, and shows the enclosing graphs' initializers and weight
     Constants it reads (``_outer_weights``) as weights of its boxes, like its own.
+
+    Weight-preparation chains (constant-only nodes whose results all end in one consumer:
+    ``DequantizeLinear`` of an int8 initializer, ``Transpose``/``Reshape``/``Cast`` of a
+    weight, ``ConstantOfShape``) are folded into that consumer: not drawn as boxes, listed as
+    a weight row of the consumer (``W: 768x768 int8 → DequantizeLinear``), and named in
+    ``DisplayGraph.folded``. ``unfold`` holds node ids of consumers whose chains are drawn
+    as boxes after all (the "show weight preparation" of the canvas). Constant-only nodes
+    whose results nobody reads are not drawn, like unused initializers.
     """
     nodes = graph.node
     n = len(nodes)
@@ -250,6 +268,27 @@ def build_display_graph(
         tree = groups
     else:
         tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+    # Weight-preparation chains fold into their consumer (after the tree: a folded node still
+    # belongs to its name scope, it is only not drawn as a box of its own).
+    known = set(initializers)
+    known.update(weight_const)
+    if _outer_weights:
+        known.update(_outer_weights)
+    unfold_ids = set(unfold) if unfold else set()
+    fold_to = _fold_weight_chains(nodes, hidden, known, output_set,
+                                  {i for i in range(n) if node_ids[i] in unfold_ids})
+    folded: dict[str, tuple[int, ...]] = {}
+    if fold_to:
+        outer = {**initializers, **weight_const, **(_outer_weights or {})}
+        weight_const.update(_chain_texts(nodes, fold_to, outer))
+        fold_members: dict[int, list[int]] = {}
+        for i, t in fold_to.items():
+            hidden[i] = 1
+            for o in nodes[i].output:
+                producer.pop(o, None)
+            fold_members.setdefault(t, []).append(node_ids[i])
+        drawn = [i for i in drawn if not hidden[i]]
+        folded = {(f"n:{node_ids[t]}" if t != DEAD else ""): tuple(sorted(ids)) for t, ids in fold_members.items()}
     # rep[i]: key of the box node i is drawn in (itself, or its outermost closed group)
     rep: dict[int, str] = {}
     closed_groups: dict[str, int] = {}
@@ -452,8 +491,29 @@ def build_display_graph(
                 open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bodies, opsets, value_info,
                 src_of, add_edge, {**(_outer_weights or {}), **initializers, **weight_const}, _captured,
                 box_groups, group_parents, group_labels)
+    boxes = _with_used_ports(boxes, edges.values())
     return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats,
-                        box_groups=box_groups, group_parents=group_parents, group_labels=group_labels)
+                        box_groups=box_groups, group_parents=group_parents, group_labels=group_labels,
+                        folded=folded)
+
+
+def _with_used_ports(boxes: list[Box], edges) -> list[Box]:
+    """Boxes with ``in_ports``/``out_ports`` set where some of their ports carry no edge."""
+    used_in: dict[str, set[int]] = {}
+    used_out: dict[str, set[int]] = {}
+    for e in edges:
+        used_in.setdefault(e.dst, set()).add(e.dst_port)
+        used_out.setdefault(e.src, set()).add(e.src_port)
+    out = []
+    for b in boxes:
+        ui = used_in.get(b.key, ())
+        uo = used_out.get(b.key, ())
+        ip = tuple(sorted(ui)) if ui and len(ui) < b.n_in else ()
+        op = tuple(sorted(uo)) if uo and len(uo) < b.n_out else ()
+        if ip != b.in_ports or op != b.out_ports:
+            b = replace(b, in_ports=ip, out_ports=op)
+        out.append(b)
+    return out
 
 
 def document_bodies(doc) -> Callable[[int], list[tuple[str, onnx.GraphProto, Sequence[int]]]]:
@@ -562,6 +622,119 @@ def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:
     g.output.extend(onnx.ValueInfoProto(name=n) for n in fn.output)
     g.value_info.extend(fn.value_info)
     return g
+
+
+# NOTE: ops never folded although their inputs may all be constant: random generators
+# differ per run (their box says so), and a node with a body may read outer values.
+_NEVER_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                         "Multinomial", "Bernoulli", "If", "Loop", "Scan"})
+_MAX_CHAIN_OPS = 3   # ops named in a folded weight row; longer chains elide the middle
+DEAD = -1            # fold target of constant nodes whose results nobody reads
+
+
+def _fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known: set[str],
+                        output_set: Collection[str], keep: Collection[int]) -> dict[int, int]:
+    """Node index -> index of the node it folds into, for every weight-preparation node.
+
+    A node is *constant* when it has inputs and every one of them is a weight (initializer,
+    weight Constant, outer weight) or the result of a constant node. A constant node folds
+    into ``t`` when all its results are consumed by ``t`` alone, directly or through other
+    nodes that fold into ``t``; a constant node with several consumers stays a box (the
+    chain above it folds into it). Nodes consumed by ``keep`` (unfolded consumers) stay
+    boxes. Graph order is topological in a valid model; an unsorted graph just folds less.
+    """
+    const_vals = set(known)
+    const: list[int] = []
+    is_const = bytearray(len(nodes))
+    for i, node in enumerate(nodes):
+        if hidden[i] or node.op_type in _NEVER_FOLD:
+            continue
+        ins = [v for v in node.input if v]
+        if not ins or not all(v in const_vals for v in ins):
+            continue
+        if any(o in output_set for o in node.output) or any(
+                a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+            continue
+        is_const[i] = 1
+        const.append(i)
+        const_vals.update(o for o in node.output if o)
+    if not const:
+        return {}
+    made_by: dict[str, int] = {}
+    for i in const:
+        for o in nodes[i].output:
+            if o:
+                made_by[o] = i
+    consumers: dict[int, set[int]] = {}
+    for j, node in enumerate(nodes):
+        if hidden[j]:
+            continue
+        reads = list(node.input)
+        for a in node.attribute:  # a body reading an outer value consumes it too
+            if a.type == onnx.AttributeProto.GRAPH:
+                reads += _body_reads(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    reads += _body_reads(g)
+        for v in reads:
+            i = made_by.get(v)
+            if i is not None:
+                consumers.setdefault(i, set()).add(j)
+    fold_to: dict[int, int] = {}
+    keep = set(keep)   # grows: an unfolded chain is drawn whole, up to its sources
+    for i in reversed(const):
+        targets = {fold_to.get(j, j) for j in consumers.get(i, ())}
+        if not targets:
+            fold_to[i] = DEAD   # constant data nobody reads: not drawn, like an unused initializer
+        elif len(targets) == 1:
+            t = next(iter(targets))
+            if t in keep:
+                keep.add(i)
+            else:
+                fold_to[i] = t
+    return fold_to
+
+
+def _body_reads(g: onnx.GraphProto) -> list[str]:
+    """Every value name a (nested) body's nodes read; a superset of what it captures."""
+    out: list[str] = []
+    for node in g.node:
+        out += node.input
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                out += _body_reads(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    out += _body_reads(sg)
+    return out
+
+
+def _chain_texts(nodes: Sequence[onnx.NodeProto], fold_to: Mapping[int, int],
+                 weights: Mapping[str, str]) -> dict[str, str]:
+    """Weight-row text of every folded result: ``"768x768 int8 → DequantizeLinear"``."""
+    src: dict[str, tuple[str, tuple[str, ...]]] = {}   # value -> (source text, ops so far)
+    for i in sorted(fold_to):
+        node = nodes[i]
+        base, ops = "", ()
+        for v in node.input:
+            if v in src:
+                base, ops = src[v]
+                break
+        else:
+            for v in node.input:
+                if v in weights:
+                    base = weights[v]
+                    break
+        ops = ops + (node.op_type,)
+        for o in node.output:
+            if o:
+                src[o] = (base, ops)
+    out = {}
+    for v, (base, ops) in src.items():
+        if len(ops) > _MAX_CHAIN_OPS:
+            ops = ops[:1] + ("…",) + ops[-(_MAX_CHAIN_OPS - 1):]
+        out[v] = " → ".join((base,) + ops if base else ops)
+    return out
 
 
 def _weight_constant(node: onnx.NodeProto, output_set: Collection[str]) -> bool:

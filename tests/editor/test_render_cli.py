@@ -110,7 +110,8 @@ def test_render_large_png_draws_the_overview_without_a_scene(tmp_path):
     parser = argparse.ArgumentParser()
     configure_parser(parser)
     out = tmp_path / "big.png"
-    facts = render_model(model, out, parser.parse_args([str(path), "-o", str(out), "--expanded", "--max-size", "4000"]))
+    facts = render_model(model, out, parser.parse_args([str(path), "-o", str(out), "--expanded", "--max-size", "4000",
+                                                             "--strip"]))
     assert "scene" not in facts["timings"]  # drawn straight from the layout
     from PySide6.QtGui import QImage
 
@@ -118,3 +119,50 @@ def test_render_large_png_draws_the_overview_without_a_scene(tmp_path):
     assert not image.isNull() and max(image.width(), image.height()) <= 4000
     corner = image.pixel(0, 0)
     assert any(image.pixel(x, y) != corner for y in range(0, image.height(), 5) for x in range(image.width()))
+
+
+def test_render_stats_prints_the_drawing_figures(tmp_path, capsys):
+    import json
+
+    model = CORPUS / "onnx-backend" / "light" / "light_resnet50.onnx"
+    out = tmp_path / "r.svg"
+    assert _run([str(model), "-o", str(out), "--expanded", "--stats"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert {"boxes", "edges", "crossings", "length", "width", "height"} <= set(stats)
+    assert stats["boxes"] > 100 and stats["edges"] >= stats["boxes"] - 2
+    # ResNet-50 is planar: a layered drawing without crossings exists, and we find it
+    assert stats["crossings"] == 0
+    assert stats["length"] > 0 and stats["width"] > 0 and stats["height"] > stats["width"]
+
+
+def test_tall_png_keeps_its_text_readable(tmp_path, capsys):
+    """A graph taller than the old 8192-px cap is not squeezed until the text vanishes."""
+    from PySide6.QtGui import QImage
+
+    from widgets.canvas.export import READABLE_SCALE
+
+    model = CORPUS / "onnx-backend" / "light" / "light_resnet50.onnx"
+    out = tmp_path / "r.png"
+    assert _run([str(model), "-o", str(out), "--expanded", "--stats", "--strip"]) == 0
+    import json
+
+    stats = json.loads(capsys.readouterr().out)
+    image = QImage(str(out))
+    assert image.height() > 8192
+    assert image.height() >= READABLE_SCALE * stats["height"] * 0.99
+    # an explicit cap is honoured, and the picture says it is unreadable
+    assert _run([str(model), "-o", str(out), "--expanded", "--max-size", "2000", "--strip"]) == 0
+    assert QImage(str(out)).height() <= 2000
+    assert "too small" in capsys.readouterr().err
+
+
+def test_tall_graph_is_drawn_in_columns_without_crossings(tmp_path, capsys):
+    """ResNet-50 is 30x taller than wide in one column; the picture sets it in columns."""
+    import json
+
+    model = CORPUS / "onnx-backend" / "light" / "light_resnet50.onnx"
+    out = tmp_path / "r.svg"
+    assert _run([str(model), "-o", str(out), "--stats"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert 1 / 8 <= stats["width"] / stats["height"] <= 4
+    assert stats["crossings"] == 0

@@ -503,3 +503,23 @@ def test_context_menu_offers_expand_and_collapse(qtbot):
     relu = _key(w.scene, "Relu")
     menu = w.view.context_menu(w.scene.item_for(relu))
     assert "Collapse /blk" in [a.text() for a in menu.actions()]
+
+
+def test_context_menu_unfolds_and_folds_weight_preparation(qtbot):
+    from tests.editor.test_weight_folding import _quantized_matmul
+
+    model = _quantized_matmul()
+    w = CanvasWidget()
+    qtbot.addWidget(w)
+    w.set_source(model.graph, list(range(len(model.graph.node))), opsets={"": 19}, expanded=None, sync=True)
+    assert w.scene.item_for("n:0") is None  # DequantizeLinear folded into the MatMul (n:2)
+    menu = w.view.context_menu(w.scene.item_for("n:2"))
+    act = next(a for a in menu.actions() if a.text().startswith("Show weight preparation"))
+    with qtbot.waitSignal(w.controller.laidOut, timeout=10000):
+        act.trigger()
+    assert w.scene.item_for("n:0") is not None and w.scene.item_for("n:1") is not None
+    menu = w.view.context_menu(w.scene.item_for("n:2"))
+    act = next(a for a in menu.actions() if a.text() == "Fold weight preparation")
+    with qtbot.waitSignal(w.controller.laidOut, timeout=10000):
+        act.trigger()
+    assert w.scene.item_for("n:0") is None

@@ -57,6 +57,7 @@ class GraphController(QObject):
         self._scoped: dict[str, str] = {}
         self._filter: Callable | None = None
         self._bodies: Callable | None = None
+        self._unfold: set[int] = set()   # consumers whose weight preparation is drawn as boxes
 
     def set_bodies(self, fn: Callable | None) -> None:
         """``fn(node_id) -> [(label, GraphProto, node_ids)]`` for expanding bodies in place
@@ -121,7 +122,8 @@ class GraphController(QObject):
         from editor.viewmodel import build_display_graph
 
         display = build_display_graph(self._graph, self._node_ids, opsets=self._opsets,
-                                      value_info=self._value_info, expanded=self._expanded, bodies=self._bodies)
+                                      value_info=self._value_info, expanded=self._expanded, bodies=self._bodies,
+                                      unfold=self._unfold)
         return self._filter(display) if self._filter is not None else display
 
     def relayout(self, *, keep_positions: bool = True, sync: bool = False) -> None:
@@ -166,6 +168,33 @@ class GraphController(QObject):
 
         names = [scoped_name(n) for n in self._graph.node]
         return set(build_group_tree(names, list(range(len(names)))).parent)
+
+    def toggle_weights(self, key: str, *, sync: bool = False) -> None:
+        """Draw the weight-preparation nodes folded into box ``key`` (``n:<id>``) as boxes of
+        their own, or fold them back (``DisplayGraph.folded``)."""
+        if not key.startswith("n:"):
+            return
+        nid = int(key[2:])
+        if nid in self._unfold:
+            self._unfold.discard(nid)
+        else:
+            self._unfold.add(nid)
+        self.relayout(sync=sync)
+
+    def unfold_for(self, keys) -> bool:
+        """Mark for unfolding the weight preparation that hides any of ``keys`` (node boxes
+        folded into a consumer's weight rows); True when something changed — the caller
+        re-lays out (``relayout``, or by opening groups)."""
+        folded = getattr(self._scene.graph, "folded", None) or {}
+        want = {k for k in keys if k.startswith("n:")}
+        add = {int(consumer[2:]) for consumer, ids in folded.items()
+               if consumer.startswith("n:") and any(f"n:{i}" in want for i in ids)}
+        add -= self._unfold
+        self._unfold |= add
+        return bool(add)
+
+    def weights_unfolded(self, key: str) -> bool:
+        return key.startswith("n:") and int(key[2:]) in self._unfold
 
     def toggle_body(self, node_id: int, *, sync: bool = False) -> None:
         """Open or close the bodies of control-flow node ``node_id`` in place."""

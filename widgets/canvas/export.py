@@ -25,6 +25,14 @@ from widgets.canvas.scene import GraphScene
 MAX_SIDE = 8192
 MAX_PIXELS = 32_000_000
 EXPORT_MARGIN = 24.0
+# NOTE: a tall graph squeezed under MAX_SIDE loses every label (a 17,000-unit ResNet-50 at
+# 0.47 px per unit). ``readable_scale`` lets such a picture grow past the default caps,
+# up to HARD_MAX_SIDE pixels a side (Qt's raster painter works in 16-bit-safe device
+# coordinates below 32767) and to the pixels the free memory can hold, so that text stays
+# at READABLE_SCALE at least; beyond that it is scaled down, and the caller says so.
+READABLE_SCALE = 0.75
+HARD_MAX_SIDE = 32000
+HARD_MAX_PIXELS = 400_000_000
 
 
 def headless_application():
@@ -66,6 +74,36 @@ def fit_scale(rect: QRectF, scale: float, *, max_side: int = MAX_SIDE, max_pixel
     if area > max_pixels:
         s *= (max_pixels / area) ** 0.5
     return s
+
+
+def _free_memory() -> int | None:
+    """Bytes of memory available now (Linux ``MemAvailable``), or None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def readable_scale(rect: QRectF, scale: float, *, max_side: int = MAX_SIDE,
+                   max_pixels: int = MAX_PIXELS) -> tuple[float, bool]:
+    """The scale for a PNG of ``rect``: ``scale`` within the default caps when text stays
+    readable there, else grown past them toward ``READABLE_SCALE`` (see the NOTE above).
+
+    Returns (scale, readable): ``readable`` is False when even the raised caps leave the
+    text below ``READABLE_SCALE`` (the picture is an overview then)."""
+    s = fit_scale(rect, scale, max_side=max_side, max_pixels=max_pixels)
+    want = min(scale, READABLE_SCALE)
+    if s >= want or rect.isEmpty():
+        return s, True
+    # 4 bytes a pixel for the image, and about as much again while it is encoded
+    mem = _free_memory()
+    pix_cap = HARD_MAX_PIXELS if mem is None else max(max_pixels, min(HARD_MAX_PIXELS, mem // 16))
+    raised = fit_scale(rect, want, max_side=max(max_side, HARD_MAX_SIDE), max_pixels=pix_cap)
+    return max(s, raised), raised >= want
 
 
 @contextmanager
@@ -138,6 +176,22 @@ def export_svg(scene: GraphScene, path: str | Path, *, selection_only: bool = Fa
     return QSize(max(1, int(rect.width())), max(1, int(rect.height())))
 
 
+def layout_rect(display, layout) -> QRectF | None:
+    """The scene rectangle a whole-graph export of ``layout`` covers (None: no boxes)."""
+    pos = layout.positions
+    boxes = [b for b in display.boxes if b.key in pos]
+    if not boxes:
+        return None
+    x0 = min(pos[b.key][0] for b in boxes)
+    y0 = min(pos[b.key][1] for b in boxes)
+    x1 = max(pos[b.key][0] + b.width for b in boxes)
+    y1 = max(pos[b.key][1] + b.height for b in boxes)
+    # open groups' frames reach above and around their members
+    for fx, fy, fw, fh in (getattr(layout, "frames", None) or {}).values():
+        x0, y0, x1, y1 = min(x0, fx), min(y0, fy), max(x1, fx + fw), max(y1, fy + fh)
+    return QRectF(x0, y0, x1 - x0, y1 - y0).adjusted(-EXPORT_MARGIN, -EXPORT_MARGIN, EXPORT_MARGIN, EXPORT_MARGIN)
+
+
 def overview_png(display, layout, path: str | Path, *, scale: float = 2.0, dark: bool = False,
                  max_side: int = MAX_SIDE, max_pixels: int = MAX_PIXELS) -> QSize | None:
     """PNG of a whole graph straight from the display model and layout, without a scene.
@@ -154,16 +208,9 @@ def overview_png(display, layout, path: str | Path, *, scale: float = 2.0, dark:
 
     pos = layout.positions
     boxes = [b for b in display.boxes if b.key in pos]
-    if not boxes:
+    rect = layout_rect(display, layout)
+    if rect is None:
         return None
-    x0 = min(pos[b.key][0] for b in boxes)
-    y0 = min(pos[b.key][1] for b in boxes)
-    x1 = max(pos[b.key][0] + b.width for b in boxes)
-    y1 = max(pos[b.key][1] + b.height for b in boxes)
-    # open groups' frames reach above and around their members
-    for fx, fy, fw, fh in (getattr(layout, "frames", None) or {}).values():
-        x0, y0, x1, y1 = min(x0, fx), min(y0, fy), max(x1, fx + fw), max(y1, fy + fh)
-    rect = QRectF(x0, y0, x1 - x0, y1 - y0).adjusted(-EXPORT_MARGIN, -EXPORT_MARGIN, EXPORT_MARGIN, EXPORT_MARGIN)
     s = fit_scale(rect, scale, max_side=max_side, max_pixels=max_pixels)
     if s >= BATCH_LOD:
         return None

@@ -118,7 +118,7 @@ def light_palette() -> Palette:
         box_text=QColor("#1f2328"),
         header_text=QColor("#ffffff"),
         muted_text=QColor("#5b636e"),
-        edge=QColor("#8c939d"),
+        edge=QColor("#737a84"),
         edge_label=QColor("#57606a"),
         reference=QColor("#9a6700"),
         hover=QColor("#0969da"),

@@ -21,6 +21,7 @@ BATCH_LOD = 0.22
 TEXT_LOD = 0.45
 LABEL_LOD = 0.75
 ANTIALIAS_LOD = 0.3
+EDGE_DOUBLE_LOD = 1.4   # from here on edges are 2 px wide (see the NOTE on edge pens)
 
 # Box geometry inside the sizes the view model computes (editor.viewmodel: TITLE_H 26,
 # LINE_H 13, 4 units of bottom padding): a 22-unit coloured header, then 13-unit lines.
@@ -70,10 +71,22 @@ class CanvasStyle:
         self.reference_pen = QPen(pal.reference, 1.2)
         self.reference_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
 
-        self.edge_pen = QPen(pal.edge, 1.3)
+        # NOTE: edge pens are exactly 1 px and cosmetic. Qt's raster engine draws antialiased
+        # cosmetic lines up to 1 px wide with its line drawer; any wider pen (cosmetic or
+        # scaled) is stroked into an outline polygon that is then filled, and for a tile's
+        # batched path of long edges that fill grew with edges x image height: it was the
+        # 7-55 s "draw" of collapsed PNGs (1.3 px: 35 s, 1.0 px: 0.4 s, same picture).
+        # Close up, edges are drawn twice, a fraction of a pixel apart (EDGE_DOUBLE_LOD):
+        # a 2 px line at the cost of two fast ones. Zoomed out (below TEXT_LOD) they use a
+        # stronger colour so they stay visible against the background.
+        self.edge_pen = QPen(pal.edge, 1.0)
         self.edge_pen.setCosmetic(True)
         self.edge_pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
         self.edge_pen_cosmetic = self.edge_pen
+        far = QColor(pal.edge).darker(140) if QColor(pal.background).lightness() > 128 else \
+            QColor(pal.edge).lighter(150)
+        self.edge_pen_far = QPen(far, 1.0)
+        self.edge_pen_far.setCosmetic(True)
         self.edge_brush = QBrush(pal.edge)
 
         self.selection_pen = QPen(pal.selection, 2.5)

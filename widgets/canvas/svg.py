@@ -49,7 +49,7 @@ def _css(st: CanvasStyle) -> str:
     fam = escape(st.body_font.family() or "sans-serif")
     return (
         f"text{{font-family:'{fam}',DejaVu Sans,Helvetica,Arial,sans-serif;white-space:pre}}"
-        f".e{{fill:none;stroke:{_hex(pal.edge)};stroke-width:1.2;stroke-linejoin:round}}"
+        f".e{{fill:none;stroke:{_hex(pal.edge)};stroke-width:1.5;stroke-linejoin:round}}"
         f".a{{fill:{_hex(pal.edge)}}}"
         f".r{{fill:none;stroke:{_hex(pal.reference)};stroke-width:1.2;stroke-linecap:round}}"
         f".box{{fill:{_hex(pal.box_fill)};stroke:{_hex(pal.box_border)};stroke-width:1}}"

@@ -53,6 +53,8 @@ class GraphView(QGraphicsView):
     selectionChangedKeys = Signal(list)
     activated = Signal(str)
     groupToggled = Signal(str)
+    #: "Show / fold weight preparation" on a box with folded weight chains (its key)
+    weightsToggled = Signal(str)
     #: "Open body as its own view" on a control-flow box (its key)
     openBody = Signal(str)
     zoomChanged = Signal(float)
@@ -89,6 +91,7 @@ class GraphView(QGraphicsView):
         self._band_base: set[str] = set()
         self.rubberBandChanged.connect(self._on_band)
         self.scope_resolver = None  # Callable[[str], str] | None, see scope_of
+        self.weights_unfolded = None  # Callable[[str], bool] | None, see weight_actions
         self._space = False
         self._panning = False
         self._pan_last = QPoint()
@@ -399,6 +402,7 @@ class GraphView(QGraphicsView):
                 graph = self._scene.graph
                 if item.box.subgraphs and item.box.node_id is not None:
                     self.body_actions(menu, item)
+                self.weight_actions(menu, item)
                 for path, text in self.open_groups_of(item.key):
                     menu.addAction(f"Collapse {text}", lambda p=path: self.groupToggled.emit(f"g:{p}"))
             if not self._scene.is_selected(item.key):
@@ -435,6 +439,16 @@ class GraphView(QGraphicsView):
                 out.append((g, g))
             g = parents.get(g, "")
         return out
+
+    def weight_actions(self, menu: QMenu, item: NodeItem) -> None:
+        """Unfold the weight-preparation nodes drawn as weight rows of ``item``, or fold
+        back the ones unfolded before (``weights_unfolded`` tells which)."""
+        folded = (getattr(self._scene.graph, "folded", None) or {}).get(item.key, ())
+        if folded:
+            menu.addAction(f"Show weight preparation ({len(folded)} nodes)",
+                           lambda k=item.key: self.weightsToggled.emit(k))
+        elif self.weights_unfolded is not None and self.weights_unfolded(item.key):
+            menu.addAction("Fold weight preparation", lambda k=item.key: self.weightsToggled.emit(k))
 
     def body_actions(self, menu: QMenu, item: NodeItem) -> None:
         """Expand/collapse a control-flow node's bodies in place, or open one as a view."""

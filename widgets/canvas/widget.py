@@ -49,6 +49,8 @@ class CanvasWidget(QWidget):
         self.view.openBody.connect(self.openBody)
         self.view.valueClicked.connect(self.valueClicked)
         self.view.groupToggled.connect(self.controller.toggle_group)
+        self.view.weightsToggled.connect(self.controller.toggle_weights)
+        self.view.weights_unfolded = self.controller.weights_unfolded
         self.breadcrumb.pathClicked.connect(self.select_scope)
         self.view.viewportChanged.connect(self._place_minimap)
         self._fit_next = True

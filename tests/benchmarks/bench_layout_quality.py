@@ -1,0 +1,201 @@
+"""Layout quality benchmark: our layered layout against Graphviz ``dot`` on the same graphs.
+
+Run as a script (not collected by pytest; needs ``dot`` on the PATH, e.g. ``apt-get install
+graphviz`` — a benchmark-only peer, never a dependency):
+
+    PYTHONPATH=. python tests/benchmarks/bench_layout_quality.py [--extra DIR] [--dot-timeout S] [--llama]
+
+For every model of ``../shared/corpus/real`` and ``onnx-backend/light`` (plus ``*.onnx`` under
+``--extra``, e.g. the folder ``fetch_more.sh`` fills), the flat (expanded) display graph is
+laid out by us and by dot, given the same boxes (fixed sizes, ``shape=box fixedsize=true``)
+and the same edges: the ones we route (broadcast edges we draw as reference stubs are left
+out of both). Both drawings are measured the same way (:mod:`editor.layout.quality`: proper
+crossings between edge polylines; dot's splines are sampled into polylines), in the same
+process. The first collapsed view (what the editor opens with) is measured too: its
+crossings, its aspect ratio and the time to lay it out.
+
+Targets (issue 10): crossings <= 1.5 x dot + 2% of the edges, total edge length <= 1.3 x
+dot, collapsed first view's aspect ratio between 1:8 and 4:1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from editor.layout import layout_graph  # noqa: E402
+from editor.layout.quality import count_crossings, polyline_length  # noqa: E402
+from editor.viewmodel import build_display_graph, default_expanded, group_tree  # noqa: E402
+
+PT = 72.0  # dot's plain output is in inches; our layout units are points
+
+
+def dot_source(dg, routed: set[str]) -> str:
+    index = {b.key: i for i, b in enumerate(dg.boxes)}
+    lines = ["digraph G {", "  node [shape=box fixedsize=true label=\"\"];"]
+    for i, b in enumerate(dg.boxes):
+        lines.append(f"  n{i} [width={b.width / PT:.4f} height={b.height / PT:.4f}];")
+    for e in dg.edges:
+        if e.key in routed:
+            lines.append(f"  n{index[e.src]} -> n{index[e.dst]};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _bezier(ctrl: np.ndarray, steps: int = 8) -> list[tuple[float, float]]:
+    """Sample a piecewise cubic Bezier (1 + 3k control points) into a polyline."""
+    pts = [tuple(ctrl[0])]
+    t = np.linspace(0, 1, steps + 1)[1:, None]
+    for k in range(0, len(ctrl) - 3, 3):
+        p0, p1, p2, p3 = ctrl[k:k + 4]
+        c = ((1 - t) ** 3) * p0 + 3 * ((1 - t) ** 2) * t * p1 + 3 * (1 - t) * t * t * p2 + t ** 3 * p3
+        pts += [tuple(p) for p in c]
+    return pts
+
+
+def run_dot(src: str, timeout: float) -> dict | None:
+    """dot's drawing as routes, width, height and seconds; None when it timed out."""
+    t = time.perf_counter()
+    try:
+        out = subprocess.run(["dot", "-Tplain"], input=src, capture_output=True, text=True, timeout=timeout,
+                             check=True).stdout
+    except subprocess.TimeoutExpired:
+        return None
+    secs = time.perf_counter() - t
+    routes = []
+    width = height = 0.0
+    nodes: dict[str, tuple[float, float, float, float]] = {}
+    for line in out.splitlines():
+        f = line.split()
+        if not f:
+            continue
+        if f[0] == "graph":
+            width, height = float(f[2]) * PT, float(f[3]) * PT
+        elif f[0] == "node":
+            nodes[f[1]] = tuple(float(v) * PT for v in f[2:6])  # centre x, y, width, height
+        elif f[0] == "edge":
+            n = int(f[3])
+            ctrl = np.array([float(v) for v in f[4:4 + 2 * n]]).reshape(n, 2) * PT
+            pts = _bezier(ctrl)
+            # dot's spline stops where its arrowhead begins: extend it to the head box's
+            # border (toward the box centre), as our routes end at the box
+            cx, cy, w, h = nodes[f[2]]
+            x, y = pts[-1]
+            dx, dy = cx - x, cy - y
+            # the segment enters the box once it is inside both slabs
+            t = max((abs(dx) - w / 2) / abs(dx) if abs(dx) > w / 2 else 0.0,
+                    (abs(dy) - h / 2) / abs(dy) if abs(dy) > h / 2 else 0.0)
+            if 0.0 < t < 1.0:
+                pts.append((x + dx * t, y + dy * t))
+            routes.append(pts)
+    return {"routes": routes, "width": width, "height": height, "seconds": secs}
+
+
+def measure(path: Path, dot_timeout: float) -> dict:
+    m = onnx.load(str(path), load_external_data=False)
+    opsets = {o.domain: o.version for o in m.opset_import}
+    ids = list(range(len(m.graph.node)))
+    dg = build_display_graph(m.graph, ids, opsets=opsets)
+    t = time.perf_counter()
+    res = layout_graph(dg)
+    ours_s = time.perf_counter() - t
+    routes = list(res.routes.values())
+    row = {"model": path.name, "boxes": len(dg.boxes), "edges": len(routes),
+           "cross": count_crossings(routes), "length": sum(polyline_length(r) for r in routes),
+           "aspect": res.width / max(res.height, 1.0), "ours_s": ours_s}
+    d = run_dot(dot_source(dg, set(res.routes)), dot_timeout)
+    if d is None:
+        row.update(dot_cross=None, dot_length=None, dot_s=None)
+    else:
+        row.update(dot_cross=count_crossings(d["routes"]), dot_length=sum(polyline_length(r) for r in d["routes"]),
+                   dot_s=d["seconds"], dot_aspect=d["width"] / max(d["height"], 1.0))
+    # the first collapsed view
+    tree = group_tree(m.graph)
+    exp = default_expanded(m.graph, groups=tree)
+    t = time.perf_counter()
+    cg = build_display_graph(m.graph, ids, opsets=opsets, expanded=exp, groups=tree)
+    cres = layout_graph(cg, wrap=True)   # as ``render`` draws it
+    row["collapsed_s"] = time.perf_counter() - t
+    row["collapsed_boxes"] = len(cg.boxes)
+    row["collapsed_cross"] = count_crossings(list(cres.routes.values()))
+    row["collapsed_aspect"] = cres.width / max(cres.height, 1.0)
+    return row
+
+
+def verdict(r: dict) -> str:
+    if r["dot_cross"] is None:
+        return "dot timed out"
+    ok_c = r["cross"] <= 1.5 * r["dot_cross"] + 0.02 * r["edges"]
+    ok_l = r["length"] <= 1.3 * r["dot_length"]
+    ok_a = 1 / 8 <= r["collapsed_aspect"] <= 4
+    return " ".join(f"{k}:{'ok' if v else 'MISS'}" for k, v in (("cross", ok_c), ("length", ok_l), ("aspect", ok_a)))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--extra", default="", help="folder with more .onnx models (e.g. fetch_more.sh's)")
+    ap.add_argument("--dot-timeout", type=float, default=300.0)
+    ap.add_argument("--only", default="", help="models whose file name contains this")
+    ap.add_argument("--llama", action="store_true",
+                    help="also time the flat layout of the synthetic 200-layer LLM (~10.4k nodes), ours and dot's")
+    a = ap.parse_args()
+    if shutil.which("dot") is None:
+        sys.exit("error: Graphviz dot not found (apt-get install graphviz)")
+    corpus = ROOT.parent / "shared" / "corpus"
+    paths = sorted((corpus / "real").glob("*.onnx")) + sorted((corpus / "onnx-backend" / "light").glob("*.onnx"))
+    if a.extra:
+        paths += sorted(Path(a.extra).rglob("*.onnx"))
+    paths = [p for p in paths if a.only in p.name]
+    print("| model | boxes | edges | crossings ours / dot | length ours / dot | layout s ours / dot "
+          "| collapsed: boxes, crossings, aspect w:h, s | targets |")
+    print("|---|---|---|---|---|---|---|---|")
+    for p in paths:
+        r = measure(p, a.dot_timeout)
+        if r["dot_cross"] is None:
+            dc, lr, ds = "?", "?", f"> {a.dot_timeout:.0f}"
+        else:
+            dc = str(r["dot_cross"])
+            lr = f"{r['length'] / max(r['dot_length'], 1):.2f}x"
+            ds = f"{r['dot_s']:.2f}"
+        print(f"| {r['model']} | {r['boxes']} | {r['edges']} | {r['cross']} / {dc} | {lr} | {r['ours_s']:.3f} / {ds} "
+              f"| {r['collapsed_boxes']}, {r['collapsed_cross']}, {r['collapsed_aspect']:.2f}, {r['collapsed_s']:.3f} "
+              f"| {verdict(r)} |", flush=True)
+    if a.llama:
+        bench_llama(a.dot_timeout)
+
+
+def bench_llama(dot_timeout: float) -> None:
+    """Speed: the flat layout of an LLM-sized graph (best of 3), and dot on the same graph."""
+    from bench_layout import synthetic_llm
+
+    m = synthetic_llm(200)
+    opsets = {o.domain: o.version for o in m.opset_import}
+    dg = build_display_graph(m.graph, list(range(len(m.graph.node))), opsets=opsets)
+    best, res = float("inf"), None
+    for _ in range(3):
+        t = time.perf_counter()
+        res = layout_graph(dg)
+        best = min(best, time.perf_counter() - t)
+    routes = list(res.routes.values())
+    print(f"\nsynthetic LLM 200 layers: {len(m.graph.node)} nodes, {len(dg.boxes)} boxes, {len(routes)} routed edges: "
+          f"layout {best:.3f} s, {count_crossings(routes)} crossings", flush=True)
+    d = run_dot(dot_source(dg, set(res.routes)), dot_timeout)
+    if d is None:
+        print(f"dot: > {dot_timeout:.0f} s (timed out); ours is > {dot_timeout / best:.0f}x faster")
+    else:
+        print(f"dot: {d['seconds']:.1f} s, {count_crossings(d['routes'])} crossings; ours {d['seconds'] / best:.0f}x faster")
+
+
+if __name__ == "__main__":
+    main()
