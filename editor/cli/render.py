@@ -59,6 +59,8 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    help="longest PNG side in pixels (default: 8192, raised up to 32000 when the text "
                         "would otherwise be too small to read)")
     p.add_argument("--names", action="store_true", help="show node names in the boxes")
+    p.add_argument("--declared-shapes", dest="no_inferred_shapes", action="store_true",
+                   help="label edges with the shapes the file declares only (default: inferred ones too)")
     p.add_argument("--dark", action="store_true", help="dark theme")
     p.add_argument("--strip", action="store_true",
                    help="keep a tall graph in one column (default: columns side by side when it is "
@@ -133,7 +135,14 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     expanded = _expanded_for(model, args)
     graph = model.graph
     ids = list(node_ids) if node_ids is not None else list(range(len(graph.node)))
-    display = build_display_graph(graph, ids, opsets=_opsets(model), expanded=expanded)
+    value_info = None
+    if not getattr(args, "no_inferred_shapes", False):
+        from editor.shapes import infer_model
+        from editor.shapes.declare import label_value_info
+
+        # every edge gets a shape: the file's where it has one, the shape engine's elsewhere
+        value_info = label_value_info(graph, infer_model(model))
+    display = build_display_graph(graph, ids, opsets=_opsets(model), expanded=expanded, value_info=value_info)
     timings["viewmodel"] = time.perf_counter() - t
     t = time.perf_counter()
     result = layout_graph(display, wrap=not args.scope and not getattr(args, "strip", False))

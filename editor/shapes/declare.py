@@ -6,14 +6,18 @@ an unknown dim as a dim with neither value nor param, an unknown rank as no shap
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import onnx
 
 from editor.shapes.engine import ShapeTable, ValueShape, shape_of_type
-from editor.shapes.symbolic import to_text
+from editor.shapes.symbolic import Dim, Expr, evaluate, free_symbols, to_text
 
-__all__ = ["type_proto", "dtype_name", "graph_values", "values_json"]
+__all__ = ["type_proto", "dtype_name", "graph_values", "values_json", "short_dim", "label_value_info"]
+
+#: a formula longer than this is shown by its leading term on canvas labels
+LABEL_CHARS = 16
 
 
 def type_proto(vs: ValueShape) -> onnx.TypeProto | None:
@@ -83,3 +87,73 @@ def values_json(model: onnx.ModelProto, table: ShapeTable) -> dict:
         shape = None if vs.dims is None else [d if isinstance(d, int) or d is None else to_text(d) for d in vs.dims]
         out.append({"name": name, "graph": path, "dtype": dtype_name(vs.elem_type), "shape": shape, "source": source})
     return {"values": out}
+
+
+def short_name(name: str, limit: int = 12) -> str:
+    """A long dim name made short for a label: an exporter's CamelCase stem by its capitals
+    (``p2o.DynamicDimension.1`` -> ``DD.1``), anything else cut in the middle."""
+    if len(name) <= limit:
+        return name
+    parts = re.split(r"[._]", name)
+    camel = [p for p in parts if re.fullmatch(r"(?:[A-Z][a-z0-9]+){2,}", p)]
+    if camel and parts[-1] and parts[-1] not in camel:
+        return "".join(ch for ch in camel[-1] if ch.isupper()) + "." + parts[-1]
+    return name[:limit // 2] + "…" + name[-(limit - limit // 2 - 1):]
+
+
+def short_dim(d: Dim | None) -> str:
+    """A dim as an edge label shows it: the number, the (shortened) name, a short formula as
+    it is, and a long one by its leading term marked ``~`` (``floor((floor((h + 1)/2) +
+    1)/2)`` reads ``~h/4``); the exact formula stays in ``shapes`` and the properties panel."""
+    text = to_text(d)
+    if not isinstance(d, Expr):
+        return text
+    names = free_symbols(d)
+    if len(names) == 1:
+        (name,) = names
+        if text == name:
+            return short_name(name)
+        if len(text) <= LABEL_CHARS:
+            return text
+        big = 1 << 20
+        lo, hi = evaluate(d, {name: big}), evaluate(d, {name: 2 * big})
+        if lo is not None and hi is not None and hi != lo:
+            slope = (hi - lo) / big
+            if abs(slope - round(slope)) < 1e-3 and round(slope) != 0:
+                k = round(slope)
+                return f"~{short_name(name)}" if k == 1 else f"~{k}*{short_name(name)}"
+            inverse = 1 / slope
+            if abs(inverse - round(inverse)) < 1e-3:
+                return f"~{short_name(name)}/{round(inverse)}"
+    return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1] + "…"
+
+
+def label_value_info(graph: onnx.GraphProto, table: ShapeTable) -> dict[str, onnx.ValueInfoProto]:
+    """ValueInfoProtos for the graph's values whose declared shape is missing or less
+    complete than the engine's, with dims written as :func:`short_dim` (for drawing only:
+    never saved into a model)."""
+    declared = {vi.name: vi for vi in list(graph.value_info) + list(graph.input) + list(graph.output)}
+    out: dict[str, onnx.ValueInfoProto] = {}
+    names = [vi.name for vi in graph.input] + [n for node in graph.node for n in node.output if n]
+    for name in names:
+        vs = table.get(name)
+        if vs.dims is None or not vs.elem_type:
+            continue
+        have = declared.get(name)
+        if have is not None and not any(isinstance(x, Expr) and short_dim(x) != to_text(x) for x in vs.dims):
+            old = shape_of_type(have.type)
+            if old.dims is not None and None not in old.dims and not any(isinstance(x, Expr) and
+                                                                         x != y for x, y in zip(old.dims, vs.dims)):
+                continue  # the file says as much already, as briefly
+        tp = onnx.TypeProto()
+        tp.tensor_type.elem_type = vs.elem_type
+        shape = tp.tensor_type.shape
+        shape.SetInParent()
+        for d in vs.dims:
+            dim = shape.dim.add()
+            if isinstance(d, int):
+                dim.dim_value = d
+            elif d is not None:
+                dim.dim_param = short_dim(d)
+        out[name] = onnx.helper.make_value_info(name, tp)
+    return out
