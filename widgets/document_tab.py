@@ -32,6 +32,8 @@ from widgets.display_options import DisplayOptions, apply_options
 from widgets.selection import SelectionModel, Target
 
 SOURCE = "canvas"
+#: the shape engine labels the edges of main graphs up to this size on every rebuild (~30 µs a node)
+EDGE_SHAPES_MAX_NODES = 5000
 #: a first view fitted below this zoom is unreadable: show the top at READABLE_ZOOM instead
 READABLE_ZOOM = 0.55
 
@@ -129,8 +131,7 @@ class DocumentTab(QWidget):
         scope = self.doc.scope(sid)
         self._scope_id = sid
         self._graph = display_graph_of(scope)
-        value_info = {vi.name: vi for vi in list(self._graph.value_info) + list(self._graph.input)
-                      + list(self._graph.output) if vi.HasField("type")}
+        value_info = self._edge_shapes(scope)
         self._trees.pop(sid, None)
         self._first_view = True
         # the view model's first-view policy, on the group tree we also use to reveal nodes
@@ -141,6 +142,22 @@ class DocumentTab(QWidget):
             # the breadcrumb says where this body lives: main/If_3.then_branch
             self.canvas.breadcrumb.set_root_label(self.doc.index.path(sid))
         self.scopeChanged.emit(sid)
+
+    def _edge_shapes(self, scope) -> dict:
+        """What the edges are labelled with: the declared types, and for the main graph of a
+        model up to :data:`EDGE_SHAPES_MAX_NODES` nodes the shape engine's shapes where the
+        file declares none (recomputed with every rebuild, so never stale after an edit)."""
+        value_info = {vi.name: vi for vi in list(self._graph.value_info) + list(self._graph.input)
+                      + list(self._graph.output) if vi.HasField("type")}
+        if scope.kind == "main" and len(self._graph.node) <= EDGE_SHAPES_MAX_NODES:
+            from editor.shapes import infer_model
+            from editor.shapes.declare import label_value_info
+
+            try:
+                value_info.update(label_value_info(self._graph, infer_model(self.doc.model)))
+            except Exception:  # noqa: BLE001 - labels are a help: a model the engine cannot read keeps its own
+                pass
+        return value_info
 
     def _tree(self):
         tree = self._trees.get(self._scope_id)
@@ -187,8 +204,7 @@ class DocumentTab(QWidget):
         scope = self.doc.scope(self._scope_id)
         self._graph = display_graph_of(scope)
         expanded = self.canvas.controller.expanded()
-        value_info = {vi.name: vi for vi in list(self._graph.value_info) + list(self._graph.input)
-                      + list(self._graph.output) if vi.HasField("type")}
+        value_info = self._edge_shapes(scope)
         self.canvas.controller.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(),
                                           value_info=value_info, expanded=expanded)
 

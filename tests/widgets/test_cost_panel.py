@@ -59,16 +59,6 @@ def test_profiled_run_puts_time_beside_macs(qtbot, window) -> None:
     assert convs and all(panel.model.data(panel.model.index(r, 7)) for r in convs)  # MAC/s shown
 
 
-def test_node_data_overlay_colours_named_nodes(qtbot, window, tmp_path) -> None:
-    tab = open_model(qtbot, window, CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx")
-    names = [n.name for n in tab.doc.model.graph.node if n.name][:5]
-    data = tmp_path / "scores.csv"
-    data.write_text("name,score\n" + "".join(f"{n},{k / 10}\n" for k, n in enumerate(names)) + "nosuchnode,1\n")
-    overlay = window.show_node_data(tab, str(data))
-    assert overlay is not None and len(overlay.values) >= len(names) and overlay.data.unmatched == ["nosuchnode"]
-    assert overlay.visible and overlay.overlay.cell_count() > 0
-
-
 def test_scope_groups_sum_their_nodes(qtbot, window) -> None:
     tab = _show_cost(qtbot, window, CORPUS / "real" / "silero_vad_16k_op15.onnx")
     panel = window.cost
