@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 LOCK   := requirements/dev.txt
 PYTEST_ARGS ?=
 
-.PHONY: run test test-latest bench venv upgrade-deps clean bundle test-bundle release test-wheel
+.PHONY: run test test-latest bench venv upgrade-deps clean bundle bundle-tools test-bundle release test-wheel
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,8 +52,10 @@ test-latest:
 PYINSTALLER ?= pyinstaller==6.22.3 pyinstaller-hooks-contrib==2026.9
 BUNDLE := dist/onnx-studio
 
-bundle: $(STAMP)
+bundle-tools: $(STAMP)
 	$(PY) -m pip install -q $(PYINSTALLER)
+
+bundle: bundle-tools
 	$(VENV)/bin/pyinstaller --noconfirm --log-level ERROR --distpath dist --workpath build/pyinstaller \
 	  packaging/onnx-studio.spec
 
