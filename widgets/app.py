@@ -107,8 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.show()
     from PySide6.QtWidgets import QApplication
 
-    if args.run:
-        window.modelShown.connect(lambda _tab: window.run_dock.run())
+    if args.run:  # once, for the model of the command line (not for the ones opened later)
+        def run_once(_tab) -> None:
+            window.modelShown.disconnect(run_once)
+            window.run_dock.run()
+
+        window.modelShown.connect(run_once)
     if args.model:
         window.open_path(args.model, data_dir=args.data_dir)
     elif not window.settings.recent_files() and window.start_page.sample_path is not None:

@@ -47,3 +47,34 @@ def test_a_run_that_fails_exits_1_with_one_line(tmp_path):
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "unrunnable.onnx" in errors[0] and "Frobnicate" in errors[0]
     assert "Traceback" not in proc.stderr and not out.exists()
+
+
+def test_run_flag_in_the_window_runs_the_model_once(qtbot, qapp, settings_dir, monkeypatch, tmp_path):
+    import shutil
+
+    other = tmp_path / "other.onnx"
+    shutil.copy2(sample_model_path(), other)
+    from PySide6.QtWidgets import QApplication
+
+    from widgets import app as app_module
+    from widgets.main_window import MainWindow
+
+    results = []
+
+    def fake_exec(*_a):
+        win = next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible())
+        qtbot.addWidget(win)
+        qtbot.waitUntil(lambda: win.run_dock.controller is not None
+                        and win.run_dock.controller.last_result is not None, timeout=90_000)
+        results.append(win.run_dock.controller.last_result)
+        qtbot.waitUntil(lambda: not win.run_dock.service.busy, timeout=10_000)
+        # a model opened afterwards is not run by itself
+        with qtbot.waitSignal(win.modelShown, timeout=60_000):
+            win.open_path(other)
+        qtbot.wait(200)
+        results.append(win.run_dock.service.busy or win.run_dock.controller.last_result is not None)
+        return 0
+
+    monkeypatch.setattr(QApplication, "exec", staticmethod(fake_exec))
+    assert app_module.main([str(sample_model_path()), "--run"]) == 0
+    assert len(results) == 2 and results[0].ok and results[1] is False, results
