@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 LOCK   := requirements/dev.txt
 PYTEST_ARGS ?=
 
-.PHONY: run test test-latest bench venv upgrade-deps clean
+.PHONY: run test test-latest bench venv upgrade-deps clean bundle bundle-tools test-bundle release test-wheel
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,29 @@ test-latest:
 	.venv-latest/bin/python -m pip install -q --upgrade -e ".[dev,bench]"
 	.venv-latest/bin/python -m pip list 2>/dev/null | grep -iE '^(onnx|onnxruntime|onnx-ir|numpy|protobuf|pyside6)'
 	QT_QPA_PLATFORM=offscreen .venv-latest/bin/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
+
+# The desktop bundle (PyInstaller, a build tool: installed into .venv here, never a runtime
+# dependency) -> dist/onnx-studio/onnx-studio. `make test-bundle` runs the bundle's smoke test
+# (pytest marker `bundle`), `make release` packs the Linux tarball, `make test-wheel` installs
+# the wheel into a fresh venv and runs the same smoke test (marker `wheel`).
+PYINSTALLER ?= pyinstaller==6.22.3 pyinstaller-hooks-contrib==2026.9
+BUNDLE := dist/onnx-studio
+
+bundle-tools: $(STAMP)
+	$(PY) -m pip install -q $(PYINSTALLER)
+
+bundle: bundle-tools
+	$(VENV)/bin/pyinstaller --noconfirm --log-level ERROR --distpath dist --workpath build/pyinstaller \
+	  packaging/onnx-studio.spec
+
+release: bundle
+	sh packaging/linux/make-release.sh $(BUNDLE) dist
+
+test-bundle: release
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m bundle -p no:randomly tests/packaging $(PYTEST_ARGS)
+
+test-wheel: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m wheel -p no:randomly tests/packaging $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .venv-latest build dist *.egg-info .pytest_cache .hypothesis

@@ -7,6 +7,12 @@ with no recent files yet, opens the bundled sample so there is something to look
 ``--screenshot FILE`` runs offscreen: it opens the model, waits until it is on screen
 (loaded and laid out), saves a PNG of the whole window and exits 0; on failure it prints one
 ``error: ...`` line and exits 2 (1 when the image cannot be written), like the CLI.
+``--run`` also runs the model in the Run dock (random inputs, the child process) once it is
+shown; with ``--screenshot`` the picture waits for the result, and a failed run exits 1.
+
+When the window cannot start (Qt not importable, a system library missing, no display) it
+prints one ``error: ...`` line saying what is missing and how to get it, and exits 2
+(:mod:`widgets.qt_startup`), never a traceback or Qt's abort.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "model is shown, and exit")
     p.add_argument("--data-dir", metavar="DIR", help="folder holding the model's external data")
     p.add_argument("--theme", choices=("system", "light", "dark"), help="appearance (default: the saved choice)")
+    p.add_argument("--run", action="store_true", help="run the model in the Run dock once it is shown "
+                   "(with --screenshot: wait for the result; a failed run exits 1)")
     return p
 
 
@@ -45,7 +54,10 @@ def create_application(argv: Sequence[str] = ()):
         QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
         QCoreApplication.setOrganizationName(ORGANIZATION)
         QCoreApplication.setApplicationName(APPLICATION)
-        app = QApplication(["onnx-studio", *argv])
+        from widgets.qt_startup import fatal_guard
+
+        with fatal_guard():  # a missing display or library: one error line, not Qt's abort
+            app = QApplication(["onnx-studio", *argv])
     QGuiApplication.setApplicationDisplayName("ONNX Studio")
     QGuiApplication.setDesktopFileName("onnx-studio")
     try:
@@ -76,6 +88,15 @@ def create_window(*, theme_choice: str | None = None):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    from widgets.qt_startup import QtStartupError, check_display, import_qt
+
+    try:
+        import_qt()
+        if not args.screenshot:
+            check_display()
+    except QtStartupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.screenshot:
         return _screenshot(args)
     create_application()
@@ -86,6 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.show()
     from PySide6.QtWidgets import QApplication
 
+    if args.run:  # once, for the model of the command line (not for the ones opened later)
+        def run_once(_tab) -> None:
+            window.modelShown.disconnect(run_once)
+            window.run_dock.run()
+
+        window.modelShown.connect(run_once)
     if args.model:
         window.open_path(args.model, data_dir=args.data_dir)
     elif not window.settings.recent_files() and window.start_page.sample_path is not None:
@@ -119,9 +146,29 @@ def _screenshot(args: argparse.Namespace) -> int:
             print(f"error: {message}", file=sys.stderr)
         app.quit()
 
-    def shoot(_tab=None) -> None:
+    def shoot(tab=None) -> None:
+        if tab is not None and "painted" not in result:
+            watch_first_paint(tab.canvas.view.viewport(), result)
         # let the final layout paint, then grab
         QTimer.singleShot(150, save)
+
+    def run_then_shoot(tab=None) -> None:
+        if tab is not None:
+            watch_first_paint(tab.canvas.view.viewport(), result)
+        dock = window.run_dock
+        controller = dock.controller
+        if controller is None or not dock.run():
+            finish(1, f"cannot run '{model}' in the Run dock")
+            return
+        controller.finished.connect(ran)
+
+    def ran(run_result) -> None:
+        if not run_result.ok:
+            from widgets.run.controller import describe_failure
+
+            finish(1, f"cannot run '{model}': {describe_failure(run_result)}")
+            return
+        shoot()
 
     def save() -> None:
         out = Path(args.screenshot)
@@ -129,10 +176,12 @@ def _screenshot(args: argparse.Namespace) -> int:
         if image.isNull() or not image.save(str(out), "PNG"):
             finish(1, f"cannot write screenshot '{out}'")
             return
-        print(f"{out}: {image.width()}x{image.height()}", file=sys.stderr)
+        painted = result.get("painted")
+        when = f", model painted {painted:.2f} s after start" if isinstance(painted, float) else ""
+        print(f"{out}: {image.width()}x{image.height()}{when}", file=sys.stderr)
         finish(0)
 
-    window.modelShown.connect(shoot)
+    window.modelShown.connect(run_then_shoot if args.run else shoot)
     window.loadFailed.connect(lambda message: finish(2, message))
     window.layoutFailed.connect(lambda message: finish(1, f"cannot lay out '{model}': {message}"))
     QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, lambda: finish(2, f"timed out after {SCREENSHOT_TIMEOUT_MS // 1000} s "
@@ -142,6 +191,34 @@ def _screenshot(args: argparse.Namespace) -> int:
     window.close()
     tmp.cleanup()
     return int(result.get("code", 2))
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (Linux: /proc; elsewhere None). Start-up time is
+    measured from the exec, so interpreter start-up and imports count too."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start time after boot
+        return time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def watch_first_paint(viewport, result: dict[str, object]) -> None:
+    """Record in ``result["painted"]`` the process age when ``viewport`` next paints (the first
+    frame of the model on the canvas)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    class FirstPaint(QObject):
+        def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.Paint and "painted" not in result:
+                result["painted"] = process_age()
+                viewport.removeEventFilter(self)
+            return False
+
+    watcher = FirstPaint(viewport)
+    viewport.installEventFilter(watcher)
+    viewport.update()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -66,6 +66,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # In a frozen bundle the run worker (multiprocessing 'spawn') re-executes this program
+    # with `--multiprocessing-fork ...`: let multiprocessing take over before any parsing.
+    # A no-op outside a bundle.
+    import multiprocessing
+
+    multiprocessing.freeze_support()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
         return _gui(argv)
@@ -96,7 +102,8 @@ def _gui(argv: list[str]) -> int:
     try:
         app = importlib.import_module("widgets.app")
     except ImportError as exc:
-        print(f"error: the GUI needs PySide6 ({exc}); install onnx-studio[gui]", file=sys.stderr)
+        print(f"error: the window is not part of this installation ({exc}); reinstall onnx-studio",
+              file=sys.stderr)
         return 2
     return int(app.main(argv) or 0)
 
