@@ -156,10 +156,14 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     t = time.perf_counter()
     # NOTE: drawing needs Qt, which lives in ``widgets``; the core only hands it the display
     # model and the layout (imported here, when a picture is asked for, never at import time)
-    from widgets.canvas.export import (
-        HARD_MAX_PIXELS, HARD_MAX_SIDE, export_png, export_svg, headless_application, overview_png,
-    )
-    from widgets.canvas.scene import GraphScene
+    try:
+        from widgets.canvas.export import (
+            HARD_MAX_PIXELS, HARD_MAX_SIDE, export_png, export_svg, headless_application, overview_png,
+        )
+        from widgets.canvas.scene import GraphScene
+    except ImportError as exc:  # the other subcommands work without Qt; drawing does not
+        raise StudioError(f"render draws with Qt, which cannot be imported here ({exc}); "
+                          "pip install PySide6-Essentials") from None
 
     headless_application()
 
