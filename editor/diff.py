@@ -997,7 +997,7 @@ def _rewrite_regions(A: _Side, B: _Side, anchor: dict[str, str],
     one side only are plain additions or removals and are not returned."""
     ua = [i for i, m in enumerate(A.matched) if m < 0]
     ub = [j for j, m in enumerate(B.matched) if m < 0]
-    if not ua or not ub:
+    if not ub:
         return []
     parent: dict[tuple[str, int], tuple[str, int]] = {}
 
@@ -1057,6 +1057,11 @@ def _rewrite_regions(A: _Side, B: _Side, anchor: dict[str, str],
         # A rewrite replaces a few nodes by a few others, between matched neighbours; a
         # region as big as a model is two different models, and the same ops on both sides
         # are unmatched nodes, not a rewrite: both stay removed + added.
+        if not ra and rb and len(rb) <= _MAX_REWRITE_B and \
+                all(B.nodes[j].op_type in ("QuantizeLinear", "DequantizeLinear") for j in rb):
+            # QDQ format: a quantize-dequantize pair inserted on an edge, nothing of A replaced
+            out.append(([], sorted(rb, key=B.order.index), []))
+            continue
         if not ra or not rb or len(ra) > _MAX_REWRITE_A or len(rb) > _MAX_REWRITE_B:
             continue
         if sorted(A.nodes[i].op_type for i in ra) == sorted(B.nodes[j].op_type for j in rb):
@@ -1079,6 +1084,9 @@ def _is_quant_or_fused(ops: list[str]) -> bool:
 def _classify(A: _Side, B: _Side, ra: list[int], rb: list[int], values: list[tuple[str, str]]) -> Rewrite:
     ops_a = [A.nodes[i].op_type for i in ra]
     ops_b = [B.nodes[j].op_type for j in rb]
+    if not ra:
+        return Rewrite("quantized", "value quantized to int8 (QuantizeLinear + DequantizeLinear inserted)", [],
+                       [B.ref(j) for j in rb], values)
     main_a = "+".join(dict.fromkeys(op for op in ops_a if op not in ("Constant", "Identity", "Reshape", "Cast"))) \
         or "+".join(dict.fromkeys(ops_a))
     quant = [op for op in ops_b if op in _QUANT_OPS or op.startswith("QLinear")]

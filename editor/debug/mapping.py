@@ -123,11 +123,20 @@ def same_model_map(model: onnx.ModelProto) -> TensorMap:
 _QUANT_PRODUCERS = {"QuantizeLinear": (1, 2), "DynamicQuantizeLinear": None}
 
 
-def _dequant_for(model_b: onnx.ModelProto, name: str, producers: dict[str, onnx.NodeProto]) -> Dequant | None:
+#: ops that move quantized values around without changing scale or zero point
+_MOVES = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "MaxPool", "Slice", "Gather", "Identity",
+          "Concat", "Split", "Resize", "DepthToSpace", "SpaceToDepth"}
+#: activations a quantizer folds into the op before them (QLinearConv computes Conv+Relu)
+_FOLDED = {"Relu", "Clip"}
+
+
+def _dequant_for(model_b: onnx.ModelProto, name: str, producers: dict[str, onnx.NodeProto], depth: int = 0) -> Dequant | None:
     node = producers.get(name)
-    if node is None:
+    if node is None or depth > 8:
         return None
     op = node.op_type
+    if op in _MOVES and node.input:
+        return _dequant_for(model_b, node.input[0], producers, depth + 1)
     axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
     if op == "QuantizeLinear" and len(node.input) >= 2:
         return Dequant(node.input[1], node.input[2] if len(node.input) > 2 and node.input[2] else None, int(axis))
@@ -142,6 +151,9 @@ def _dequant_for(model_b: onnx.ModelProto, name: str, producers: dict[str, onnx.
             return Dequant(node.input[6], node.input[7])
         if op in ("QLinearAdd", "QLinearMul") and len(node.input) >= 8:
             return Dequant(node.input[6], node.input[7])
+        if op in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QLinearGlobalAveragePool",
+                  "QLinearAveragePool") and len(node.input) >= 5:
+            return Dequant(node.input[3], node.input[4])
     return None
 
 
@@ -184,15 +196,39 @@ def map_tensors(model_a: onnx.ModelProto, model_b: onnx.ModelProto, diff: ModelD
     for rw in diff.rewrites:
         for va, vb in rw.values:
             found.setdefault(va, (vb, "rewrite"))
+    # quantized spellings: "X_quantized" in B is X, in 8 bits (QOperator format); where
+    # an activation was folded into the op before it, it is the activation's output
+    consumers_a: dict[str, list[onnx.NodeProto]] = {}
+    for node in ga.node:
+        for x in node.input:
+            consumers_a.setdefault(x, []).append(node)
+    folded: set[str] = set()
+    for node in ga.node:
+        if node.op_type in _FOLDED and node.input and node.output and node.output[0] not in found:
+            x, y = node.input[0], node.output[0]
+            if f"{x}_quantized" in b_values and f"{y}_quantized" not in b_values and y not in b_values \
+                    and len(consumers_a.get(x, ())) == 1:
+                found[y] = (f"{x}_quantized", "name")
+                folded.add(x)
     pairs = []
     for name, _node in main_tensors(model_a):
         hit = found.get(name)
         if hit is None and name in b_values:
             hit = (name, "name")
+        if hit is None and name not in folded and f"{name}_quantized" in b_values:
+            hit = (f"{name}_quantized", "name")
         if hit is None:
             pairs.append(TensorPair(name, None, ""))
             continue
         bname, how = hit
         pairs.append(TensorPair(name, bname, how, _dequant_for(model_b, bname, producers_b)))
+    # a B value found by name for two A tensors belongs to the later one (an activation
+    # folded into the op before it): the earlier has no counterpart
+    last_for: dict[str, int] = {}
+    for k, p in enumerate(pairs):
+        if p.b is not None:
+            last_for[p.b] = k
+    pairs = [p if p.b is None or p.how != "name" or last_for[p.b] == k else TensorPair(p.a, None, "")
+             for k, p in enumerate(pairs)]
     _ = main_b
     return TensorMap(pairs, diff)
