@@ -192,18 +192,18 @@ def random_tensor(
 def _role_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype, role: InputRole) -> np.ndarray:
     if role.choices:
         pick = np.asarray(role.choices)
-        return pick[rng.integers(0, len(pick), size=shape)].astype(dtype)
+        return np.asarray(pick[rng.integers(0, len(pick), size=shape)]).astype(dtype)
     low = role.low if role.low is not None else (-10 if dtype.kind in "if" else 0)
     high = role.high if role.high is not None else max(low, 10)
     if dtype.kind == "f":
-        return rng.uniform(low, high, size=shape).astype(dtype)
+        return np.asarray(rng.uniform(low, high, size=shape)).astype(dtype)
     lo, hi = int(np.ceil(low)), int(np.floor(high))
     if dtype.kind in "ub":
         lo = max(lo, 0)
     if dtype.kind == "b":
         hi = min(hi, 1)
     hi = max(hi, lo)
-    return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+    return np.asarray(rng.integers(lo, hi + 1, size=shape)).astype(dtype)
 
 
 def _fill(shape: tuple[int, ...], dtype: np.dtype, value: Any) -> np.ndarray:
