@@ -193,3 +193,31 @@ def test_reduce_cli_writes_model_and_inputs(tmp_path: Path, capsys: pytest.Captu
     assert len(onnx.load(out).graph.node) <= 3
     assert main(["reduce", str(VAD), "--check", "nan", "-o", str(tmp_path / "x.onnx"), "--dim", "seq_len=4"]) == 1
     assert "does not fail" in capsys.readouterr().err
+
+
+def test_reduce_a_node_the_backend_refuses_keeps_running_and_reproduces(tmp_path: Path, runner: Runner) -> None:
+    """onnxruntime has no CPU kernel for Tan on doubles (the reference evaluator has): the
+    crash check isolates that node; the refusal is a result, not the end of the process."""
+    from onnx import TensorProto, helper
+
+    from editor.debug import CrashCheck
+
+    model = onnx.load(VAD)
+    g = model.graph
+    k = next(i for i, n in enumerate(g.node) if n.op_type == "Relu")
+    relu = g.node[k].output[0]
+    for n in g.node[k + 1:]:
+        for j, x in enumerate(n.input):
+            if x == relu:
+                n.input[j] = "back32"
+    for i, n in enumerate([helper.make_node("Cast", [relu], ["as64"], to=TensorProto.DOUBLE, name="to64"),
+                           helper.make_node("Tan", ["as64"], ["tan64"], name="tan_double"),
+                           helper.make_node("Cast", ["tan64"], ["back32"], to=TensorProto.FLOAT, name="to32")]):
+        g.node.insert(k + 1 + i, n)
+    result = reduce_model(model, CrashCheck("ort"), dims=DIMS, runner=runner)
+    assert result.nodes == ["tan_double"]
+    assert result.runs <= 2 * np.log2(result.original_nodes) + 20
+    path, npz = result.save(tmp_path / "refused.onnx")
+    feeds = load_inputs(npz)
+    assert runner.run(path, feeds, backend="ort").status == "failed"
+    assert runner.run(path, feeds, backend="reference").ok
