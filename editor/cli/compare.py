@@ -5,6 +5,7 @@
                         [--input NAME=FILE ...] [--seed N] [--val-range NAME:LO,HI ...] [--dim NAME=V ...]
                         [--atol A] [--rtol R] [--tol NAME:ATOL,RTOL ...] [--outputs-only]
                         [--json] [--all] [--save DIR] [--timeout S]
+    onnx-studio compare A.onnx --vs-outputs SAVED.npz --inputs INPUTS.npz [...]
 
 Without B the model is compared with itself on another backend (``--vs-backend``, default:
 the reference evaluator when A runs on onnxruntime). Every tensor of A is compared with its
@@ -12,6 +13,9 @@ counterpart (the same name, or for two models the structural diff's mapping, qua
 tensors dequantized); the first tensor in topological order beyond ``--atol`` / ``--rtol``
 is the first divergence. Inputs not given are random and follow what each input feeds;
 ``--save DIR`` writes them (``inputs.npz``) beside both sides' outputs and the JSON report.
+
+``--vs-outputs`` compares one run with values saved earlier (``a_outputs.npz`` of
+``--save``, or any ``.npz`` of tensor name -> array), fed the saved run's ``--inputs``.
 
 Exit codes: 0 the outputs agree within tolerance; 1 they differ; 2 a model cannot be read
 or run (or bad usage).
@@ -45,6 +49,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("a", metavar="A", help="the model (side A)")
     p.add_argument("b", metavar="B", nargs="?", help="a second model (side B); default: A on --vs-backend")
+    p.add_argument("--vs-outputs", metavar="FILE.npz",
+                   help="side B is values saved earlier (tensor name -> array, e.g. a_outputs.npz of --save); "
+                        "give that run's inputs with --inputs")
     p.add_argument("--backend", choices=sorted(BACKENDS), help="backend of side A (default: onnxruntime, falling back)")
     p.add_argument("--vs-backend", choices=sorted(BACKENDS), help="backend of side B")
     p.add_argument("--providers", help="onnxruntime execution providers of side A, comma separated")
@@ -176,6 +183,39 @@ def _save(result: Any, folder: Path) -> None:
     (folder / "compare.json").write_text(json.dumps(result.to_json(), indent=1, default=str), encoding="utf-8")
 
 
+def _against_saved(args: argparse.Namespace, tolerance: Any) -> int:
+    from editor.cli import emit_json
+    from editor.cli.run import _parse_pairs, parse_val_ranges
+    from editor.debug import RunSpec, compare_to_saved
+    from editor.errors import LoadError
+    from editor.runtime import RunOptions
+
+    if args.b is not None or args.vs_backend or args.vs_providers or args.vs_opt:
+        raise _usage("--vs-outputs is side B: give no B.onnx, --vs-backend, --vs-providers or --vs-opt with it")
+    if not Path(args.vs_outputs).is_file():
+        raise LoadError(f"saved outputs not found: {args.vs_outputs!r}")
+    providers = _providers(args.providers)
+    a = RunSpec(args.a, args.backend or ("ort" if providers else None),
+                RunOptions(providers=providers, graph_optimization_level=args.opt))
+    try:
+        model = a.proto()
+    except StudioError as exc:
+        raise LoadError(exc.message) from exc
+    dims = {k: int(v) for k, v in _parse_pairs(args.dim, "--dim")}
+    try:
+        result = compare_to_saved(a, args.vs_outputs, given_inputs(args, model), tolerance=tolerance, seed=args.seed,
+                                  dims=dims, val_ranges=parse_val_ranges(args.val_range), timeout=args.timeout)
+    except RuntimeBackendError as exc:
+        if exc.exit_code == 1:
+            exc.exit_code = 2
+        raise
+    if args.json:
+        emit_json(result.to_json())
+    else:
+        _print(result, args.all, sys.stdout)
+    return 0 if result.outputs_ok else 1
+
+
 def run(args: argparse.Namespace) -> int:
     from editor.cli import emit_json
     from editor.cli.run import _parse_pairs, parse_val_ranges
@@ -183,6 +223,8 @@ def run(args: argparse.Namespace) -> int:
     from editor.errors import LoadError
 
     tolerance = _tolerances(args)
+    if args.vs_outputs:
+        return _against_saved(args, tolerance)
     a, b = sides(args)
     try:
         model_a = a.proto()

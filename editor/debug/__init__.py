@@ -5,6 +5,7 @@ are views of it.
 
 - :func:`compare_runs` (:class:`RunSpec` x 2 -> :class:`Comparison`): every tensor of A
   against its counterpart, with error statistics and the first divergence;
+- :func:`compare_to_saved`: one run against values saved earlier (``.npz``);
 - :func:`map_tensors`: A's tensors -> B's through the structural diff (rewrites included);
 - :func:`compare_values` / :class:`Tolerance`: the error statistics of one pair;
 - :func:`reduce_model` with a :class:`FailureCheck` (:class:`NanCheck`,
@@ -14,7 +15,7 @@ are views of it.
 
 from __future__ import annotations
 
-from editor.debug.compare import Comparison, RunFailed, RunSpec, TensorResult, compare_runs
+from editor.debug.compare import Comparison, RunFailed, RunSpec, TensorResult, compare_runs, compare_to_saved
 from editor.debug.mapping import TensorMap, TensorPair, map_tensors, same_model_map
 from editor.debug.metrics import TensorError, Tolerance, compare_values, dequantize
 from editor.debug.reduce import (
@@ -43,6 +44,7 @@ __all__ = [
     "TensorResult",
     "Tolerance",
     "compare_runs",
+    "compare_to_saved",
     "compare_values",
     "dequantize",
     "map_tensors",

@@ -24,14 +24,14 @@ from typing import Any
 import numpy as np
 import onnx
 
-from editor.debug.mapping import TensorMap, main_tensors, map_tensors, same_model_map
+from editor.debug.mapping import TensorMap, TensorPair, main_tensors, map_tensors, same_model_map
 from editor.debug.metrics import TensorError, Tolerance, compare_values, dequantize
 from editor.errors import RuntimeBackendError
 from editor.runtime import Runner, RunOptions, RunResult
 from editor.runtime.inputs import input_specs, make_inputs
 from editor.runtime.source import ModelSource
 
-__all__ = ["Comparison", "RunFailed", "RunSpec", "TensorResult", "compare_runs"]
+__all__ = ["Comparison", "RunFailed", "RunSpec", "TensorResult", "compare_runs", "compare_to_saved"]
 
 
 class RunFailed(RuntimeBackendError):
@@ -258,8 +258,21 @@ def compare_runs(
     va.update(feeds)
     vb = {k: r.value for k, r in rb.outputs.items()}
     vb.update(feeds_b)
-    producers = {name: node for name, node in main_tensors(proto_a)}
-    order = {id(n): i for i, (_, n) in enumerate(main_tensors(proto_a)) if n is not None}
+    rows = _rows(proto_a, tmap, va, vb, ra.missing, rb.missing, tolerance, inits_b)
+    return Comparison(
+        a, b, rows, outputs, tolerance, feeds, ra.backend, rb.backend, tmap,
+        values_a=va if keep_values else {}, values_b=vb if keep_values else {},
+        run_seconds=(ra.wall_seconds or 0.0, rb.wall_seconds or 0.0),
+    )
+
+
+def _rows(proto_a: onnx.ModelProto, tmap: TensorMap, va: Mapping[str, Any], vb: Mapping[str, Any],
+          missing_a: Mapping[str, str], missing_b: Mapping[str, str], tolerance: Tolerance,
+          inits_b: Mapping[str, onnx.TensorProto]) -> list[TensorResult]:
+    """One :class:`TensorResult` per pair of ``tmap``, in A's topological order."""
+    tensors = main_tensors(proto_a)
+    producers = dict(tensors)
+    order = {id(n): i for i, (_, n) in enumerate(tensors) if n is not None}
     rows: list[TensorResult] = []
     for p in tmap.pairs:
         node = producers.get(p.a)
@@ -269,9 +282,9 @@ def compare_runs(
         if p.b is None:
             row.note = "no counterpart in B"
         elif p.a not in va:
-            row.note = "A did not produce it: " + ra.missing.get(p.a, "not returned")
+            row.note = "A did not produce it: " + missing_a.get(p.a, "not returned")
         elif p.b not in vb:
-            row.note = "B did not produce it: " + rb.missing.get(p.b, "not returned")
+            row.note = "B did not produce it: " + missing_b.get(p.b, "not returned")
         else:
             y = vb[p.b]
             if p.dequant is not None and isinstance(y, np.ndarray):
@@ -284,11 +297,57 @@ def compare_runs(
             atol, rtol = tolerance.for_tensor(p.a)
             row.error = compare_values(x, y, atol, rtol)
         rows.append(row)
-    return Comparison(
-        a, b, rows, outputs, tolerance, feeds, ra.backend, rb.backend, tmap,
-        values_a=va if keep_values else {}, values_b=vb if keep_values else {},
-        run_seconds=(ra.wall_seconds or 0.0, rb.wall_seconds or 0.0),
-    )
+    return rows
+
+
+def compare_to_saved(
+    a: RunSpec,
+    saved: Mapping[str, Any] | str | Path,
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    tolerance: Tolerance | None = None,
+    runner: Runner | None = None,
+    seed: int = 0,
+    dims: Mapping[str, int] | None = None,
+    val_ranges: Mapping[str, tuple[float, float]] | None = None,
+    keep_values: bool = False,
+    timeout: float | None = None,
+) -> Comparison:
+    """Run ``a`` and compare it with values saved earlier (``.npz``: tensor name -> array,
+    as ``compare --save`` and ``run --save`` write them; the saved run's inputs should be
+    given as ``inputs`` for the comparison to mean anything). Tensors of A the file does
+    not name are not compared; graph outputs it does not name count as not comparable."""
+    from editor.runtime.inputs import load_inputs
+
+    tolerance = tolerance or Tolerance()
+    label = RunSpec(str(saved) if isinstance(saved, (str, Path)) else "saved values", "saved")
+    values_b = dict(load_inputs(saved)) if isinstance(saved, (str, Path)) else dict(saved)
+    proto_a = a.proto()
+    outputs = [o.name for o in proto_a.graph.output]
+    given = dict(inputs or {})
+    generated = {} if all(s.name in given for s in input_specs(proto_a)) else \
+        make_inputs(proto_a, "random", dims=dims, seed=seed, val_ranges=val_ranges)
+    feeds = {**generated, **given}
+    known = [name for name, _ in main_tensors(proto_a)]
+    pairs = [TensorPair(n, n, "name") for n in known if n in values_b or n in outputs]
+    if not any(p.a in values_b for p in pairs):
+        raise RunFailed(f"{label.label()}: no saved value is named like a tensor of the model")
+    wanted = [p.a for p in pairs if p.a not in feeds]
+    own = runner is None
+    runner = runner or Runner()
+    try:
+        ra = _run_all(runner, a, wanted or outputs, feeds, timeout)
+    finally:
+        if own:
+            runner.close()
+    va = {k: r.value for k, r in ra.outputs.items()}
+    va.update(feeds)
+    tmap = TensorMap(pairs)
+    missing_b = {n: "not in the saved file" for n in outputs if n not in values_b}
+    rows = _rows(proto_a, tmap, va, values_b, ra.missing, missing_b, tolerance, {})
+    return Comparison(a, label, rows, outputs, tolerance, feeds, ra.backend, "saved", tmap,
+                      values_a=va if keep_values else {}, values_b=values_b if keep_values else {},
+                      run_seconds=(ra.wall_seconds or 0.0, 0.0))
 
 
 def _dequantized(y: np.ndarray, dq: Any, values: Mapping[str, Any], inits: Mapping[str, onnx.TensorProto]) -> np.ndarray:

@@ -174,6 +174,12 @@ def test_compare_cli_json_contract_and_exit_codes(tmp_path: Path, capsys: pytest
     assert main(["compare", str(VAD), "--vs-backend", "reference", "--dim", "seq_len=4", "--json",
                  "--inputs", str(tmp_path / "out" / "inputs.npz")]) == 0
     assert json.loads(capsys.readouterr().out)["first_divergence"] is None
+    # the saved outputs of either side are a reference for a later run on the same inputs
+    saved = ["--inputs", str(tmp_path / "out" / "inputs.npz")]
+    assert main(["compare", str(VAD), "--vs-outputs", str(tmp_path / "out" / "a_outputs.npz"), "--json", *saved]) == 0
+    assert json.loads(capsys.readouterr().out)["outputs_ok"] is True
+    assert main(["compare", str(VAD), "--vs-outputs", str(tmp_path / "out" / "b_outputs.npz"), "--json", *saved]) == 1
+    assert json.loads(capsys.readouterr().out)["outputs_ok"] is False
     assert main(["compare", str(tmp_path / "missing.onnx"), "--vs-backend", "reference"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "Traceback" not in err
