@@ -55,6 +55,10 @@ class FailureCheck(ABC):
 
     def __init__(self) -> None:
         self.runs = 0
+        #: set by :func:`reduce_model` before asking for a hint
+        self.runner: Runner | None = None
+        self.model: onnx.ModelProto | None = None
+        self.feeds: Mapping[str, Any] = {}
 
     def _run(self, runner: Runner, model: onnx.ModelProto, feeds: Mapping[str, Any], backend: str | None,
              options: RunOptions, timeout: float | None) -> RunResult:
@@ -78,6 +82,21 @@ class FailureCheck(ABC):
     def suspect(self, order: list[onnx.NodeProto], values: Mapping[str, Any]) -> int | None:
         """Index in ``order`` of a node the full run already points at, to try first."""
         return None
+
+
+def _first_differing(order: list[onnx.NodeProto], values: Mapping[str, Any], others: Mapping[str, Any],
+                     tolerance: Tolerance, rename: Mapping[str, str] | None = None) -> int | None:
+    """Index of the first node of ``order`` with an output beyond tolerance between
+    ``values`` and ``others`` (names through ``rename``); the node a diff check suspects."""
+    rename = rename or {}
+    for k, node in enumerate(order):
+        for o in node.output:
+            b = rename.get(o, o) if rename else o
+            if o in values and b in others:
+                atol, rtol = tolerance.for_tensor(o)
+                if not compare_values(values[o], others[b], atol, rtol).ok:
+                    return k
+    return None
 
 
 def _has_nan(value: Any) -> bool:
@@ -164,6 +183,18 @@ class BackendDiffCheck(FailureCheck):
     def describe(self) -> str:
         return f"{self.a or 'auto'} disagrees with {self.b or 'auto'}"
 
+    def suspect(self, order: list[onnx.NodeProto], values: Mapping[str, Any]) -> int | None:
+        """One more full run, on side A, and the first node where the two runs part."""
+        if self.runner is None or self.model is None:
+            return None
+        names = [o for n in order for o in n.output if o]
+        self.runs += 1
+        ra = self.runner.run(ModelSource.from_any(self.model), self.feeds, outputs=names, backend=self.a,
+                             options=self.oa, timeout=self.timeout)
+        if not ra.ok:
+            return None
+        return _first_differing(order, {k: r.value for k, r in ra.outputs.items()}, values, self.tolerance)
+
 
 class ModelDiffCheck(FailureCheck):
     """A cut of model A, fed model B's values of the mapped tensors, gives outputs that
@@ -225,6 +256,11 @@ class ModelDiffCheck(FailureCheck):
 
     def describe(self) -> str:
         return "model A disagrees with model B"
+
+    def suspect(self, order: list[onnx.NodeProto], values: Mapping[str, Any]) -> int | None:
+        """The first node of A whose output differs from B's mapped value (both full runs
+        are already made)."""
+        return _first_differing(order, values, self.values_b, self.tolerance, self.map_a_to_b)
 
 
 @dataclass
@@ -362,6 +398,7 @@ def reduce_model(
         cutter.cache[frozenset(everything)] = True
         best: list[int] | None = None
         if use_hints:
+            check.runner, check.model, check.feeds = runner, proto, feeds
             hint = check.suspect([nd for _, nd in cutter.order], values)
             if hint is not None:
                 say(f"trying the node the full run points at: {_label(cutter.order[hint][1])}")

@@ -227,3 +227,20 @@ def test_reduce_a_node_the_backend_refuses_keeps_running_and_reproduces(tmp_path
     feeds = load_inputs(npz)
     assert runner.run(path, feeds, backend="ort").status == "failed"
     assert runner.run(path, feeds, backend="reference").ok
+
+
+def test_reduce_an_op_two_backends_compute_differently(tmp_path: Path, runner: Runner) -> None:
+    """ppocr's first BatchNormalization (opset 11, with a ``momentum`` attribute): onnxruntime
+    follows the inference formula, the reference evaluator does not. Reduce finds that node,
+    and the saved cut still shows the disagreement."""
+    from editor.debug import BackendDiffCheck
+
+    model = onnx.load(CORPUS / "real" / "ppocr_mobile_v2_cls.onnx")
+    dims = {"x[2]": 48, "x[3]": 48}  # small images keep the reference evaluator quick
+    result = reduce_model(model, BackendDiffCheck("ort", "reference"), dims=dims, runner=runner)
+    assert len(result.nodes) <= 3 and "BatchNormalization@0" in result.nodes
+    path, npz = result.save(tmp_path / "bn.onnx")
+    feeds = load_inputs(npz)
+    ra, rb = runner.run(path, feeds, backend="ort"), runner.run(path, feeds, backend="reference")
+    assert ra.ok and rb.ok
+    assert any(not compare_values(ra.outputs[k].value, rb.outputs[k].value).ok for k in ra.outputs)
