@@ -54,9 +54,16 @@ class BackgroundTask:
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
+    def _progress(self, message: str) -> None:
+        # the work reports progress between its steps: a cancel that came before a run
+        # started (Runner.cancel only stops a run in flight) ends the work here
+        if self._cancelled.is_set():
+            raise StudioError("cancelled")
+        self.relay.progress.emit(self.ticket, message)
+
     def _main(self) -> None:
         try:
-            result = self.work(self.runner, lambda msg: self.relay.progress.emit(self.ticket, msg), self._cancelled.is_set)
+            result = self.work(self.runner, self._progress, self._cancelled.is_set)
         except StudioError as exc:
             self.relay.failed.emit(self.ticket, "cancelled" if self.cancelled else exc.message)
         except Exception as exc:  # noqa: BLE001 - a bug must reach the user as a line, not kill the thread silently
