@@ -274,7 +274,7 @@ def metadata_dims(model: onnx.ModelProto) -> dict[str, int]:
 def model_dims(model: onnx.ModelProto, dims: Mapping[str, int] | None = None) -> dict[str, int]:
     """Values for every symbolic dim of the model's inputs: the user's first, then the
     metadata's image size for spatial dims (also unknown dims 2 and 3 of a 4-D float
-    input with 1, 3 or 4 channels, the NCHW image case: 224 without metadata), then
+    input with 1, 3 or 4 channels, the NCHW image case), then
     :func:`guess_dim`."""
     dims = dict(dims or {})
     meta = metadata_dims(model)
@@ -285,12 +285,10 @@ def model_dims(model: onnx.ModelProto, dims: Mapping[str, int] | None = None) ->
                 if meta:
                     out.setdefault(d, meta["height" if d.lower().startswith("h") else "width"])
             elif d is None or (isinstance(d, int) and d < 0) or (isinstance(d, str) and d not in dims):
-                # an image batch (N, C, H, W) with unknown H and W: the metadata's size, else
-                # 224 like a named spatial dim; 1x1 images run but compute nothing typical
-                if spec.shape is not None and len(spec.shape) == 4 and axis in (2, 3) and spec.dtype.kind == "f" \
-                        and spec.shape[1] in (1, 3, 4):
-                    size = meta["height" if axis == 2 else "width"] if meta else 224
-                    out.setdefault(f"{spec.name}[{axis}]", size)
+                # an image batch (N, C, H, W) with unknown H and W: the metadata's size
+                if meta and spec.shape is not None and len(spec.shape) == 4 and axis in (2, 3) \
+                        and spec.dtype.kind == "f" and spec.shape[1] in (1, 3, 4):
+                    out.setdefault(f"{spec.name}[{axis}]", meta["height" if axis == 2 else "width"])
     out.update(dims)
     return out
 
