@@ -41,6 +41,8 @@ register("find", "find nodes and values by name, op, attribute, dtype or shape (
 register("shapes", "type and (symbolic) shape of every value; -o writes them into the model")
 register("optimize", "fold constants, fuse and clean up a model; --check proves the outputs unchanged")
 register("set-dim", "set input/output dims (symbolic or fixed), rewriting the constants that pin them")
+register("compare", "compare two runs tensor by tensor; first divergence (exit 0 agree, 1 differ, 2 cannot run)")
+register("reduce", "bisect a failing model to its smallest failing subgraph (+ its inputs as .npz)")
 
 
 def module_name(command: str) -> str:

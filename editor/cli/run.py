@@ -1,6 +1,7 @@
 """``onnx-studio run``: run a model once and summarise (or save) what it computes.
 
-    onnx-studio run MODEL [--input NAME=FILE ...] [--random] [--dim NAME=VALUE ...]
+    onnx-studio run MODEL [--input NAME=FILE ...] [--random] [--seed N] [--val-range NAME:LO,HI ...]
+                          [--dim NAME=VALUE ...]
                           [--backend ort|reference] [--providers P1,P2]
                           [--outputs NAME ... | --all-intermediates] [--save DIR]
                           [--json] [--timeout S] [--profile]
@@ -23,12 +24,13 @@ from typing import Any
 import numpy as np
 
 from editor.errors import RuntimeBackendError, StudioError
-from editor.runtime import Runner, RunOptions, RunResult, input_specs, load_input_file, make_input
+from editor.runtime import Runner, RunOptions, RunResult, input_specs, load_input_file
+from editor.runtime.inputs import make_inputs, save_inputs
 from editor.runtime.backends import BACKENDS
 from editor.runtime.intermediates import value_scopes
 from editor.runtime.source import ModelSource, load_model
 
-__all__ = ["add_parser", "run", "safe_file_name"]
+__all__ = ["add_parser", "parse_val_ranges", "run", "safe_file_name"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -44,6 +46,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE", help="value for an input from .npy/.npz/.pb (repeatable)")
     p.add_argument("--random", action="store_true", help="random values for inputs not given with --input")
     p.add_argument("--seed", type=int, default=0, help="seed for --random (default 0)")
+    p.add_argument("--val-range", action="append", default=[], metavar="NAME:LO,HI",
+                   help="value range of a random input (repeatable); otherwise the range follows what the input feeds")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help="value of a symbolic dimension for --random (repeatable)")
     p.add_argument("--backend", choices=sorted(BACKENDS), help="pin one backend (default: onnxruntime, falling back to the reference evaluator)")
     p.add_argument("--providers", help="onnxruntime execution providers in priority order, comma separated")
@@ -118,15 +122,31 @@ def _build_inputs(args: argparse.Namespace, model: Any) -> dict[str, Any]:
         if name not in specs:
             raise RuntimeBackendError(f"--input {name!r}: the model has no such input (inputs: {', '.join(specs) or 'none'})")
     dims = {k: int(v) for k, v in _parse_pairs(args.dim, "--dim")} if args.dim else {}
-    feeds: dict[str, Any] = {}
-    for i, (name, spec) in enumerate(specs.items()):
-        if name in given:
-            feeds[name] = load_input_file(given[name], spec)
-        elif args.random:
-            feeds[name] = make_input(spec, "random", dims=dims, seed=args.seed + i)
-        else:
-            raise RuntimeBackendError(f"input {name!r} ({spec.type_text}) has no value: give --input {name}=FILE or --random")
-    return feeds
+    ranges = parse_val_ranges(args.val_range)
+    missing = [name for name in specs if name not in given]
+    if missing and not args.random:
+        spec = specs[missing[0]]
+        raise RuntimeBackendError(f"input {spec.name!r} ({spec.type_text}) has no value: give --input {spec.name}=FILE or --random")
+    generated = make_inputs(model, "random", dims=dims, seed=args.seed, val_ranges=ranges) if missing else {}
+    return {name: load_input_file(given[name], spec) if name in given else generated[name] for name, spec in specs.items()}
+
+
+def parse_val_ranges(items: list[str]) -> dict[str, tuple[float, float]]:
+    """``["ids:0,30521", "x:-1,1"]`` -> ``{"ids": (0.0, 30521.0), ...}`` (``--val-range``)."""
+    out: dict[str, tuple[float, float]] = {}
+    for item in items:
+        name, sep, rest = item.rpartition(":")
+        lo_text, comma, hi_text = rest.partition(",")
+        try:
+            if not sep or not name or not comma:
+                raise ValueError
+            lo, hi = float(lo_text), float(hi_text)
+        except ValueError:
+            raise RuntimeBackendError(f"--val-range {item!r} is not NAME:LO,HI") from None
+        if hi < lo:
+            raise RuntimeBackendError(f"--val-range {item!r}: HI is below LO")
+        out[name] = (lo, hi)
+    return out
 
 
 def shape_notes(model: Any, feeds: dict[str, Any], result: RunResult) -> dict[str, str]:
@@ -192,8 +212,10 @@ def run(args: argparse.Namespace) -> int:
             _print_summary(result, sys.stdout, notes)
         if args.save:
             written = _save(result, Path(args.save))
+            # the inputs go with the outputs, so the run can be repeated (--input NAME=inputs.npz)
+            written.append(save_inputs(Path(args.save) / "inputs.npz", feeds))
             if not args.json:
-                print(f"saved {len(written)} file(s) to {args.save}")
+                print(f"saved {len(written)} file(s) to {args.save} (inputs in inputs.npz)")
         return 0
     except StudioError as exc:
         print(f"error: {exc.message}", file=sys.stderr)

@@ -10,9 +10,15 @@ NOTE: symbolic dimension guesses. A user value always wins (``dims={"batch": 4}`
 one, a name that looks like a batch dimension (``batch``, ``N``, ``b``, ``bs``,
 ``batch_size``, ``unk__…``, ``?``/unnamed, ``-1``) gets 1; sequence-like names
 (``seq``, ``sequence``, ``len``, ``length``, ``time``, ``T``, ``tokens``) get 16; spatial
-names (``height``, ``width``, ``h``, ``w``) get 224; everything else gets 1. Real models still
-need user values sometimes (audio windows, detector strides): the guesses only have to be a
-starting point the input panel shows.
+names (``height``, ``width``, ``h``, ``w``) get 224 — or the model's own image size when its
+metadata says one (``imgsz``, ``image_size``, ``input_size``: see :func:`metadata_dims`);
+everything else gets 1. Real models still need user values sometimes (audio windows,
+detector strides): the guesses only have to be a starting point the input panel shows.
+
+NOTE: random values follow what an input feeds (:mod:`editor.runtime.input_roles`): Gather
+indices stay inside the data they index, lengths and counts are non-negative, an input
+compared with constants takes one of those constants. ``val_ranges`` (``--val-range``) win
+over all of that. :func:`save_inputs` writes what a run used, so it can be repeated.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import numpy as np
 import onnx
 
 from editor.errors import RuntimeBackendError
+from editor.runtime.input_roles import InputRole
 from editor.runtime.values import (
     Value,
     describe_type,
@@ -39,10 +46,13 @@ __all__ = [
     "guess_dim",
     "input_specs",
     "load_input_file",
+    "load_inputs",
     "make_input",
     "make_inputs",
+    "metadata_dims",
     "random_tensor",
     "resolve_shape",
+    "save_inputs",
 ]
 
 
@@ -142,15 +152,21 @@ def resolve_shape(
     return tuple(out)
 
 
-def random_tensor(shape: tuple[int, ...], dtype: np.dtype, *, seed: int | None = 0) -> np.ndarray:
-    """Random values in a range that suits the dtype.
+def random_tensor(
+    shape: tuple[int, ...], dtype: np.dtype, *, seed: int | None = 0, role: InputRole | None = None
+) -> np.ndarray:
+    """Random values in a range that suits the dtype, or the input's ``role``.
 
     floats: standard normal (what most networks expect after normalisation);
     signed ints: [-10, 10]; unsigned ints: [0, 10] (small, so they are valid indices or
-    counts for many ops); bool: fair coin; strings: short words.
+    counts for many ops); bool: fair coin; strings: short words. A ``role`` (what the input
+    feeds, or a user range) replaces these: a set of values to pick from, or [low, high]
+    (inclusive for integers, uniform for floats).
     """
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
+    if role is not None and dtype.kind in "fiub":
+        return _role_values(rng, shape, dtype, role)
     if dtype == np.bool_:
         return rng.integers(0, 2, size=shape).astype(np.bool_)
     if dtype.kind == "O" or dtype.kind in "US":
@@ -173,6 +189,23 @@ def random_tensor(shape: tuple[int, ...], dtype: np.dtype, *, seed: int | None =
     return rng.standard_normal(shape).astype(dtype)
 
 
+def _role_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype, role: InputRole) -> np.ndarray:
+    if role.choices:
+        pick = np.asarray(role.choices)
+        return np.asarray(pick[rng.integers(0, len(pick), size=shape)]).astype(dtype)
+    low = role.low if role.low is not None else (-10 if dtype.kind in "if" else 0)
+    high = role.high if role.high is not None else max(low, 10)
+    if dtype.kind == "f":
+        return np.asarray(rng.uniform(low, high, size=shape)).astype(dtype)
+    lo, hi = int(np.ceil(low)), int(np.floor(high))
+    if dtype.kind in "ub":
+        lo = max(lo, 0)
+    if dtype.kind == "b":
+        hi = min(hi, 1)
+    hi = max(hi, lo)
+    return np.asarray(rng.integers(lo, hi + 1, size=shape)).astype(dtype)
+
+
 def _fill(shape: tuple[int, ...], dtype: np.dtype, value: Any) -> np.ndarray:
     if np.dtype(dtype).kind == "O":
         arr = np.empty(shape, dtype=object)
@@ -189,8 +222,10 @@ def make_input(
     constant: Any = 0,
     seed: int | None = 0,
     path: str | Path | None = None,
+    role: InputRole | None = None,
 ) -> Value:
     """A value for ``spec``. ``mode``: 'random', 'zeros', 'ones', 'constant' or 'file'.
+    ``role``: what the random values must respect (see :func:`input_roles`).
 
     Sequence inputs get a one-element list, optionals get their element type's value;
     map inputs cannot be generated and need a file.
@@ -204,7 +239,7 @@ def make_input(
     shape = resolve_shape(spec.shape, dims)
     dtype = spec.dtype
     if mode == "random":
-        tensor = random_tensor(shape, dtype, seed=seed)
+        tensor = random_tensor(shape, dtype, seed=seed, role=role)
     elif mode == "zeros":
         tensor = _fill(shape, dtype, 0)
     elif mode == "ones":
@@ -220,18 +255,121 @@ def make_input(
     return tensor
 
 
+def metadata_dims(model: onnx.ModelProto) -> dict[str, int]:
+    """Spatial dims the model's metadata states: ``imgsz`` / ``image_size`` / ``input_size``
+    (``"640"``, ``"[640, 640]"``, ``"640,480"``: height then width) -> values for the dim
+    names :func:`guess_dim` treats as spatial. Empty when the metadata says nothing."""
+    props = {p.key.lower(): p.value for p in model.metadata_props}
+    for key in ("imgsz", "image_size", "img_size", "input_size"):
+        if key not in props:
+            continue
+        numbers = [int(x) for x in re.findall(r"\d+", props[key])]
+        if not numbers or any(n <= 0 or n > 100_000 for n in numbers):
+            continue
+        h, w = numbers[0], numbers[1] if len(numbers) > 1 else numbers[0]
+        return {"height": h, "h": h, "H": h, "width": w, "w": w, "W": w}
+    return {}
+
+
+def model_dims(model: onnx.ModelProto, dims: Mapping[str, int] | None = None) -> dict[str, int]:
+    """Values for every symbolic dim of the model's inputs: the user's first, then the
+    metadata's image size for spatial dims (also unknown dims 2 and 3 of a 4-D float
+    input with 1, 3 or 4 channels, the NCHW image case), then
+    :func:`guess_dim`."""
+    dims = dict(dims or {})
+    meta = metadata_dims(model)
+    out: dict[str, int] = {}
+    for spec in input_specs(model):
+        for axis, d in enumerate(spec.shape or ()):
+            if isinstance(d, str) and d not in dims and _SPATIAL.match(d):
+                if meta:
+                    out.setdefault(d, meta["height" if d.lower().startswith("h") else "width"])
+            elif d is None or (isinstance(d, int) and d < 0) or (isinstance(d, str) and d not in dims):
+                # an image batch (N, C, H, W) with unknown H and W: the metadata's size
+                if meta and spec.shape is not None and len(spec.shape) == 4 and axis in (2, 3) \
+                        and spec.dtype.kind == "f" and spec.shape[1] in (1, 3, 4):
+                    out.setdefault(f"{spec.name}[{axis}]", meta["height" if axis == 2 else "width"])
+    out.update(dims)
+    return out
+
+
+def _spec_dims(spec: InputSpec, dims: Mapping[str, int]) -> tuple[int, ...]:
+    """:func:`resolve_shape` with per-input positional overrides (``NAME[AXIS]`` keys)."""
+    shape = resolve_shape(spec.shape, dims)
+    if spec.shape is None:
+        return shape
+    return tuple(int(dims.get(f"{spec.name}[{k}]", v)) for k, v in enumerate(shape))
+
+
 def make_inputs(
     model: onnx.ModelProto,
     mode: str = "random",
     *,
     dims: Mapping[str, int] | None = None,
     seed: int | None = 0,
+    val_ranges: Mapping[str, tuple[float, float]] | None = None,
 ) -> dict[str, Value]:
-    """One value per input of ``model`` (see :func:`make_input`); seeds differ per input."""
-    return {
-        spec.name: make_input(spec, mode, dims=dims, seed=None if seed is None else seed + i)
-        for i, spec in enumerate(input_specs(model))
-    }
+    """One value per input of ``model`` (see :func:`make_input`); seeds differ per input.
+
+    Random values respect each input's role (:func:`input_roles`); ``val_ranges`` maps an
+    input name to the user's ``(low, high)`` and wins over the role. Symbolic dims come
+    from ``dims``, then the metadata, then the guesses (:func:`model_dims`).
+    """
+    from editor.runtime.input_roles import InputRole, input_roles
+
+    all_dims = model_dims(model, dims)
+    specs = input_specs(model)
+    unknown = set(val_ranges or ()) - {s.name for s in specs}
+    if unknown:
+        raise RuntimeBackendError(
+            f"--val-range {sorted(unknown)[0]!r}: the model has no such input (inputs: {', '.join(s.name for s in specs) or 'none'})"
+        )
+    roles = input_roles(model, all_dims) if mode == "random" else {}
+    for name, (lo, hi) in (val_ranges or {}).items():
+        roles[name] = InputRole(low=lo, high=hi, reason="user range")
+    feeds: dict[str, Value] = {}
+    for i, spec in enumerate(specs):
+        shaped = InputSpec(spec.name, spec.type, spec.kind, spec.elem_type, _spec_dims(spec, all_dims)) if spec.shape is not None else spec
+        feeds[spec.name] = make_input(shaped, mode, dims=all_dims, seed=None if seed is None else seed + i,
+                                      role=roles.get(spec.name))
+    return feeds
+
+
+def save_inputs(path: str | Path, feeds: Mapping[str, Value]) -> Path:
+    """Write the tensors of ``feeds`` to one ``.npz`` (strings as unicode, no pickle), so a
+    run can be repeated with ``--input`` / :func:`load_inputs`. Non-tensor values (sequences,
+    maps) are left out: ``.npz`` holds arrays only."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {}
+    for name, value in feeds.items():
+        if isinstance(value, np.ndarray):
+            arrays[name] = value.astype(str) if value.dtype.kind == "O" else value
+    with open(p, "wb") as fh:  # np.savez on a path would append ".npz" to other suffixes
+        np.savez(fh, **arrays)
+    return p
+
+
+def load_inputs(path: str | Path, model: onnx.ModelProto | None = None) -> dict[str, Value]:
+    """Every array of an ``.npz`` written by :func:`save_inputs` (checked against the
+    model's inputs when given: dtype, and no unknown names)."""
+    p = Path(path)
+    if not p.is_file():
+        raise RuntimeBackendError(f"inputs file not found: {str(p)!r}")
+    try:
+        with np.load(p, allow_pickle=False) as archive:
+            feeds: dict[str, Value] = {k: archive[k] for k in archive.keys()}
+    except Exception as exc:  # corrupt archive: numpy / zipfile errors vary
+        raise RuntimeBackendError(f"cannot read inputs file {str(p)!r}: {exc}") from exc
+    if model is not None:
+        specs = {s.name: s for s in input_specs(model)}
+        for name in list(feeds):
+            if name not in specs:
+                raise RuntimeBackendError(f"{str(p)!r} holds {name!r}, which is not an input of the model")
+            value = feeds[name]
+            if isinstance(value, np.ndarray) and value.dtype.kind in "US":
+                feeds[name] = value.astype(object)
+    return feeds
 
 
 def load_input_file(path: str | Path, spec: InputSpec | None = None) -> Value:

@@ -52,7 +52,9 @@ def test_input_file_summary_and_save(chain_path: Path, tmp_path: Path, capsys: p
     assert out.splitlines()[0].startswith("backend: ort")
     assert "y  int64 [1, 3] min=-9 max=0" in out.replace("       ", "  ") or "int64 [1, 3] min=-9 max=0" in out
     files = sorted(p.name for p in out_dir.iterdir())
-    assert files == ["blk_mul_0.npy", "blk_relu_0.npy", "cast.npy", "y.npy"]
+    assert files == ["blk_mul_0.npy", "blk_relu_0.npy", "cast.npy", "inputs.npz", "y.npy"]
+    with np.load(out_dir / "inputs.npz") as saved:  # the inputs go with the outputs
+        np.testing.assert_array_equal(saved["x"], x)
     np.testing.assert_array_equal(np.load(out_dir / "blk_relu_0.npy"), np.maximum(x, 0))
     np.testing.assert_array_equal(np.load(out_dir / "y.npy"), [[-1, 0, -9]])
 

@@ -290,6 +290,12 @@ class DiffPanel(QWidget):
                 self._row(node, [f"body {s}", "differs", "differs"], ref=ref)
             if "doc_string" in ch.kinds:
                 self._row(node, ["doc string", "differs", "differs"], ref=ref)
+        rewritten = self._group("Rewritten (quantized, fused ...)", len(diff.rewrites))
+        for rw in diff.rewrites:
+            first_a, first_b = (rw.a[0] if rw.a else None), (rw.b[0] if rw.b else None)
+            self._row(rewritten, [rw.summary, ", ".join(r.op_type for r in rw.a), ", ".join(r.op_type for r in rw.b)],
+                      ref=ChangeRef(CHANGED, first_a.id if first_a else None, first_b.id if first_b else None),
+                      status=CHANGED)
         removed = self._group("Removed nodes (only in A)", len(diff.nodes_removed))
         for r in diff.nodes_removed:
             self._row(removed, [r.label(), r.op_type, "—"], ref=ChangeRef(REMOVED, r.id, None), status=REMOVED)

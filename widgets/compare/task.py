@@ -111,6 +111,7 @@ def translate(outcome: DiffOutcome, map_a: SideMap, map_b: SideMap | None):
         nodes_added=[ref(r, tb) for r in d.nodes_added],
         nodes_removed=[ref(r, ta) for r in d.nodes_removed],
         nodes_changed=[dataclasses.replace(c, a=ref(c.a, ta), b=ref(c.b, tb)) for c in d.nodes_changed],
+        rewrites=[dataclasses.replace(rw, a=[ref(r, ta) for r in rw.a], b=[ref(r, tb) for r in rw.b]) for rw in d.rewrites],
         status_a=status_a,
         status_b=status_b,
         pairs=pairs,

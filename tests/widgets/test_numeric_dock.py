@@ -1,0 +1,105 @@
+"""The Compare Runs dock (widgets/numeric): two runs of a real model compared in the
+background, the sortable table, the error heat map on the canvas with the first divergence
+selected and centred, the side-by-side detail, cancel, and reduce opening a new tab."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from tests.conftest import CORPUS
+from tests.widgets.conftest import LOAD_TIMEOUT_MS, open_model
+
+VAD = CORPUS / "real" / "fw_silero_vad_v6.onnx"
+
+
+def _changed(path, name, change):  # noqa: ANN001, ANN202
+    model = onnx.load(VAD)
+    for t in model.graph.initializer:
+        if t.name == name:
+            w = numpy_helper.to_array(t).copy()
+            change(w)
+            t.CopyFrom(numpy_helper.from_array(w, name))
+    onnx.save(model, path)
+    return path
+
+
+@pytest.fixture
+def dock(window):
+    return window.numeric_dock
+
+
+def _wait(qtbot, dock) -> None:  # noqa: ANN001
+    qtbot.waitUntil(lambda: not dock.busy, timeout=LOAD_TIMEOUT_MS)
+
+
+@pytest.mark.timeout(120)
+def test_compare_with_a_perturbed_copy_shows_the_first_divergence(qtbot, window, dock, tmp_path) -> None:  # noqa: ANN001
+    b = _changed(tmp_path / "b.onnx", "encoder.conv_layers.2.weight", lambda w: w.__iadd__(np.float32(0.3)))
+    tab = open_model(qtbot, window, VAD)
+    window.findChild(type(dock.show_action), "action_compare_runs").trigger()
+    assert dock.isVisible()
+    dock._b_file = str(b)
+    dock.refresh_sides()
+    dock.model_b.setCurrentIndex(dock.model_b.findData(str(b)))
+    dock.backend_b.setCurrentIndex(dock.backend_b.findData("ort"))
+    dock.dims.setText("seq_len=4")
+    dock.run_comparison()
+    assert dock.busy and dock.progress.isVisible()
+    _wait(qtbot, dock)
+    c = dock.comparison
+    assert c is not None, dock.status.text()
+    assert c.first_divergence.node == "/encoder/conv_layers.2/Conv"
+    assert dock.model.rowCount() == len(c.tensors)
+    # the first divergence is the selected row, and its node the canvas selection
+    current = dock.table.currentIndex()
+    assert dock.proxy.data(current.siblingAtColumn(1)).startswith("/encoder/conv_layers.2/Conv_output_0")
+    nid = tab.doc.producer(tab.doc.index.main, "/encoder/conv_layers.2/Conv_output_0")
+    qtbot.waitUntil(lambda: tab.selection.current is not None and tab.selection.current.node == nid)
+    # heat map: one cell per differing node box on the canvas, the first one outlined
+    heat = dock.heatmap
+    assert heat is not None and heat.visible and heat.overlay.cell_count() > 0
+    cells = heat.cells_by_key()
+    assert cells[f"n:{nid}"][2] is True
+    assert all(share <= 1.0 for share, _, _ in cells.values())
+    # sorting by max abs puts the worst first
+    dock.table.sortByColumn(4, dock.table.horizontalHeader().sortIndicatorOrder().DescendingOrder)
+    top = dock.model.row(int(dock.proxy.data(dock.proxy.index(0, 0), dock.proxy.sortRole() + 1)))
+    worst = max((t for t in c.tensors if t.error and t.error.max_abs is not None), key=lambda t: t.error.max_abs)
+    assert top.error.max_abs == worst.error.max_abs
+    # the detail shows both sides and a histogram of the difference
+    assert "A" in dock.detail.side_a.text() and dock.detail.histogram.counts.sum() > 0
+    if os.environ.get("ONNX_STUDIO_SHOTS"):
+        window.grab().save(os.path.join(os.environ["ONNX_STUDIO_SHOTS"], "numeric_dock.png"))
+    dock.show_heat.setChecked(False)
+    assert not heat.visible
+
+
+@pytest.mark.timeout(120)
+def test_reduce_a_planted_nan_opens_the_small_model_in_a_new_tab(qtbot, window, dock, tmp_path) -> None:  # noqa: ANN001
+    bad = _changed(tmp_path / "nan.onnx", "decoder.conv1d.weight", lambda w: w.flat.__setitem__(2, np.nan))
+    open_model(qtbot, window, bad)
+    before = window.tabs.count()
+    dock.dims.setText("seq_len=4")
+    dock.check_kind.setCurrentIndex(dock.check_kind.findData("nan"))
+    dock.reduce()
+    _wait(qtbot, dock)
+    result = dock.last_reduction
+    assert result is not None, dock.status.text()
+    assert len(result.nodes) <= 3
+    qtbot.waitUntil(lambda: window.tabs.count() == before + 1, timeout=LOAD_TIMEOUT_MS)
+    new_tab = window.current_tab()
+    assert len(new_tab.doc.model.graph.node) == len(result.model.graph.node) <= 3
+
+
+def test_cancel_leaves_the_dock_usable(qtbot, window, dock) -> None:  # noqa: ANN001
+    open_model(qtbot, window, VAD)
+    dock.dims.setText("seq_len=4")
+    dock.run_comparison()
+    dock.cancel()
+    _wait(qtbot, dock)
+    assert dock.run_button.isEnabled() and not dock.cancel_button.isEnabled()

@@ -1,0 +1,66 @@
+"""Numeric debugging in the window: the Compare Runs dock (the GUI of :mod:`editor.debug`).
+
+Public API:
+- :func:`install_numeric_dock` adds the "Compare Runs" dock (bottom area, tabbed with the
+  Diff dock) and "Tools ▸ Compare Runs…" to the main window and returns the dock.
+- :class:`NumericDock`: ``run_comparison()``, ``reduce()``, ``cancel()``,
+  ``show_comparison(c)``, ``select_tensor(name)``, ``comparison``, ``heatmap``.
+- Building blocks: :class:`ErrorTableModel`, :class:`ErrorHeatMap`, :class:`PairDetail`,
+  :class:`BackgroundTask`.
+"""
+
+from __future__ import annotations
+
+from widgets.numeric.detail import DiffHistogram, PairDetail
+from widgets.numeric.dock import NumericDock
+from widgets.numeric.heatmap import ErrorHeatMap, ErrorOverlay, node_shares
+from widgets.numeric.table import ErrorTableModel
+from widgets.numeric.task import BackgroundTask, TaskRelay
+
+__all__ = [
+    "BackgroundTask",
+    "DiffHistogram",
+    "ErrorHeatMap",
+    "ErrorOverlay",
+    "ErrorTableModel",
+    "NumericDock",
+    "PairDetail",
+    "TaskRelay",
+    "install_numeric_dock",
+    "node_shares",
+]
+
+
+def install_numeric_dock(main_window) -> NumericDock:  # noqa: ANN001
+    """Add the Compare Runs dock and its Tools menu action; returns the dock.
+
+    Call it after the Diff dock is installed and before ``restoreState``."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QAction
+
+    dock = NumericDock(main_window)
+    main_window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    neighbour = getattr(main_window, "compare_dock", None) or getattr(main_window, "run_dock", None)
+    if neighbour is not None:
+        main_window.tabifyDockWidget(neighbour, dock)
+    dock.hide()
+    docks = getattr(main_window, "docks", None)
+    if isinstance(docks, list):
+        docks.append(dock)
+
+    def show() -> None:
+        dock.refresh_sides()
+        dock.show()
+        dock.raise_()
+
+    action = QAction("Compare Runs…", main_window)
+    action.setObjectName("action_compare_runs")
+    action.triggered.connect(show)
+    main_window.addAction(action)
+    dock.show_action = action
+    tools = getattr(getattr(main_window, "compare_dock", None), "tools_menu", None)
+    if tools is not None:
+        tools.addAction(action)
+    main_window.tabs.currentChanged.connect(lambda _i: dock.refresh_sides() if dock.isVisible() else None)
+    main_window.numeric_dock = dock
+    return dock

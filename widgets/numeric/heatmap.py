@@ -1,0 +1,121 @@
+"""The error heat map: each node of A coloured by how far its output is from B's.
+
+A box overlay (:mod:`widgets.box_overlay`) like the profile heat map
+(:mod:`widgets.run.heatmap`), with the same colour scale: a node's share is its worst
+tensor's relative error on a log scale between the tolerance (pale) and 1000x it (deep
+red); nodes within tolerance get no cell, so the picture shows only where numbers went
+wrong. The first divergence gets a thick outline and the label "first".
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+
+from editor.debug import Comparison
+from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index, innermost_group
+from widgets.run.heatmap import heat_colour
+
+__all__ = ["ErrorHeatMap", "ErrorOverlay", "node_shares"]
+
+Z_ERRORS = 2.6  # just above the profile heat map
+
+
+def node_shares(comparison: Comparison, doc) -> dict[int, tuple[float, str, bool]]:  # noqa: ANN001
+    """Node id in ``doc`` -> (share 0..1, label, is first divergence) for nodes that differ.
+    Nodes are found by the tensor they produce (names of nodes may be empty)."""
+    fd = comparison.first_divergence
+    atol = max(comparison.tolerance.rtol, 1e-12)
+    out: dict[int, tuple[float, str, bool]] = {}
+    main = doc.index.main
+    for t in comparison.tensors:
+        if t.ok is not False or t.node is None:
+            continue
+        nid = doc.producer(main, t.a)
+        if nid is None:
+            continue
+        e = t.error
+        rel = e.max_rel if e is not None and e.max_rel is not None else math.inf
+        share = 1.0 if not math.isfinite(rel) else min(1.0, max(0.05, math.log10(max(rel / atol, 1.0)) / 3.0))
+        label = "NaN" if e is not None and e.nan_a + e.nan_b and (e.nan_a != e.nan_b) else f"{rel:.2g}"
+        first = fd is not None and fd.a == t.a
+        old = out.get(nid)
+        if old is None or share > old[0] or first:
+            out[nid] = (share, ("first · " if first else "") + label, first or (old[2] if old else False))
+    return out
+
+
+class ErrorOverlay(BoxOverlayItem):
+    """Coloured rectangles over the nodes whose outputs differ."""
+
+    def __init__(self) -> None:
+        super().__init__(Z_ERRORS)
+        self._font = QFont()
+        self._font.setPointSizeF(9.0)
+        self._font.setBold(True)
+
+    def set_cells(self, scene, cells: dict[str, tuple[float, str, bool]]) -> None:  # noqa: ANN001
+        self._place(scene, sorted(cells.items(), key=lambda kv: (kv[1][2], kv[1][0])), (-6, -18, 6, 6),
+                    lambda rect, v: (rect, heat_colour(v[0]), v[1], v[2]))
+
+    def cell_count(self) -> int:
+        return len(self._cells)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ANN001
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        exposed = option.exposedRect.adjusted(-6, -18, 6, 6)
+        fm = QFontMetricsF(self._font)
+        for rect, colour, label, first in self._cells:
+            if not rect.intersects(exposed):
+                continue
+            fill = QColor(colour)
+            fill.setAlpha(90)
+            painter.setBrush(fill)
+            painter.setPen(QPen(QColor(150, 0, 160) if first else colour, (6.0 if first else 3.0) if lod >= 0.3 else 0.0))
+            painter.drawRoundedRect(rect.adjusted(-3, -3, 3, 3), 5, 5)
+            if lod >= 0.45:
+                painter.setFont(self._font)
+                w = fm.horizontalAdvance(label) + 8
+                badge = QRectF(rect.right() - w + 2, rect.top() - fm.height() - 3, w, fm.height() + 2)
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(QColor(150, 0, 160) if first else colour)
+                painter.drawRoundedRect(badge, 3, 3)
+                painter.setPen(QColor(255, 255, 255) if first or colour.lightness() <= 120 else QColor(40, 20, 0))
+                painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
+
+
+class ErrorHeatMap(BoxOverlay):
+    """Keeps an :class:`ErrorOverlay` on one tab's scene in step with its layout."""
+
+    def __init__(self, tab) -> None:  # noqa: ANN001
+        self._shares: dict[int, tuple[float, str, bool]] = {}
+        super().__init__(tab, ErrorOverlay())
+
+    def set_comparison(self, comparison: Comparison | None) -> None:
+        self._shares = node_shares(comparison, self.tab.doc) if comparison is not None else {}
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        if not self._visible:
+            return
+        self.overlay.set_cells(self.scene, self.cells_by_key())
+        self.overlay.update()
+
+    def cells_by_key(self) -> dict[str, tuple[float, str, bool]]:
+        """Scene key -> cell; a collapsed group shows its worst node."""
+        items = self.scene.node_items()
+        groups = group_index(items)
+        names = self.node_names(self._shares)
+        out: dict[str, tuple[float, str, bool]] = {}
+        for nid, cell in self._shares.items():
+            key = f"n:{nid}"
+            if key not in items:
+                key = innermost_group(groups, names.get(nid, "")) or ""
+                if not key:
+                    continue
+            old = out.get(key)
+            if old is None or cell[0] > old[0] or cell[2]:
+                out[key] = cell if old is None or not old[2] else old
+        return out
