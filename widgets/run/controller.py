@@ -56,6 +56,8 @@ class RunSettings:
     capture: str = "outputs"
     #: profile runs use level 'basic' so the times map to the user's nodes (no fusions)
     profile_unfused: bool = True
+    #: MB of models the run worker keeps warm; 0 = its default (a share of this machine's memory)
+    cache_mb: int = 0
 
 
 @dataclass
@@ -70,11 +72,14 @@ class RunRequest:
     debug: str | None = None
     #: providers only onnxruntime should see (see the module NOTE)
     auto_providers: tuple[str, ...] | None = None
+    #: bound on the bytes of models the worker keeps (None: its default)
+    cache_bytes: int | None = None
 
 
 def execute(runner: Runner, req: RunRequest) -> RunResult:
     """Run ``req`` on ``runner`` (blocking; called on a RunThread)."""
     kwargs = dict(outputs=req.outputs, timeout=req.timeout, debug=req.debug)
+    runner.cache_bytes = req.cache_bytes
     if req.auto_providers is None:
         return runner.run(req.source, req.feeds, backend=req.backend, options=req.options, **kwargs)
     start = time.monotonic()
@@ -357,6 +362,7 @@ class RunController(QObject):
             timeout=settings.timeout or None,
             debug=debug,
             auto_providers=auto_providers,
+            cache_bytes=settings.cache_mb * 1024 * 1024 if settings.cache_mb else None,
         )
 
     def run(self, settings: RunSettings, *, profile: bool = False, debug: str | None = None) -> RunThread:
