@@ -123,11 +123,28 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _screenshot(args: argparse.Namespace) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QSettings, QTimer
-
     # a throw-away settings file: a screenshot must not touch the user's recent files
     tmp = tempfile.TemporaryDirectory(prefix="onnx-studio-shot-")
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tmp.name)
+    result: dict[str, object] = {}
+    stop = {"fn": None}
+
+    def on_signal(signum: int) -> None:
+        if stop["fn"] is None:
+            raise SystemExit(128 + signum)  # not in the event loop yet: unwind through finally
+        stop["fn"](signum)
+
+    restore = _quit_on_signals(on_signal)
+    try:
+        return _shoot(args, tmp.name, result, stop)
+    finally:
+        restore()
+        tmp.cleanup()
+
+
+def _shoot(args: argparse.Namespace, settings_dir: str, result: dict, stop: dict) -> int:
+    from PySide6.QtCore import QSettings, QTimer
+
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir)
     app = create_application()
     window = create_window(theme_choice=args.theme or "light")
     window.interactive_errors = False
@@ -136,7 +153,6 @@ def _screenshot(args: argparse.Namespace) -> int:
     from resources import sample_model_path
 
     model = args.model or str(sample_model_path())
-    result: dict[str, object] = {}
 
     def finish(code: int, message: str | None = None) -> None:
         if "code" in result:
@@ -186,10 +202,15 @@ def _screenshot(args: argparse.Namespace) -> int:
     window.layoutFailed.connect(lambda message: finish(1, f"cannot lay out '{model}': {message}"))
     QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, lambda: finish(2, f"timed out after {SCREENSHOT_TIMEOUT_MS // 1000} s "
                                                               f"waiting for '{model}' to be shown"))
+    # a timer hands control to Python a few times a second, so a signal's handler runs
+    tick = QTimer()
+    tick.timeout.connect(lambda: None)
+    tick.start(200)
+    stop["fn"] = lambda signum: finish(128 + signum, f"stopped by signal {signum}")
     window.open_path(model, data_dir=args.data_dir)
     app.exec()
+    tick.stop()
     window.close()
-    tmp.cleanup()
     return int(result.get("code", 2))
 
 
@@ -219,6 +240,25 @@ def watch_first_paint(viewport, result: dict[str, object]) -> None:
     watcher = FirstPaint(viewport)
     viewport.installEventFilter(watcher)
     viewport.update()
+
+
+def _quit_on_signals(handler) -> callable:
+    """SIGTERM / SIGINT / SIGHUP call ``handler(signum)``; returns a function that restores
+    the previous handlers.
+
+    NOTE: with Python's default handling a SIGTERM killed the process where it stood and left
+    the screenshot's temporary folder behind; the handler quits the event loop (or unwinds,
+    before there is one) so the folder is removed on the way out."""
+    import signal
+
+    names = [n for n in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, n)]
+    previous = {n: signal.signal(getattr(signal, n), lambda signum, _frame: handler(signum)) for n in names}
+
+    def restore() -> None:
+        for n, old in previous.items():
+            signal.signal(getattr(signal, n), old)
+
+    return restore
 
 
 if __name__ == "__main__":  # pragma: no cover
