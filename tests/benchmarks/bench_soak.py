@@ -145,17 +145,17 @@ def drive(app, script: Step, *, timeout: float = 3600) -> None:
                     poll(want)
                     return
         except StopIteration:
-            app.quit()
+            app.exit(0)
         except BaseException as exc:  # noqa: BLE001 - reported after the loop ends
             state["error"] = exc
-            app.quit()
+            app.exit(0)
 
     def poll(cond: Callable[[], bool]) -> None:
         if cond():
             QTimer.singleShot(0, step)
         elif time.monotonic() > deadline:
             state["error"] = TimeoutError("soak step timed out")
-            app.quit()
+            app.exit(0)
         else:
             QTimer.singleShot(5, lambda: poll(cond))
 

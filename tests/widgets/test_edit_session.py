@@ -32,7 +32,9 @@ def test_history_panel_click_and_export_script(qtbot, window, tmp_path):
     assert editing.rename_node(conv, "stem")
     assert editing.rename_node(relu, "stem_act")
     history = editing.history
-    assert history.model.rowCount() == 3 and history.list.currentIndex().row() == 2
+    history.show()
+    assert history.model.rowCount() == 3
+    qtbot.waitUntil(lambda: history.list.currentIndex().row() == 2)
     assert window.act_undo.text() == f"&Undo {doc.stack.undo_label}"
     # click the first row: back to the original model
     rect = history.list.visualRect(history.model.index(0))

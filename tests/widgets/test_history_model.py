@@ -100,7 +100,8 @@ def test_panel_undo_all_in_slices_with_cancel(qtbot, monkeypatch):
     panel = HistoryPanel()
     qtbot.addWidget(panel)
     panel.set_document(doc)
-    assert panel.list.currentIndex().row() == 120
+    panel.show()
+    qtbot.waitUntil(lambda: panel.list.currentIndex().row() == 120)
     # a slice is one step: cancel after the first slices, the document is at a whole step
     monkeypatch.setattr(history_module, "SLICE_SECONDS", 0.0)
     def stop_at_110() -> None:
@@ -114,7 +115,8 @@ def test_panel_undo_all_in_slices_with_cancel(qtbot, monkeypatch):
     stopped = doc.stack.index
     assert stopped == 110 and not panel.jumping and not panel.progress.isVisibleTo(panel)
     qtbot.wait(20)
-    assert doc.stack.index == stopped and panel.list.currentIndex().row() == stopped
+    assert doc.stack.index == stopped
+    qtbot.waitUntil(lambda: panel.list.currentIndex().row() == stopped)
     doc.history_changed.disconnect(stop_at_110)
     # undo all, then redo all
     monkeypatch.setattr(history_module, "SLICE_SECONDS", 0.04)
@@ -123,7 +125,8 @@ def test_panel_undo_all_in_slices_with_cancel(qtbot, monkeypatch):
     assert done.args == [True] and doc.stack.index == 0 and doc.serialize() == original
     with qtbot.waitSignal(panel.jumpFinished, timeout=10_000):
         panel.go_to(120)
-    assert doc.serialize() == edited and panel.list.currentIndex().row() == 120
+    assert doc.serialize() == edited
+    qtbot.waitUntil(lambda: panel.list.currentIndex().row() == 120)
     # a short jump is done at once
     panel.go_to(117)
     assert doc.stack.index == 117 and not panel.jumping
