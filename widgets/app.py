@@ -129,9 +129,12 @@ def _screenshot(args: argparse.Namespace) -> int:
     stop = {"fn": None}
 
     def on_signal(signum: int) -> None:
-        if stop["fn"] is None:
-            raise SystemExit(128 + signum)  # not in the event loop yet: unwind through finally
-        stop["fn"](signum)
+        # NOTE: no raise from here: a signal during start-up lands inside an import or a Qt
+        # callback, where an exception breaks the import or is swallowed. It is noted and
+        # acted on once the window exists, before the event loop starts.
+        stop["signum"] = signum
+        if stop["fn"] is not None:
+            stop["fn"](signum)
 
     restore = _quit_on_signals(on_signal)
     try:
@@ -207,8 +210,12 @@ def _shoot(args: argparse.Namespace, settings_dir: str, result: dict, stop: dict
     tick.timeout.connect(lambda: None)
     tick.start(200)
     stop["fn"] = lambda signum: finish(128 + signum, f"stopped by signal {signum}")
-    window.open_path(model, data_dir=args.data_dir)
-    app.exec()
+    if "signum" in stop:  # a signal came while Qt was starting
+        stop["fn"](stop["signum"])
+    else:
+        window.open_path(model, data_dir=args.data_dir)
+    if "code" not in result:
+        app.exec()
     tick.stop()
     window.close()
     return int(result.get("code", 2))
@@ -247,8 +254,8 @@ def _quit_on_signals(handler) -> callable:
     the previous handlers.
 
     NOTE: with Python's default handling a SIGTERM killed the process where it stood and left
-    the screenshot's temporary folder behind; the handler quits the event loop (or unwinds,
-    before there is one) so the folder is removed on the way out."""
+    the screenshot's temporary folder behind; the handler quits the event loop (or stops the
+    start-up before it) so the folder is removed on the way out."""
     import signal
 
     names = [n for n in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, n)]
