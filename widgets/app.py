@@ -123,11 +123,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _screenshot(args: argparse.Namespace) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QSettings, QTimer
-
     # a throw-away settings file: a screenshot must not touch the user's recent files
     tmp = tempfile.TemporaryDirectory(prefix="onnx-studio-shot-")
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tmp.name)
+    result: dict[str, object] = {}
+    stop = {"fn": None}
+
+    def on_signal(signum: int) -> None:
+        # NOTE: no raise from here: a signal during start-up lands inside an import or a Qt
+        # callback, where an exception breaks the import or is swallowed. It is noted and
+        # acted on once the window exists, before the event loop starts.
+        stop["signum"] = signum
+        if stop["fn"] is not None:
+            stop["fn"](signum)
+
+    restore = _quit_on_signals(on_signal)
+    try:
+        return _shoot(args, tmp.name, result, stop)
+    finally:
+        restore()
+        tmp.cleanup()
+
+
+def _shoot(args: argparse.Namespace, settings_dir: str, result: dict, stop: dict) -> int:
+    from PySide6.QtCore import QSettings, QTimer
+
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir)
     app = create_application()
     window = create_window(theme_choice=args.theme or "light")
     window.interactive_errors = False
@@ -136,7 +156,6 @@ def _screenshot(args: argparse.Namespace) -> int:
     from resources import sample_model_path
 
     model = args.model or str(sample_model_path())
-    result: dict[str, object] = {}
 
     def finish(code: int, message: str | None = None) -> None:
         if "code" in result:
@@ -186,10 +205,19 @@ def _screenshot(args: argparse.Namespace) -> int:
     window.layoutFailed.connect(lambda message: finish(1, f"cannot lay out '{model}': {message}"))
     QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, lambda: finish(2, f"timed out after {SCREENSHOT_TIMEOUT_MS // 1000} s "
                                                               f"waiting for '{model}' to be shown"))
-    window.open_path(model, data_dir=args.data_dir)
-    app.exec()
+    # a timer hands control to Python a few times a second, so a signal's handler runs
+    tick = QTimer()
+    tick.timeout.connect(lambda: None)
+    tick.start(200)
+    stop["fn"] = lambda signum: finish(128 + signum, f"stopped by signal {signum}")
+    if "signum" in stop:  # a signal came while Qt was starting
+        stop["fn"](stop["signum"])
+    else:
+        window.open_path(model, data_dir=args.data_dir)
+    if "code" not in result:
+        app.exec()
+    tick.stop()
     window.close()
-    tmp.cleanup()
     return int(result.get("code", 2))
 
 
@@ -219,6 +247,25 @@ def watch_first_paint(viewport, result: dict[str, object]) -> None:
     watcher = FirstPaint(viewport)
     viewport.installEventFilter(watcher)
     viewport.update()
+
+
+def _quit_on_signals(handler) -> callable:
+    """SIGTERM / SIGINT / SIGHUP call ``handler(signum)``; returns a function that restores
+    the previous handlers.
+
+    NOTE: with Python's default handling a SIGTERM killed the process where it stood and left
+    the screenshot's temporary folder behind; the handler quits the event loop (or stops the
+    start-up before it) so the folder is removed on the way out."""
+    import signal
+
+    names = [n for n in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, n)]
+    previous = {n: signal.signal(getattr(signal, n), lambda signum, _frame: handler(signum)) for n in names}
+
+    def restore() -> None:
+        for n, old in previous.items():
+            signal.signal(getattr(signal, n), old)
+
+    return restore
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -41,6 +41,8 @@ from widgets.numeric import install_numeric_dock
 from widgets.run import install_run_dock
 from widgets.settings import Settings
 
+#: closing a tab of a model this big returns freed memory to the system (malloc_trim)
+BIG_MODEL_BYTES = 32 * 1024 * 1024
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.txt);;All files (*)"
 
 
@@ -342,6 +344,11 @@ class MainWindow(QMainWindow):
         self.tabs.removeTab(index)
         tab.close_document()
         tab.deleteLater()
+        if getattr(tab.doc, "file_size", 0) >= BIG_MODEL_BYTES:
+            # once the tab is gone, give the freed heap back to the system (glibc; ~ms)
+            from editor.runtime.memory import trim
+
+            QTimer.singleShot(500, trim)
         if self.tabs.count() == 0:
             self._on_current_tab(-1)
 

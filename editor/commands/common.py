@@ -36,7 +36,8 @@ def check_scope(doc: Document, sid: ScopeId) -> Scope:
 
 def fresh_name(base: str, taken: Iterable[str] | set[str]) -> str:
     """``base`` if free, else ``base_1``, ``base_2`` ... (never a name in ``taken``)."""
-    taken = taken if isinstance(taken, set) else set(taken)
+    if not hasattr(taken, "__contains__"):
+        taken = set(taken)  # an iterator: a lookup (a set, the index's view) is used as it is
     base = base or "value"
     if base not in taken:
         return base

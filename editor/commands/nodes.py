@@ -68,7 +68,7 @@ class AddNode(Command):
         if schema is None and domain in ("", "ai.onnx.ml", "ai.onnx.training", "ai.onnx.preview.training"):
             require(is_local_function, f"no operator {describe(self.op_type)} in domain "
                     f"{describe(domain or 'ai.onnx')} at opset {version}")
-        taken = _all_names(doc, self.scope)
+        taken = _TakenNames(scope)
         if self.inputs is None:
             ins = default_io_names(schema)[0] if schema else []
             inputs = ["" for _ in ins]  # unconnected: the user wires them
@@ -86,8 +86,9 @@ class AddNode(Command):
             outputs = list(self.outputs)
             for o in outputs:
                 require(not o or o not in scope.producers, f"value {describe(o)} already has a producer")
-                require(not o or o not in scope.input_names(), f"{describe(o)} is a graph input")
-                require(not o or o not in scope.initializer_names(), f"{describe(o)} is an initializer")
+                require(not o or not scope.positions_of("input", o), f"{describe(o)} is a graph input")
+                require(not o or scope.initializer_position(o) is None and not scope._sparse_defines(o),
+                        f"{describe(o)} is an initializer")
             require(len(set(o for o in outputs if o)) == len([o for o in outputs if o]),
                     "the same output name is given twice")
         loop = sorted({i for i in inputs if i} & {o for o in outputs if o})
@@ -128,6 +129,23 @@ def _all_names(doc: Document, scope: ScopeId) -> set[str]:
     s = doc.scope(scope)
     names = s.defined_names() | set(s.consumers) | set(s.output_names())
     return names
+
+
+class _TakenNames:
+    """Names used in a scope, asked one at a time through the index (O(1) each), plus the
+    names this command has already given out: building the whole set cost ~10 ms per
+    added node on a 10,000-node graph."""
+
+    def __init__(self, scope) -> None:
+        self.scope = scope
+        self.extra: set[str] = set()
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self.extra or self.scope.defines(name)
+                                          or name in self.scope.consumers or bool(self.scope.positions_of("output", name)))
+
+    def add(self, name: str) -> None:
+        self.extra.add(name)
 
 
 class DeleteNodes(Command):

@@ -16,6 +16,8 @@ T = onnx.TensorProto
 
 
 def names_in_scope(doc: Document, sid: ScopeId) -> set[str]:
+    """Every name this scope defines, uses, outputs or declares (O(graph): for passes that
+    need the whole set; a single question is :func:`name_taken`)."""
     s = doc.scope(sid)
     names = s.defined_names() | set(s.consumers) | set(s.output_names())
     g = s.graph
@@ -23,12 +25,27 @@ def names_in_scope(doc: Document, sid: ScopeId) -> set[str]:
     return names
 
 
+def name_taken(doc: Document, sid: ScopeId, name: str) -> bool:
+    """Whether ``name`` is in :func:`names_in_scope` — from the index's lookups, in O(1)."""
+    return doc.scope(sid).uses_name(name)
+
+
+def body_scopes(doc: Document, sid: ScopeId) -> list[ScopeId]:
+    """The bodies directly nested in scope ``sid``, in graph order (O(scopes), not O(nodes))."""
+    return doc._bodies(sid)
+
+
 def rename_value_ops(doc: Document, tx: Transaction, sid: ScopeId, old: str, new: str) -> None:
     """Apply the ops that rename value ``old`` to ``new`` in scope ``sid`` and every body
-    that captures it: producer output, uses, graph inputs/outputs, value_info, initializer."""
+    that captures it: producer output, uses, graph inputs/outputs, value_info, initializer.
+
+    NOTE: every place is found through the index (producers, consumer lists, the scope's
+    name lookups), never by scanning the graph: on an 11,812-node model the scans cost
+    ~36 ms per rename, more than two frames."""
     scope = doc.scope(sid)
     g = scope.graph
-    for nid in list(scope.node_ids):
+    producer = scope.producers.get(old)
+    for nid in scope.duplicates.get(old, [producer] if producer is not None else []):
         node = doc.node(nid)
         for k, o in enumerate(node.output):
             if o == old:
@@ -37,17 +54,14 @@ def rename_value_ops(doc: Document, tx: Transaction, sid: ScopeId, old: str, new
         tx.apply(ReplaceItem(node_target(use_nid), "input", k, new))
     if isinstance(g, onnx.FunctionProto):
         for field in ("input", "output"):
-            for k, n in enumerate(getattr(g, field)):
-                if n == old:
-                    tx.apply(ReplaceItem(scope_target(sid), field, k, new))
-        for k, vi in enumerate(getattr(g, "value_info", ())):
-            if vi.name == old:
-                tx.apply(SetField(("item", sid, "value_info", k), "name", new))
+            for k in list(scope.positions_of(field, old)):
+                tx.apply(ReplaceItem(scope_target(sid), field, k, new))
+        for k in list(scope.positions_of("value_info", old)):
+            tx.apply(SetField(("item", sid, "value_info", k), "name", new))
     else:
         for field in ("input", "output", "value_info", "initializer"):
-            for k, item in enumerate(getattr(g, field)):
-                if item.name == old:
-                    tx.apply(SetField(("item", sid, field, k), "name", new))
+            for k in list(scope.positions_of(field, old)):
+                tx.apply(SetField(("item", sid, field, k), "name", new))
         for k, sp in enumerate(g.sparse_initializer):
             if sp.values.name == old:
                 tx.apply(SetField(("item", sid, "sparse_initializer", k, "values"), "name", new))
@@ -57,11 +71,11 @@ def rename_value_ops(doc: Document, tx: Transaction, sid: ScopeId, old: str, new
 def nested_scopes(doc: Document, sid: ScopeId) -> list[ScopeId]:
     """Every body nested (at any depth) in scope ``sid``."""
     found: list[ScopeId] = []
-    stack = [sub for nid in doc.scope(sid).node_ids for sub in doc.index.children.get(nid, ())]
+    stack = body_scopes(doc, sid)
     while stack:
         sub = stack.pop()
         found.append(sub)
-        stack += [s for nid in doc.scope(sub).node_ids for s in doc.index.children.get(nid, ())]
+        stack += body_scopes(doc, sub)
     return found
 
 
@@ -80,24 +94,22 @@ class RenameValue(Command):
         require(bool(self.new), "a value needs a name")
         if self.new == self.old:
             return
-        names = names_in_scope(doc, self.scope)
-        require(self.old in names, f"there is no value {describe(self.old)} in this graph")
+        require(name_taken(doc, self.scope, self.old), f"there is no value {describe(self.old)} in this graph")
         # NOTE: a body that merely captures the value (uses a name defined further out) must
         # not rename only its own uses: they would then name nothing. The value is renamed
         # where it is defined, and every capturing body follows from there.
         sid = self.scope
-        if self.old not in doc.scope(sid).defined_names():
+        if not doc.scope(sid).defines(self.old):
             sid = doc.resolve_value(sid, self.old)
             sid = self.scope if sid is None else sid
-            names = names_in_scope(doc, sid)
-        require(self.new not in names, f"the name {describe(self.new)} is already used in this graph")
+        require(not name_taken(doc, sid, self.new), f"the name {describe(self.new)} is already used in this graph")
         for outer in doc.index.scope_chain(sid)[1:]:
-            require(self.new not in outer.defined_names(),
+            require(not outer.defines(self.new),
                     f"the name {describe(self.new)} is defined in an enclosing graph")
         # a nested body that already uses the new name would read the renamed value instead
         # of its own (or break SSA across scopes, which the checker rejects)
         for inner in nested_scopes(doc, sid):
-            require(self.new not in names_in_scope(doc, inner),
+            require(not name_taken(doc, inner, self.new),
                     f"the name {describe(self.new)} is already used in {doc.index.path(inner)}, "
                     "a graph nested in this one")
         self.label = f"Rename value {self.old!r} to {self.new!r}"
@@ -153,22 +165,24 @@ class SetValueType(Command):
 
     def run(self, doc: Document, tx: Transaction) -> None:
         check_scope(doc, self.scope)
-        g = doc.scope(self.scope).graph
-        require(self.name in names_in_scope(doc, self.scope), f"there is no value {describe(self.name)} in this graph")
-        require(doc.initializer(self.scope, self.name) is None or self.name in doc.scope(self.scope).input_names(),
+        scope = doc.scope(self.scope)
+        g = scope.graph
+        require(name_taken(doc, self.scope, self.name), f"there is no value {describe(self.name)} in this graph")
+        require(doc.initializer(self.scope, self.name) is None or bool(scope.positions_of("input", self.name)),
                 f"{describe(self.name)} is an initializer: its type is the tensor's (cast it instead)")
         tp = make_type(self.elem_type, self.shape)
         fields = ("value_info",) if isinstance(g, onnx.FunctionProto) else ("input", "output", "value_info")
         found = False
         for field in fields:
-            for k, vi in enumerate(getattr(g, field, ())):
-                if vi.name == self.name:
-                    found = True
-                    new = onnx.ValueInfoProto()
-                    new.CopyFrom(vi)
-                    new.type.CopyFrom(tp)
-                    if new.SerializeToString() != vi.SerializeToString():
-                        tx.apply(ReplaceItem(scope_target(self.scope), field, k, new))
+            items = getattr(g, field, ())
+            for k in list(scope.positions_of(field, self.name)):  # every entry naming it
+                vi = items[k]
+                found = True
+                new = onnx.ValueInfoProto()
+                new.CopyFrom(vi)
+                new.type.CopyFrom(tp)
+                if new.SerializeToString() != vi.SerializeToString():
+                    tx.apply(ReplaceItem(scope_target(self.scope), field, k, new))
         if not found:
             require(hasattr(g, "value_info"), "this graph cannot hold value types")
             vi = onnx.helper.make_value_info(self.name, tp)

@@ -143,19 +143,24 @@ class Document:
         s = self.index.scopes[scope]
         uses = sorted(s.consumers.get(name, ()), key=lambda u: (s.position(u[0]), u[1]))
         if nested:
-            for nid in s.node_ids:
-                for sub in self.index.children.get(nid, ()):
-                    uses += self._captured_uses(sub, name)
+            for sub in self._bodies(scope):
+                uses += self._captured_uses(sub, name)
         return uses
+
+    def _bodies(self, sid: ScopeId) -> list[ScopeId]:
+        """Bodies directly inside scope ``sid``, in graph order (O(scopes), not O(nodes))."""
+        s = self.index.scopes[sid]
+        found = [b for b in self.index.scopes.values() if b.parent == sid and b.kind == "subgraph"]
+        found.sort(key=lambda b: (s.position(b.owner), self.index.children[b.owner].index(b.id)))
+        return [b.id for b in found]
 
     def _captured_uses(self, sid: ScopeId, name: str) -> list[tuple[NodeId, int]]:
         s = self.index.scopes[sid]
-        if name in s.input_names() or name in s.initializer_names() or name in s.producers:
+        if s.defines(name):
             return []  # shadowed: the body defines its own value of that name
         uses = sorted(s.consumers.get(name, ()), key=lambda u: (s.position(u[0]), u[1]))
-        for nid in s.node_ids:
-            for sub in self.index.children.get(nid, ()):
-                uses += self._captured_uses(sub, name)
+        for sub in self._bodies(sid):
+            uses += self._captured_uses(sub, name)
         return uses
 
     def initializer(self, scope: ScopeId, name: str) -> tuple[int, onnx.TensorProto] | None:
@@ -171,7 +176,7 @@ class Document:
     def resolve_value(self, scope: ScopeId, name: str) -> ScopeId | None:
         """The scope (this one or an enclosing one) where ``name`` is defined, if any."""
         for s in self.index.scope_chain(scope):
-            if name in s.defined_names():
+            if s.defines(name):
                 return s.id
         return None
 
@@ -341,15 +346,18 @@ class Document:
             if scope.kind == "main":
                 assert g is self.model.graph
             # the name lookups must agree with the lists they cache
-            if scope._initializer_positions is not None:
-                for name, pos in scope._initializer_positions.items():
-                    assert g.initializer[pos].name == name, f"scope {sid}: stale initializer lookup"
-                assert len(scope._initializer_positions) == len({t.name for t in g.initializer})
-            if scope._declared is not None:
-                scope._declared, cached = None, scope._declared
-                assert {k: v.SerializeToString() for k, v in cached.items()} == {
-                    k: scope.declared(k).SerializeToString() for k in cached
-                }, f"scope {sid}: stale value_info lookup"
+            for f, table in scope._names.items():
+                items = getattr(g, f)
+                fresh: dict[str, list[int]] = {}
+                for i, item in enumerate(items):
+                    fresh.setdefault(item if isinstance(item, str) else item.name, []).append(i)
+                assert table == fresh, f"scope {sid}: stale {f} lookup"
+            dups: dict[str, list[NodeId]] = {}
+            for name, nids in producers.items():
+                if len(set(nids)) > 1:
+                    dups[name] = nids
+            assert {k: sorted(set(v)) for k, v in dups.items()} == \
+                {k: sorted(v) for k, v in scope.duplicates.items()}, f"scope {sid}: duplicate producers"
         assert seen_nodes == set(idx.nodes), "index has nodes that are in no scope"
         # every scope is reachable: the main graph, a function, or a body of a live node
         assert set(idx.children) <= set(idx.nodes), "children recorded for a removed node"

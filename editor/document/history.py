@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from psygnal import Signal
+
 from editor.document.changes import ChangeSet
 from editor.document.ops import Op
 
@@ -151,16 +153,66 @@ class CompositeCommand(Command):
 
 
 class UndoStack:
-    """Executed commands with a cursor and a clean mark."""
+    """Executed commands with a cursor and a clean mark.
+
+    It tells listeners about every change as it happens, so a view of the history (the
+    History panel's item model) updates in O(1) per push, undo or redo instead of
+    re-reading the whole list (a rebuild per edit made each edit cost ~10 µs per command
+    already on the stack: 60 ms per keystroke after a few thousand edits).
+
+    Signals (positions are indexes into :attr:`commands`):
+
+    * ``removing(first, last)`` before commands ``first..last`` (inclusive) are dropped
+      (a push after undo discards the redo branch), ``removed()`` after;
+    * ``inserting(position)`` before a command is appended, ``inserted()`` after;
+    * ``merged(position)``: the command there absorbed a later one (same row, new end state);
+    * ``moved(old, new)``: :attr:`index` changed (push, undo, redo);
+    * ``clean_moved(old, new)``: :attr:`clean_index` changed (save, or the saved state
+      became unreachable).
+    """
+
+    removing = Signal(int, int)
+    removed = Signal()
+    inserting = Signal(int)
+    inserted = Signal()
+    merged = Signal(int)
+    moved = Signal(int, int)
+    clean_moved = Signal(object, object)
 
     def __init__(self) -> None:
         self.commands: list[Command] = []
-        self.index = 0  # commands[:index] are applied
-        self.clean_index: int | None = 0
+        self._index = 0  # commands[:index] are applied
+        self._clean_index: int | None = 0
         self._merge_barrier = True
 
+    @property
+    def index(self) -> int:
+        return self._index
+
+    @index.setter
+    def index(self, value: int) -> None:
+        old = self._index
+        if value != old:
+            self._index = value
+            self.moved.emit(old, value)
+
+    @property
+    def clean_index(self) -> int | None:
+        return self._clean_index
+
+    @clean_index.setter
+    def clean_index(self, value: int | None) -> None:
+        old = self._clean_index
+        if value != old:
+            self._clean_index = value
+            self.clean_moved.emit(old, value)
+
     def push(self, cmd: Command) -> None:
-        del self.commands[self.index :]
+        if self.index < len(self.commands):
+            first, last = self.index, len(self.commands) - 1
+            self.removing.emit(first, last)
+            del self.commands[first:]
+            self.removed.emit()
         if self.clean_index is not None and self.clean_index > self.index:
             self.clean_index = None  # the saved state can no longer be reached
         top = self.commands[-1] if self.commands else None
@@ -172,8 +224,11 @@ class UndoStack:
             and self.clean_index != self.index
         ):
             top.absorb(cmd)
+            self.merged.emit(len(self.commands) - 1)
         else:
+            self.inserting.emit(len(self.commands))
             self.commands.append(cmd)
+            self.inserted.emit()
             self.index += 1
         self._merge_barrier = False
 

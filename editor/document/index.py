@@ -15,6 +15,7 @@ it touched, so the index never goes stale. ``rebuild`` exists for tests and asse
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Union
@@ -47,11 +48,16 @@ class Scope:
     producers: dict[str, NodeId] = field(default_factory=dict)  # value -> producing node
     consumers: dict[str, set[tuple[NodeId, int]]] = field(default_factory=dict)
     value_ids: dict[str, int] = field(default_factory=dict)  # allocated on demand
+    # names with two or more producers (an SSA violation) -> every producing node; lets an
+    # unlink find the next producer without scanning the graph
+    duplicates: dict[str, list[NodeId]] = field(default_factory=dict)
     _positions: dict[NodeId, int] | None = None
-    # name -> position in graph.initializer / declared ValueInfoProto; rebuilt on demand after
-    # an op touches those lists (editor.document.ops calls invalidate_lists)
-    _initializer_positions: dict[str, int] | None = None
-    _declared: dict[str, onnx.ValueInfoProto] | None = None
+    # per list field ("input", "output", "value_info", "initializer"): name -> positions in
+    # that list, ascending. Built on first use; an op that inserts or removes items drops the
+    # field's table (editor.document.ops calls invalidate_lists), an in-place rename of one
+    # item keeps it exact (item_renamed): renaming a value must not rebuild a 10,000-entry
+    # value_info table on every edit.
+    _names: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
     @property
     def is_function(self) -> bool:
@@ -76,35 +82,90 @@ class Scope:
         self._positions = None
 
     def invalidate_lists(self, field: str) -> None:
-        if field in ("initializer", "sparse_initializer"):
-            self._initializer_positions = None
-        elif field in ("input", "output", "value_info"):
-            self._declared = None
+        self._names.pop("initializer" if field == "sparse_initializer" else field, None)
+
+    def name_table(self, field: str) -> dict[str, list[int]]:
+        """``name -> positions`` in the graph's list ``field`` (strings in a function's
+        input/output, messages with a ``name`` elsewhere); cached, see ``_names``."""
+        table = self._names.get(field)
+        if table is None:
+            table = {}
+            items = getattr(self.graph, field, ())
+            for i, item in enumerate(items):
+                name = item if isinstance(item, str) else item.name
+                table.setdefault(name, []).append(i)
+            self._names[field] = table
+        return table
+
+    def positions_of(self, field: str, name: str) -> list[int]:
+        """Positions of the items named ``name`` in list ``field`` (O(1) after the first call)."""
+        return self.name_table(field).get(name, [])
+
+    def item_renamed(self, field: str, position: int, old: str, new: str) -> None:
+        """Item ``position`` of list ``field`` was renamed in place: keep the table exact."""
+        table = self._names.get(field)
+        if table is None:
+            return
+        olds = table.get(old)
+        if olds is not None and position in olds:
+            olds.remove(position)
+            if not olds:
+                del table[old]
+        bisect.insort(table.setdefault(new, []), position)
+
+    def item_appended(self, field: str, position: int, name: str) -> None:
+        """An item named ``name`` was appended to list ``field`` at ``position``."""
+        table = self._names.get(field)
+        if table is not None:
+            table.setdefault(name, []).append(position)
+
+    def item_popped(self, field: str, position: int, name: str) -> None:
+        """The last item of list ``field`` (at ``position``, named ``name``) was removed."""
+        table = self._names.get(field)
+        if table is None:
+            return
+        found = table.get(name)
+        if found is not None and position in found:
+            found.remove(position)
+            if not found:
+                del table[name]
+        else:
+            self._names.pop(field, None)
 
     def initializer_position(self, name: str) -> int | None:
         g = self.graph
         if isinstance(g, onnx.FunctionProto):
             return None
-        if self._initializer_positions is None:
-            found: dict[str, int] = {}
-            for i, t in enumerate(g.initializer):
-                found.setdefault(t.name, i)
-            self._initializer_positions = found
-        return self._initializer_positions.get(name)
+        found = self.positions_of("initializer", name)
+        return found[0] if found else None
 
     def declared(self, name: str) -> onnx.ValueInfoProto | None:
         """The first graph input, output or value_info entry naming ``name``."""
-        if self._declared is None:
-            g = self.graph
-            if isinstance(g, onnx.FunctionProto):
-                entries = list(getattr(g, "value_info", ()))
-            else:
-                entries = list(g.input) + list(g.output) + list(g.value_info)
-            found: dict[str, onnx.ValueInfoProto] = {}
-            for vi in entries:
-                found.setdefault(vi.name, vi)
-            self._declared = found
-        return self._declared.get(name)
+        g = self.graph
+        fields = ("value_info",) if isinstance(g, onnx.FunctionProto) else ("input", "output", "value_info")
+        for f in fields:
+            found = self.positions_of(f, name)
+            if found:
+                return getattr(g, f)[found[0]]
+        return None
+
+    def defines(self, name: str) -> bool:
+        """Whether ``name`` is available to nodes of this scope without looking outside (O(1))."""
+        if not name:
+            return False
+        if name in self.producers or self.positions_of("input", name):
+            return True
+        return self.initializer_position(name) is not None or self._sparse_defines(name)
+
+    def _sparse_defines(self, name: str) -> bool:
+        g = self.graph
+        return not isinstance(g, onnx.FunctionProto) and any(s.values.name == name for s in g.sparse_initializer)
+
+    def uses_name(self, name: str) -> bool:
+        """Whether ``name`` is defined, used, output or declared in this scope (O(1))."""
+        if self.defines(name) or name in self.consumers or self.positions_of("output", name):
+            return True
+        return bool(getattr(self.graph, "value_info", None) is not None and self.positions_of("value_info", name))
 
     # -- graph-level names -------------------------------------------------------------
     def input_names(self) -> list[str]:
@@ -295,7 +356,11 @@ class ModelIndex:
             if name:
                 # NOTE: SSA violations (two producers) keep the first producer here; the
                 # validator reports the duplicate by scanning outputs, not this map.
-                scope.producers.setdefault(name, nid)
+                first = scope.producers.setdefault(name, nid)
+                if first != nid:
+                    others = scope.duplicates.setdefault(name, [first])
+                    if nid not in others:
+                        others.append(nid)
 
     def _unlink(self, scope: Scope, nid: NodeId, node: onnx.NodeProto) -> None:
         for i, name in enumerate(node.input):
@@ -306,13 +371,18 @@ class ModelIndex:
                     if not uses:
                         del scope.consumers[name]
         for name in node.output:
-            if name and scope.producers.get(name) == nid:
+            if not name:
+                continue
+            others = scope.duplicates.get(name)
+            if others is not None and nid in others:
+                # another node also produces this name (an SSA violation): keep it findable
+                others.remove(nid)
+                if scope.producers.get(name) == nid:
+                    scope.producers[name] = others[0]
+                if len(others) < 2:
+                    del scope.duplicates[name]
+            elif scope.producers.get(name) == nid:
                 del scope.producers[name]
-                # another node may also produce this name (an SSA violation): keep it findable
-                for other in scope.node_ids:
-                    if other != nid and name in self.nodes[other].output:
-                        scope.producers[name] = other
-                        break
 
     def relink(self, nid: NodeId, update: callable) -> None:
         """Run ``update()`` (which edits the node's inputs/outputs) with links kept current."""

@@ -67,6 +67,7 @@ def _touch(
     *,
     position: int | None = None,
     reshaped: bool = False,
+    names_kept: bool = False,
 ) -> None:
     """Record what an op touched. For a graph's lists, also which element changed in place
     (``position``) or that elements were inserted or removed (``reshaped``)."""
@@ -77,7 +78,8 @@ def _touch(
         else:
             changes.model_fields.add(field)
     elif kind == "scope":
-        index.scopes[target[1]].invalidate_lists(field)
+        if not names_kept:
+            index.scopes[target[1]].invalidate_lists(field)
         changes.scopes.add(target[1])
         changes.scope_fields.add((target[1], field))
         if reshaped:
@@ -88,7 +90,8 @@ def _touch(
         changes.nodes_changed.add(target[1])
         changes.scopes.add(index.node_scope[target[1]])
     elif kind == "item":
-        index.scopes[target[1]].invalidate_lists(target[2])  # e.g. an initializer renamed in place
+        # NOTE: an item changed in place keeps its position; only its name matters to the
+        # scope's name lookup, and SetField keeps that exact (Scope.item_renamed)
         changes.scopes.add(target[1])
         changes.scope_fields.add((target[1], target[2]))
         changes.items.add((target[1], target[2], target[3]))
@@ -118,6 +121,9 @@ class SetField(Op):
             setattr(msg, self.field, self.value)
         else:
             msg.ClearField(self.field)
+        if self.target[0] == "item" and self.field == "name" and len(self.target) == 4:
+            # a graph input/output/value_info/initializer renamed in place: keep the name lookup
+            index.scopes[self.target[1]].item_renamed(self.target[2], self.target[3], old, getattr(msg, "name"))
         _touch(index, changes, self.target, self.field)
         return SetField(self.target, self.field, old, had)
 
@@ -173,7 +179,8 @@ class InsertItem(Op):
             _attr_edit(index, self.target[1], changes, lambda: seq.insert(pos, self.value), None, self.ids)
         else:
             seq.insert(pos, self.value)
-        _touch(index, changes, self.target, self.field, reshaped=True)
+        kept = _names_appended(index, self.target, self.field, pos, len(seq), self.value)
+        _touch(index, changes, self.target, self.field, reshaped=True, names_kept=kept)
         if is_node_list:
             scope = index.scopes[self.target[1]]
             nid = index._register_node(scope, pos, seq[pos], self.ids)
@@ -224,7 +231,8 @@ class RemoveItem(Op):
             del seq[pos]
         if self.target == ("model",) and self.field == "functions":
             index.rebind_function_scopes()
-        _touch(index, changes, self.target, self.field, reshaped=True)
+        kept = _names_popped(index, self.target, self.field, pos, len(seq), old)
+        _touch(index, changes, self.target, self.field, reshaped=True, names_kept=kept)
         return InsertItem(self.target, self.field, pos, old, ids)
 
 
@@ -264,8 +272,43 @@ class ReplaceItem(Op):
                 )
             else:
                 old.CopyFrom(self.value)
-        _touch(index, changes, self.target, self.field, position=pos)
+        kept = False
+        if self.target[0] == "scope":
+            scope = index.scopes[self.target[1]]
+            before, after = _item_name(undo_value), _item_name(self.value)
+            if before is not None and after is not None:
+                if before != after:
+                    scope.item_renamed(self.field, pos, before, after)
+                kept = True
+        _touch(index, changes, self.target, self.field, position=pos, names_kept=kept)
         return ReplaceItem(self.target, self.field, pos, undo_value, old_ids)
+
+
+# NOTE: a scope's name lookups (Scope.name_table) follow the common list edits exactly — an
+# item replaced in place, appended at the end, or removed from the end — so adding a
+# value_info entry or retyping a value does not rebuild a 10,000-entry table; an insertion or
+# removal in the middle shifts positions and drops the table instead.
+def _item_name(item: Any) -> str | None:
+    if isinstance(item, str):
+        return item
+    name = getattr(item, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _names_appended(index: ModelIndex, target: Target, field: str, pos: int, length: int, item: Any) -> bool:
+    name = _item_name(item)
+    if target[0] != "scope" or field == "node" or name is None or pos != length - 1:
+        return False
+    index.scopes[target[1]].item_appended(field, pos, name)
+    return True
+
+
+def _names_popped(index: ModelIndex, target: Target, field: str, pos: int, length: int, item: Any) -> bool:
+    name = _item_name(item)
+    if target[0] != "scope" or field == "node" or name is None or pos != length:
+        return False
+    index.scopes[target[1]].item_popped(field, pos, name)
+    return True
 
 
 def _attr_edit(

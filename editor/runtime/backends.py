@@ -108,6 +108,17 @@ class LoadedModel:
     def from_source(cls, source: ModelSource) -> LoadedModel:
         return cls(source, source.load_proto())
 
+    def model_bytes(self) -> bytes:
+        """The serialized model: the bytes it came as while kept, else the proto again."""
+        if self.source.data is not None:
+            return self.source.data
+        return self.proto.SerializeToString()
+
+    def drop_source_bytes(self) -> None:
+        """Forget the bytes the model came as (the proto has it all): one copy less held."""
+        if self.source.data is not None:
+            self.source = self.source.without_data()
+
     @property
     def scopes(self) -> ValueScopes:
         if self._scopes is None:
@@ -503,13 +514,12 @@ class OrtBackend(Backend):
                 # A derived copy is loaded from bytes; tell onnxruntime where the weights are.
                 so.add_session_config_entry("session.model_external_initializers_file_folder_path", base)
             model_arg: Any = derived.SerializeToString()
-        elif loaded.source.data is not None:
+        elif loaded.source.path is None:  # bytes (kept, or serialized again once dropped)
             base = loaded.source.base_dir
             if loaded.uses_external_data and base:
                 so.add_session_config_entry("session.model_external_initializers_file_folder_path", base)
-            model_arg = loaded.source.data
+            model_arg = loaded.model_bytes()
         else:
-            assert loaded.source.path is not None
             model_arg = loaded.source.path
         with capture_warnings() as log:
             session = ort.InferenceSession(model_arg, so, providers=providers)

@@ -12,6 +12,11 @@ ends with that worker killed and a :class:`RunResult` saying what happened; the 
 starts a fresh worker. A crash of one backend also lets the run fall back to the next one,
 as a refusal or an error does, unless the backend was pinned.
 
+Memory: the worker keeps one revision per document (see :mod:`editor.runtime.worker`);
+:meth:`Runner.release` drops a document's models and sessions (a closed tab) without
+blocking the caller, and ``cache_bytes`` bounds what it keeps (None: a share of the
+machine's memory, :func:`editor.runtime.memory.default_cache_bytes`).
+
 NOTE: one run at a time per Runner (a lock serialises them); the editor keeps one Runner
 and cancels before starting another run. Cancel kills the worker rather than asking it to
 stop: onnxruntime's ``RunOptions.terminate`` only works between kernels and the reference
@@ -67,8 +72,12 @@ class Runner:
         self._state_lock = threading.Lock()
         self._cancel_flag = False
         self._busy = False
-        self._known_keys: set[str] = set()
+        self._known_keys: dict[str, str | None] = {}  # model key the worker holds -> its document
         self._ids = itertools.count(1)
+        #: bound on the bytes of models the worker caches (None: its default)
+        self.cache_bytes: int | None = None
+        self._releases: list[str] = []
+        self._release_thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ worker management
     def start(self) -> None:
@@ -83,7 +92,7 @@ class Runner:
             proc.start()
             child.close()
             self._proc, self._conn = proc, parent
-            self._known_keys = set()
+            self._known_keys = {}
         reply = self._request({"op": "ping"}, deadline=time.monotonic() + 120)
         if reply.get("status") != "ok":
             raise RuntimeBackendError(f"run worker did not start: {reply}")
@@ -96,7 +105,8 @@ class Runner:
         with self._state_lock:
             proc, conn = self._proc, self._conn
             self._proc = self._conn = None
-            self._known_keys = set()
+            self._known_keys = {}
+            self._releases.clear()  # a dead worker holds nothing
         if proc is None:
             return None
         if proc.is_alive():
@@ -134,6 +144,51 @@ class Runner:
         if proc.is_alive():
             proc.kill()  # the waiting thread sees the sentinel and reports 'cancelled'
         return True
+
+    def release(self, document: str) -> None:
+        """Drop ``document``'s models and sessions from the worker (a tab closed).
+
+        Never blocks: the request goes from a short-lived thread as soon as no run holds
+        the worker, and not at all when no worker is running (nothing is held then)."""
+        with self._state_lock:
+            if self._proc is None:
+                return
+            for key in [k for k, doc in self._known_keys.items() if doc == document]:
+                del self._known_keys[key]
+            if document not in self._releases:
+                self._releases.append(document)
+            if self._release_thread is not None and self._release_thread.is_alive():
+                return
+            thread = threading.Thread(target=self._send_releases, name="onnx-studio-run-release", daemon=True)
+            self._release_thread = thread
+        thread.start()
+
+    def _send_releases(self) -> None:
+        with self._run_lock:
+            with self._state_lock:
+                documents, self._releases = self._releases, []
+                alive = self._proc is not None and self._proc.is_alive()
+            if documents and alive:
+                try:
+                    self._request({"op": "forget", "documents": documents}, deadline=time.monotonic() + 30)
+                except (_WorkerDied, _Stopped):
+                    self._kill()  # a worker that cannot answer this is of no use
+
+    def wait_released(self, timeout: float = 10.0) -> bool:
+        """Wait until the releases asked for so far are done (tests, benchmarks)."""
+        thread = self._release_thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def stats(self) -> dict[str, Any]:
+        """What the worker holds: models, sessions, cached bytes, its RSS ({} when none runs)."""
+        with self._run_lock:
+            if self._proc is None or not self._proc.is_alive():
+                return {}
+            reply = self._request({"op": "stats"}, deadline=time.monotonic() + 30)
+            return {k: v for k, v in reply.items() if k not in ("status", "id")}
 
     def providers(self) -> list[str]:
         """Execution providers of the worker's onnxruntime build."""
@@ -274,12 +329,16 @@ class Runner:
                 "outputs": list(outputs) if outputs else None,
                 "options": options,
                 "debug": debug,
+                "cache_bytes": self.cache_bytes,
             }
             reply = self._request(req, deadline)
             if reply.get("status") == "need_model":
                 req["source"] = source
                 reply = self._request(req, deadline)
-            self._known_keys.add(source.key)
+            if source.document is not None:  # the worker replaced older revisions with this one
+                for key in [k for k, doc in self._known_keys.items() if doc == source.document]:
+                    del self._known_keys[key]
+            self._known_keys[source.key] = source.document
         except _Stopped as stop:
             self._kill()
             what = "cancelled by the user" if stop.kind == "cancelled" else "time limit reached"

@@ -5,6 +5,10 @@ its size and modification time (a stat, not a 50 MB hash, so warm runs stay chea
 bytes, a BLAKE2 digest unless the caller supplies a key (the editor can pass its document
 revision). ``load_model`` is the one place a model file is parsed here; it goes through
 ``editor.io`` so runs get the same checks and error messages as opening a file.
+
+``document`` names what the key is a revision *of* (an editor tab, a file path): the worker
+keeps one revision per document, so editing and re-running a big model replaces the older
+copy instead of piling up dead ones, and closing a tab can release everything it held.
 """
 
 from __future__ import annotations
@@ -42,22 +46,38 @@ class ModelSource:
     data: bytes | None = None
     #: for bytes: the folder its external data files live in, if any
     external_dir: str | None = None
+    #: what this is a revision of: a newer revision replaces it in the worker (None: no such tie)
+    document: str | None = None
 
     @classmethod
-    def from_path(cls, path: str | Path) -> ModelSource:
+    def from_path(cls, path: str | Path, *, document: str | None = None) -> ModelSource:
+        """``document``: default the file itself, so a rewritten file replaces its older version."""
         p = Path(path).resolve()
         try:
             st = p.stat()
         except OSError as exc:
             raise LoadError(f"model file not found: {str(path)!r}") from exc
-        return cls(key=f"path:{p}:{st.st_size}:{st.st_mtime_ns}", path=str(p))
+        return cls(key=f"path:{p}:{st.st_size}:{st.st_mtime_ns}", path=str(p), document=document or f"path:{p}")
 
     @classmethod
-    def from_bytes(cls, data: bytes, key: str | None = None, *, base_dir: str | None = None) -> ModelSource:
+    def from_bytes(cls, data: bytes, key: str | None = None, *, base_dir: str | None = None,
+                   document: str | None = None) -> ModelSource:
         """``base_dir``: folder where external data files of this model live, if any."""
         if key is None:
             key = "bytes:" + hashlib.blake2b(data, digest_size=16).hexdigest()
-        return cls(key=key, data=data, external_dir=base_dir)
+        return cls(key=key, data=data, external_dir=base_dir, document=document)
+
+    @property
+    def size(self) -> int:
+        """Bytes of the model: its serialized form, or its file plus external data beside it."""
+        if self.data is not None:
+            return len(self.data)
+        if self.path is None:
+            return 0
+        try:
+            return os.stat(self.path).st_size
+        except OSError:
+            return 0
 
     @classmethod
     def from_any(cls, model: ModelSource | str | Path | bytes | onnx.ModelProto) -> ModelSource:
@@ -94,4 +114,4 @@ class ModelSource:
         """The same source with its bytes dropped (sent once; the worker caches them)."""
         if self.data is None:
             return self
-        return ModelSource(key=self.key, external_dir=self.external_dir)
+        return ModelSource(key=self.key, external_dir=self.external_dir, document=self.document)

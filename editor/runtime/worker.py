@@ -10,6 +10,17 @@ that and reports it.
 Sessions are cached by (model key, backend, session options, requested values) in a small
 LRU, so repeated runs of the same model pay neither process start nor session creation.
 
+NOTE: what the cache may hold is bounded by what is open, not by how long the editor has
+been used. Each source names its ``document`` (an editor tab, a file): a new revision of a
+document replaces the older ones before it is parsed (one entry per document, and no moment
+with both copies); the ``forget`` request drops a closed tab's models and sessions; the
+models are bounded by bytes (``cache_bytes`` of the request, by default a share of the
+machine's memory) as well as by count; the bytes a model came as are dropped once it is
+parsed and its first session exists. A model whose copy would not fit in the memory that is
+free is refused with a message that says so, rather than swapping the machine to death.
+Each entry's weight is an estimate, ``MODEL_WEIGHT`` times the model's serialized size (the
+parsed proto plus a session's copy of the weights).
+
 NOTE: test hooks. With ``ONNX_STUDIO_RUNTIME_TEST_HOOKS=1`` in the worker's environment a
 request may carry ``debug`` = '[backend:]sigfpe' | 'sigsegv' | 'sigkill' | 'exit' | 'hang' | 'oom' to simulate a
 crashing kernel, a native exit, a hang or a runaway allocation deterministically. Without the
@@ -33,6 +44,10 @@ __all__ = ["worker_main"]
 _HOOKS_ENV = "ONNX_STUDIO_RUNTIME_TEST_HOOKS"
 _MAX_SESSIONS = 6
 _MAX_MODELS = 6
+#: memory one cached model holds, in multiples of its serialized size (proto + session)
+MODEL_WEIGHT = 2.0
+#: memory a bytes model needs while it is parsed: the bytes, the proto and a session's copy
+LOAD_WEIGHT = 3.0
 
 
 def _debug_action(action: str) -> None:
@@ -70,8 +85,45 @@ class _Worker:
             pass
         self.models: OrderedDict[str, Any] = OrderedDict()
         self.sessions: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        #: model key -> (document, estimated bytes held)
+        self.entries: dict[str, tuple[str | None, int]] = {}
+        self.cache_bytes: int | None = None
+
+    @property
+    def cached_bytes(self) -> int:
+        return sum(size for _doc, size in self.entries.values())
+
+    def _drop(self, key: str) -> int:
+        """Forget one model and its sessions; returns its estimated weight."""
+        self.models.pop(key, None)
+        _doc, size = self.entries.pop(key, (None, 0))
+        for k in [k for k in self.sessions if k[0] == key]:
+            del self.sessions[k]
+        return size
+
+    def forget(self, documents: list[str]) -> int:
+        """Drop every model (and its sessions) of these documents; returns how many."""
+        keys = [k for k, (doc, _size) in self.entries.items() if doc is not None and doc in documents]
+        _release_memory(sum(self._drop(key) for key in keys))
+        return len(keys)
+
+    def _evict(self, keep: str = "", incoming: int = 0) -> None:
+        """Drop the least recently used models (``keep`` stays) until the count and the
+        byte bound hold, with room for an ``incoming`` model of that weight if nonzero."""
+        from editor.runtime.memory import default_cache_bytes
+
+        limit = self.cache_bytes if self.cache_bytes is not None else default_cache_bytes()
+        extra = 1 if incoming else 0
+        freed = 0
+        for key in list(self.models):
+            if len(self.models) + extra <= _MAX_MODELS and self.cached_bytes + incoming <= limit:
+                break
+            if key != keep:
+                freed += self._drop(key)
+        _release_memory(freed)
 
     def _model(self, source: Any) -> Any:
+        from editor.errors import LoadError
         from editor.runtime.backends import LoadedModel
 
         loaded = self.models.get(source.key)
@@ -80,18 +132,36 @@ class _Worker:
             return loaded
         if source.data is None and source.path is None:
             return None
+        if source.document is not None:
+            self.forget([source.document])  # older revisions go before the new one is parsed
+        size = source.size
+        self._evict(incoming=max(1, int(size * MODEL_WEIGHT)))  # make room before parsing
+        need = int(size * LOAD_WEIGHT) if source.data is not None else int(size * MODEL_WEIGHT)
+        from editor.runtime.memory import available_memory
+
+        free = available_memory()
+        if free is not None and need > free:
+            raise LoadError(
+                f"not enough free memory to run this model from the editor: it is {_mb(size)} and a run needs "
+                f"about {_mb(need)}, but only {_mb(free)} is free. Close other programs or tabs, or save the "
+                "model and run the file with onnx-studio run")
         loaded = LoadedModel.from_source(source)
         self.models[source.key] = loaded
-        while len(self.models) > _MAX_MODELS:
-            old_key, _ = self.models.popitem(last=False)
-            for k in [k for k in self.sessions if k[0] == old_key]:
-                del self.sessions[k]
+        self.entries[source.key] = (source.document, int(size * MODEL_WEIGHT))
         return loaded
 
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
         if op == "ping":
             return {"status": "ok", "pid": os.getpid()}
+        if op == "forget":
+            return {"status": "ok", "forgotten": self.forget(list(req.get("documents", ())))}
+        if op == "stats":
+            from editor.runtime.memory import rss_bytes
+
+            return {"status": "ok", "models": len(self.models), "sessions": len(self.sessions),
+                    "cached_bytes": self.cached_bytes, "rss": rss_bytes(),
+                    "source_bytes": sum(len(m.source.data or b"") for m in self.models.values())}
         if op == "providers":
             ort = self.backends["ort"]
             return {"status": "ok", "providers": ort.available_providers() if ort.available() else []}
@@ -105,8 +175,12 @@ class _Worker:
 
         backend = self.backends[req["backend"]]
         options = req["options"]
+        if "cache_bytes" in req:
+            self.cache_bytes = req["cache_bytes"]
         try:
             loaded = self._model(req["source"])
+            # the request's copy of the bytes is not needed past this point
+            req["source"] = loaded.source if loaded is not None else req["source"]
         except StudioError as exc:
             return {"status": "error", "stage": "load", "reason": exc.message}
         if loaded is None:
@@ -136,6 +210,8 @@ class _Worker:
                     self.sessions[key] = prepared
                     while len(self.sessions) > _MAX_SESSIONS:
                         self.sessions.popitem(last=False)
+                # the proto and the session have it all now: drop the bytes it came as
+                loaded.drop_source_bytes()
             else:
                 self.sessions.move_to_end(key)
             try:
@@ -157,6 +233,27 @@ class _Worker:
             "warnings": out.warnings,
             "roles": value_roles(loaded.scopes, requested),
         }
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
+
+
+#: below this much freed, giving memory back is not worth a collection (~10 ms each)
+RELEASE_AT = 32 * 1024 * 1024
+
+
+def _release_memory(freed: int) -> None:
+    """Give a dropped model's memory back to the system now (cycles collected, heap
+    trimmed), when it was big enough to matter."""
+    if freed < RELEASE_AT:
+        return
+    import gc
+
+    from editor.runtime.memory import trim
+
+    gc.collect()
+    trim()
 
 
 def _set_memory_limit(mb: int | None) -> None:

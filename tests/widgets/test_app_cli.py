@@ -120,3 +120,29 @@ def test_main_without_model_opens_sample_on_first_run(qtbot, qapp, settings_dir,
     monkeypatch.setattr(QApplication, "exec", staticmethod(fake_exec))
     assert app_module.main([]) == 0
     assert shown == [sample_model_path().resolve()]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_screenshot_ended_by_a_signal_leaves_no_temporary_folder(tmp_path):
+    import signal
+    import time
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT), TMPDIR=str(scratch))
+    # a model that never finishes loading in time: the screenshot is still waiting when stopped
+    model = CORPUS / "onnx-backend" / "light" / "light_densenet121.onnx"
+    proc = subprocess.Popen([sys.executable, "-m", "editor.cli", str(model), "--screenshot", str(tmp_path / "s.png")],
+                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(scratch.glob("onnx-studio-shot-*")) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        assert list(scratch.glob("onnx-studio-shot-*")), "the screenshot made no temporary folder"
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0 and "Traceback" not in err
+    assert not list(scratch.glob("onnx-studio-shot-*")), err

@@ -32,11 +32,12 @@ def test_history_panel_click_and_export_script(qtbot, window, tmp_path):
     assert editing.rename_node(conv, "stem")
     assert editing.rename_node(relu, "stem_act")
     history = editing.history
-    assert history.list.count() == 3 and history.list.currentRow() == 2
+    history.show()
+    assert history.model.rowCount() == 3
+    qtbot.waitUntil(lambda: history.list.currentIndex().row() == 2)
     assert window.act_undo.text() == f"&Undo {doc.stack.undo_label}"
     # click the first row: back to the original model
-    item = history.list.item(0)
-    rect = history.list.visualItemRect(item)
+    rect = history.list.visualRect(history.model.index(0))
     qtbot.mouseClick(history.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert doc.stack.index == 0 and doc.serialize() == original
     assert not window.isWindowModified()

@@ -312,3 +312,24 @@ def test_options_tab_lists_the_worker_providers(qtbot, window, dock) -> None:
     providers = [panel.options.providers.item(i).data(0x0100) for i in range(panel.options.providers.count())]
     assert "CPUExecutionProvider" in providers and providers[-1] == "CPUExecutionProvider"
     assert run_and_wait(qtbot, dock).ok  # the warm worker runs the model
+
+
+def test_edited_reruns_keep_one_copy_and_closing_the_tab_releases_it(qtbot, tmp_path, window, dock) -> None:
+    import shutil
+
+    from editor.commands import SetNodeField
+
+    path = tmp_path / SILERO.name
+    shutil.copyfile(SILERO, path)
+    tab = open_model(qtbot, window, path)
+    assert run_and_wait(qtbot, dock).ok
+    doc = tab.doc
+    nid = doc.main.node_ids[0]
+    for i in range(3):  # edit -> run: each run sends a new revision of the same document
+        doc.execute(SetNodeField(nid, "name", f"edited_{i}"))
+        assert run_and_wait(qtbot, dock).ok
+    runner = dock.service.runner
+    assert runner.stats()["models"] == 1
+    doc.stack.set_clean()
+    window.close_tab(window.tabs.indexOf(tab))
+    qtbot.waitUntil(lambda: runner.wait_released(0) and runner.stats().get("models") == 0, timeout=2000)

@@ -89,18 +89,25 @@ class _Job(QRunnable):
                 if not relay.emit("progress", gen, float(fraction)):
                     token.cancel()  # nobody is listening any more: stop early
 
+        graph, previous = self._graph, self._previous
+        # NOTE: the job object may outlive its run (PySide keeps the wrapper of a finished
+        # QRunnable): it must not keep the display graph and the old layout alive after its
+        # tab has closed
+        self._graph = self._previous = None
         try:
-            result = layout_graph(self._graph, previous=self._previous, progress=progress, cancel=self._token)
+            result = layout_graph(graph, previous=previous, progress=progress, cancel=token)
         except Cancelled:
             relay.emit("cancelled", gen)
             return
         except Exception as exc:  # noqa: BLE001 - reported to the GUI as data
             relay.emit("failed", gen, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}")
             return
+        finally:
+            previous = None
         if token.cancelled:
             relay.emit("cancelled", gen)
             return
-        relay.emit("finished", gen, self._graph, result)
+        relay.emit("finished", gen, graph, result)
 
 
 class LayoutRunner(QObject):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QThread, Signal
 
 from editor.errors import StudioError
@@ -55,6 +56,8 @@ class RunSettings:
     capture: str = "outputs"
     #: profile runs use level 'basic' so the times map to the user's nodes (no fusions)
     profile_unfused: bool = True
+    #: MB of models the run worker keeps warm; 0 = its default (a share of this machine's memory)
+    cache_mb: int = 0
 
 
 @dataclass
@@ -69,11 +72,14 @@ class RunRequest:
     debug: str | None = None
     #: providers only onnxruntime should see (see the module NOTE)
     auto_providers: tuple[str, ...] | None = None
+    #: bound on the bytes of models the worker keeps (None: its default)
+    cache_bytes: int | None = None
 
 
 def execute(runner: Runner, req: RunRequest) -> RunResult:
     """Run ``req`` on ``runner`` (blocking; called on a RunThread)."""
     kwargs = dict(outputs=req.outputs, timeout=req.timeout, debug=req.debug)
+    runner.cache_bytes = req.cache_bytes
     if req.auto_providers is None:
         return runner.run(req.source, req.feeds, backend=req.backend, options=req.options, **kwargs)
     start = time.monotonic()
@@ -190,12 +196,18 @@ class RunService(QObject):
             thread.wait()
             thread.deleteLater()
         self.busyChanged.emit(False)
-        if owner is not None:
+        if owner is not None and shiboken6.isValid(owner):  # its tab may have closed meanwhile
             owner._finish(result)
 
     def cancel(self) -> bool:
         """Stop the run in progress (kills the worker; the next run starts a fresh one)."""
         return self._thread is not None and self.runner.cancel()
+
+    def release(self, controller: RunController) -> None:
+        """A tab closed: the worker drops its models and sessions (in the background)."""
+        if self.owner is controller:
+            self.runner.cancel()  # its run's result has nowhere to go
+        self.runner.release(controller.document_key)
 
     def shutdown(self) -> None:
         """Cancel any run and stop the worker process (window closing)."""
@@ -255,11 +267,17 @@ class RunController(QObject):
         base = str(base) if base else None
         if (doc.path is not None and not doc.is_modified and doc.format == "binary" and doc.path.is_file()
                 and (base is None or Path(base) == doc.path.resolve().parent)):
-            return ModelSource.from_path(doc.path)
+            return ModelSource.from_path(doc.path, document=self.document_key)
         if base is None and doc.path is not None:
             base = str(doc.path.parent)
-        key = f"doc:{self._session}:{self._revision}"
-        return ModelSource.from_bytes(doc.serialize(), key, base_dir=base)
+        key = f"{self.document_key}:{self._revision}"
+        return ModelSource.from_bytes(doc.serialize(), key, base_dir=base, document=self.document_key)
+
+    @property
+    def document_key(self) -> str:
+        """What the worker files this tab's models under: each run's model replaces the
+        older revision, and closing the tab releases them (``RunService.release``)."""
+        return f"doc:{self._session}"
 
     def _input_signature(self) -> bytes:
         return b"".join(vi.SerializeToString() for vi in self.doc.model.graph.input)
@@ -344,6 +362,7 @@ class RunController(QObject):
             timeout=settings.timeout or None,
             debug=debug,
             auto_providers=auto_providers,
+            cache_bytes=settings.cache_mb * 1024 * 1024 if settings.cache_mb else None,
         )
 
     def run(self, settings: RunSettings, *, profile: bool = False, debug: str | None = None) -> RunThread:

@@ -138,6 +138,7 @@ class RunDock(QDockWidget):
 
     def _forget(self, key: int, controller: RunController) -> None:
         self.controllers.pop(key, None)
+        self.service.release(controller)
         self.heatmaps.pop(key, None)
         # at shutdown the tabs may outlive the dock's C++ side
         if shiboken6.isValid(self) and shiboken6.isValid(self.panel) and shiboken6.isValid(controller.input_panel):

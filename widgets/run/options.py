@@ -1,5 +1,5 @@
 """The run options: backend, onnxruntime providers (a priority list), session options,
-time and memory limits, and which values to capture.
+time and memory limits, the run worker's model cache, and which values to capture.
 
 The provider list is filled from the run worker (``RunService.providers``) the first time
 the options are shown: asking costs a worker start, which the first run then does not pay.
@@ -97,6 +97,19 @@ class RunOptionsPanel(QWidget):
         self.memory.setSuffix(" MB")
         self.memory.setSpecialValueText("none")
         form.addRow("Memory limit", self.memory)
+        from editor.runtime.memory import default_cache_bytes
+
+        default_mb = default_cache_bytes() // (1024 * 1024)
+        self.cache = QSpinBox(self)
+        self.cache.setRange(0, 1 << 20)
+        self.cache.setSingleStep(512)
+        self.cache.setSuffix(" MB")
+        self.cache.setSpecialValueText(f"automatic ({default_mb:,} MB)")
+        self.cache.setToolTip("How much the run worker keeps of models run recently (parsed model and "
+                              "sessions), so the next run starts warm. Automatic: a quarter of this "
+                              f"machine's memory ({default_mb:,} MB). A closed tab's models are always "
+                              "released, and one model per tab is kept.")
+        form.addRow("Model cache", self.cache)
         self.capture = QComboBox(self)
         for key, label in CAPTURES:
             self.capture.addItem(label, key)
@@ -111,7 +124,7 @@ class RunOptionsPanel(QWidget):
         self._restore()
         for w in (self.backend, self.level, self.capture):
             w.currentIndexChanged.connect(self._changed)
-        for w in (self.intra, self.inter, self.timeout, self.memory):
+        for w in (self.intra, self.inter, self.timeout, self.memory, self.cache):
             w.valueChanged.connect(self._changed)
         self.unfused.toggled.connect(self._changed)
         for combo in (self.backend, self.level, self.capture):
@@ -133,6 +146,7 @@ class RunOptionsPanel(QWidget):
         self.inter.setValue(int(qs.value("run/inter", 0)))
         self.timeout.setValue(int(qs.value("run/timeout", 120)))
         self.memory.setValue(int(qs.value("run/memory", 0)))
+        self.cache.setValue(int(qs.value("run/cache", 0)))
 
     def _changed(self, *_args) -> None:
         qs = self._qs
@@ -142,6 +156,7 @@ class RunOptionsPanel(QWidget):
         qs.setValue("run/inter", self.inter.value())
         qs.setValue("run/timeout", self.timeout.value())
         qs.setValue("run/memory", self.memory.value())
+        qs.setValue("run/cache", self.cache.value())
         self.changed.emit()
 
     # -- providers --------------------------------------------------------------------------
@@ -184,4 +199,5 @@ class RunOptionsPanel(QWidget):
             memory_limit_mb=self.memory.value(),
             capture=str(self.capture.currentData()),
             profile_unfused=self.unfused.isChecked(),
+            cache_mb=self.cache.value(),
         )
