@@ -279,7 +279,8 @@ class Document:
 
             raise SaveError("this model has no file yet: choose where to save it")
         options = options or SaveOptions()
-        save_model(self.model, target, store=self.store, options=options, serialized=self._clean_bytes(options))
+        save_model(self.model, target, store=self.store, options=options, serialized=self._clean_bytes(options),
+                   source=self.path)
         preserved = options.external == "preserve" and options.format in ("auto", "binary") and \
             target.suffix.lower() not in (".onnxtxt", ".txt")
         self._clean_file = _file_identity(target) if preserved else None
