@@ -37,6 +37,7 @@ from editor.errors import SaveError, StudioError
 from editor.io import atomic
 from editor.io.encode import build_trie, encode_with, unknown_bytes
 from editor.io.external import ExternalDataStore, split_location
+from editor.io.names import RawName, restore_substitutions
 from editor.io.tensors import (
     PAYLOAD_FIELDS,
     TensorSite,
@@ -74,6 +75,7 @@ def save_model(
     options: SaveOptions = SaveOptions(),
     serialized: bytes | None = None,
     source: str | os.PathLike | None = None,
+    raw_names: list[RawName] | None = None,
 ) -> None:
     """Write ``model`` to ``path`` atomically; see the module docstring for the modes.
 
@@ -81,6 +83,8 @@ def save_model(
     unchanged document re-reads its file instead of serializing); used by "preserve" saves.
     ``source``: the model file the document was read from; no data file of the save may be
     that file (nor may the model file be a data file ``store`` reads).
+    ``raw_names``: names the loader repaired (not UTF-8 in the file); written back as they
+    were read wherever nobody edited them (see :mod:`editor.io.names`).
     """
     target = Path(path)
     _check_options(options)
@@ -101,10 +105,11 @@ def save_model(
             if store is None:
                 raise SaveError(f"cannot save '{target}': the model has external tensors but no data store was given")
             store.pin()  # before anything is written: keep reading what we opened
+        names = restore_substitutions(model, raw_names) if raw_names and fmt == "binary" else {}
         if fmt == "text":
             _save_text(model, target, sites, store)
         else:
-            _save_binary(model, target, sites, store, options, serialized, guard)
+            _save_binary(model, target, sites, store, options, serialized, guard, names)
         guard.saved = True
     except SaveError:
         raise
@@ -146,10 +151,13 @@ def _save_binary(
     options: SaveOptions,
     serialized: bytes | None,
     guard: _Guard,
+    names: dict,
 ) -> None:
     mode = options.external
     if mode == "preserve":
         data = serialized if serialized is not None else _serialize_if_fits(model, sites)
+        if data is not None and names and serialized is None:
+            data = encode_with(model, build_trie(names))
         if data is not None:
             with atomic.Transaction() as tx:
                 moved = _copy_data_files(tx, target.parent, sites, store, guard)
@@ -158,14 +166,14 @@ def _save_binary(
                     tx.commit()
                     return
 
-                def render(names: Mapping[Path, str]) -> bytes:
-                    if not names:
+                def render(renamed: Mapping[Path, str]) -> bytes:
+                    if not renamed:
                         return data
                     subs = {
-                        s.path: _relocated_tensor_bytes(s.tensor, names[dest])
-                        for s, dest in moved if dest in names
+                        s.path: _relocated_tensor_bytes(s.tensor, renamed[dest])
+                        for s, dest in moved if dest in renamed
                     }
-                    return encode_with(model, build_trie(subs))
+                    return encode_with(model, build_trie(_with_names(subs, names)))
 
                 tx.commit_model(target, render)
             return
@@ -176,9 +184,23 @@ def _save_binary(
         )
         mode = "single-file"
     if mode == "inline":
-        _save_inline(model, target, sites, store)
+        _save_inline(model, target, sites, store, names)
     else:
-        _save_single_file(model, target, sites, store, options, guard)
+        _save_single_file(model, target, sites, store, options, guard, names)
+
+
+def _with_names(tensor_subs: dict, names: dict) -> dict:
+    """Tensor substitutions plus the restored-name ones that do not overlap any of them
+    (where they do, the repaired text is saved: a rare corner, see editor.io.names)."""
+    if not names:
+        return tensor_subs
+    out = dict(tensor_subs)
+    for path, data in names.items():
+        n = len(path)
+        if any(p[:n] == path or path[: len(p)] == p for p in tensor_subs):
+            continue
+        out[path] = data
+    return out
 
 
 def _serialize_if_fits(model: onnx.ModelProto, sites: list[TensorSite]) -> bytes | None:
@@ -398,7 +420,8 @@ def _external_tensor_bytes(tensor: TensorProto, location: str, offset: int, leng
     return out.SerializeToString() + unknown_bytes(tensor)
 
 
-def _save_inline(model: onnx.ModelProto, target: Path, sites: list[TensorSite], store: ExternalDataStore | None) -> None:
+def _save_inline(model: onnx.ModelProto, target: Path, sites: list[TensorSite], store: ExternalDataStore | None,
+                 names: dict) -> None:
     external = [s for s in sites if uses_external_data(s.tensor)]
     if external:
         assert store is not None
@@ -409,7 +432,7 @@ def _save_inline(model: onnx.ModelProto, target: Path, sites: list[TensorSite], 
                 f"protobuf's 2 GB limit ({PROTOBUF_LIMIT}); save with external data"
             )
     subs = {s.path: _inline_tensor_bytes(s.tensor, _payload(s.tensor, store)) for s in external}
-    data = encode_with(model, build_trie(subs))
+    data = encode_with(model, build_trie(_with_names(subs, names)))
     if len(data) > PROTOBUF_LIMIT:
         raise SaveError(
             f"cannot save '{target}' with all data inline: {len(data)} bytes exceed protobuf's 2 GB limit"
@@ -426,6 +449,7 @@ def _save_single_file(
     store: ExternalDataStore | None,
     options: SaveOptions,
     guard: _Guard,
+    names: dict,
 ) -> None:
     location = options.location or f"{target.stem}.onnx.data"
     dest = _data_destination(target.parent, location, guard)
@@ -452,14 +476,14 @@ def _save_single_file(
             elif external:  # below the threshold: bring it inline
                 inline[s.path] = _inline_tensor_bytes(t, _payload(t, store))
 
-        def render(names: Mapping[Path, str]) -> bytes:
+        def render(renamed: Mapping[Path, str]) -> bytes:
             loc = location
-            if dest in names:
-                loc = "/".join((*split_location(location)[:-1], names[dest]))
+            if dest in renamed:
+                loc = "/".join((*split_location(location)[:-1], renamed[dest]))
             subs = dict(inline)
             for s, offset, length in moved:
                 subs[s.path] = _external_tensor_bytes(s.tensor, loc, offset, length)
-            data = encode_with(model, build_trie(subs))
+            data = encode_with(model, build_trie(_with_names(subs, names)))
             if len(data) > PROTOBUF_LIMIT:
                 raise SaveError(
                     f"cannot save '{target}': {len(data)} bytes remain in the model after moving tensors "
@@ -474,7 +498,7 @@ def _save_single_file(
             return
         guard.names(dest)
         final = render({})  # the size check, before anything is renamed
-        tx.commit_model(target, lambda names: render(names) if names else final)
+        tx.commit_model(target, lambda renamed: render(renamed) if renamed else final)
 
 
 # ----------------------------------------------------------------------------- text
