@@ -30,6 +30,7 @@ from widgets.compare import install_compare
 from widgets.editing import install_editing
 from widgets.editing.save import confirm_invalid_save
 from widgets.formatting import human_bytes
+from widgets.file_watch import install_file_watch
 from widgets.loader import LoadRequest, ModelLoader, show_error
 from widgets.panels.find import FindPanel
 from widgets.panels.op_docs import OpDocsPanel
@@ -90,6 +91,7 @@ class MainWindow(QMainWindow):
         install_compare(self)  # sets self.compare_dock; before restoreState like the others
         install_node_data(self)
         install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
+        install_file_watch(self)  # sets self.file_watch: files changed on disk
         self._order_menus()
         geometry, state = self.settings.window_state()
         if geometry is not None:
@@ -533,6 +535,8 @@ class MainWindow(QMainWindow):
             return self.save_as()
         if not confirm_invalid_save(self, tab):
             return False
+        if not self.file_watch.confirm_overwrite(tab):
+            return False
         try:
             tab.doc.save()
         except StudioError as exc:
@@ -548,6 +552,8 @@ class MainWindow(QMainWindow):
         start = str(tab.doc.path or Path(self.settings.last_dir()) / "model.onnx")
         path, _ = QFileDialog.getSaveFileName(self, "Save Model As", start, MODEL_FILTER)
         if not path or not confirm_invalid_save(self, tab):
+            return False
+        if not self.file_watch.confirm_overwrite(tab, Path(path)):
             return False
         try:
             tab.doc.save(path)

@@ -43,6 +43,8 @@ class Document:
     history_changed = Signal()
     clean_changed = Signal(bool)
     path_changed = Signal(str)
+    #: a save wrote the model to this path (file watchers take it as read again)
+    saved = Signal(str)
 
     def __init__(
         self,
@@ -296,6 +298,7 @@ class Document:
             self._was_clean = True
             self.clean_changed.emit(True)
         self.history_changed.emit()
+        self.saved.emit(str(target))
         return target
 
     def _clean_bytes(self, options: SaveOptions) -> bytes | None:

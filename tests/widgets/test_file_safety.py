@@ -49,3 +49,72 @@ def test_save_as_over_its_own_data_file_is_refused(qtbot, monkeypatch, window, d
     assert "M.onnx.data" in text and "\n" not in text
     assert snapshot(work) == before
     assert tab.doc.path == work / "M.onnx"
+
+
+# ------------------------------------------------------------------ files changed on disk
+
+KALDI = CORPUS / "real" / "asr_prep_kaldi.onnx"
+
+
+def node_count(tab) -> int:
+    return len(tab.doc.model.graph.node)
+
+
+def test_clean_document_offers_reload(qtbot, window, work: Path) -> None:
+    tab = open_model(qtbot, window, work / "M.onnx")
+    bar = window.file_watch.watched[id(tab)].bar
+    assert bar.isHidden()
+    shutil.copy(KALDI, work / "M.onnx")  # another program rewrites the file
+    qtbot.waitUntil(lambda: bar.isVisible(), timeout=10_000)
+    assert "M.onnx changed on disk" in bar.label.text() and bar.reload_button.isVisible()
+    kaldi_nodes = len(__import__("onnx").load(KALDI).graph.node)
+    with qtbot.waitSignal(window.modelShown, timeout=30_000) as blocker:
+        bar.reload_button.click()
+    assert node_count(blocker.args[0]) == kaldi_nodes
+    assert window.tabs.count() == 1
+
+
+def test_edited_document_warns_and_save_asks_first(qtbot, monkeypatch, window, work: Path) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from editor.commands.nodes import SetNodeField
+
+    tab = open_model(qtbot, window, work / "M.onnx")
+    tab.doc.execute(SetNodeField(tab.doc.main.node_ids[0], "name", "edited"))
+    shutil.copy(KALDI, work / "M.onnx")
+    window.file_watch.check_all()
+    bar = window.file_watch.watched[id(tab)].bar
+    assert bar.isVisible() and "unsaved edits" in bar.label.text() and bar.reload_button.isHidden()
+    newer = (work / "M.onnx").read_bytes()
+    asked: list[str] = []
+
+    def answer(button):
+        def question(parent, title, text, *a, **k):
+            asked.append(text)
+            return button
+        return staticmethod(question)
+
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Cancel))
+    assert window.save() is False
+    assert len(asked) == 1 and "M.onnx" in asked[0]
+    assert (work / "M.onnx").read_bytes() == newer  # nothing overwritten
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Save))
+    assert window.save() is True
+    assert (work / "M.onnx").read_bytes() != newer
+    assert bar.isHidden()
+
+
+def test_own_saves_and_data_files(qtbot, window, work: Path) -> None:
+    from editor.commands.nodes import SetNodeField
+
+    tab = open_model(qtbot, window, work / "M.onnx")
+    tab.doc.execute(SetNodeField(tab.doc.main.node_ids[0], "name", "edited"))
+    assert window.save() is True  # no question: nothing changed on disk
+    window.file_watch.check_all()
+    bar = window.file_watch.watched[id(tab)].bar
+    assert bar.isHidden()  # our own save is not a change on disk
+    with open(work / "M.onnx.data", "r+b") as f:  # another program touches the weights
+        f.seek(100)
+        f.write(b"\x00" * 8)
+    window.file_watch.check_all()
+    assert bar.isVisible() and "M.onnx.data" in bar.label.text()
