@@ -118,3 +118,43 @@ def test_own_saves_and_data_files(qtbot, window, work: Path) -> None:
         f.write(b"\x00" * 8)
     window.file_watch.check_all()
     assert bar.isVisible() and "M.onnx.data" in bar.label.text()
+
+
+# ------------------------------------------------------------------ a file name that is not UTF-8
+
+
+def test_file_name_that_is_not_utf8(qtbot, window, tmp_path: Path) -> None:
+    import os
+
+    raw = os.fsencode(tmp_path) + b"/ka\xffldi.onnx"
+    shutil.copy(KALDI, raw)
+    path = os.fsdecode(raw)
+    tab = open_model(qtbot, window, path)
+    assert "\ufffd" in tab.title() and "\ufffd" in window.windowTitle()
+    assert "\ufffd" in window.tabs.tabText(window.tabs.indexOf(tab))
+    recent = window.settings.recent_files()
+    assert recent[0] == str(Path(path).resolve())  # the real name, not the shown one
+    assert os.path.exists(recent[0])
+    # a new session's Settings read it back the same
+    from widgets.settings import Settings
+
+    assert Settings().recent_files()[0] == recent[0]
+    labels = [a.text() for a in window.recent_menu.actions()]
+    assert any("\ufffd" in label for label in labels)
+
+
+# ------------------------------------------------------------------ a panel that cannot show its model
+
+
+def test_summary_panel_shows_an_error_state(qtbot, monkeypatch, window) -> None:
+    import editor.summary
+    from editor.errors import ExternalDataError
+
+    def broken(doc):
+        raise ExternalDataError("external data file 'w.bin' changed since the model was opened; reopen the model")
+
+    monkeypatch.setattr(editor.summary, "summarize", broken)
+    open_model(qtbot, window, KALDI)  # would raise inside the panel without the error state
+    panel = next(p for p in window.panels if type(p).__name__ == "SummaryPanel")
+    text = panel.browser.toPlainText()
+    assert "Cannot summarize this model" in text and "w.bin" in text
