@@ -31,6 +31,8 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork to k
 MODEL = "fw_silero_vad_v6.onnx"
 OLD = SaveOptions(external="single-file", location="m.onnx.data", size_threshold=1024)
 NEW = SaveOptions(external="single-file", location="m.onnx.data", size_threshold=65536)
+#: the same save to a data file name that is still free (a rename alone places it)
+NEW_NAME = SaveOptions(external="single-file", location="weights/m2.bin", size_threshold=65536)
 
 
 def weights_of(folder: Path) -> dict[str, np.ndarray]:
@@ -84,19 +86,19 @@ def edited(folder: Path) -> tuple[Document, str]:
     return doc, t.name
 
 
-def count_steps(folder: Path) -> list[str]:
+def count_steps(folder: Path, options: SaveOptions = NEW) -> list[str]:
     steps: list[str] = []
     doc, _ = edited(folder)
     atomic.fault_hook = steps.append
     try:
-        doc.save(options=NEW)
+        doc.save(options=options)
     finally:
         atomic.fault_hook = atomic._no_fault
         doc.store.close()
     return steps
 
 
-def save_killed_at(folder: Path, k: int) -> bool:
+def save_killed_at(folder: Path, k: int, options: SaveOptions = NEW) -> bool:
     """Run the NEW save in a child that SIGKILLs itself before step ``k``; True if it was killed."""
     doc, _ = edited(folder)
     pid = os.fork()
@@ -110,7 +112,7 @@ def save_killed_at(folder: Path, k: int) -> bool:
                 seen[0] += 1
 
             atomic.fault_hook = hook
-            doc.save(options=NEW)
+            doc.save(options=options)
             os._exit(0)
         except BaseException:  # noqa: BLE001
             os._exit(3)
@@ -131,17 +133,18 @@ def test_the_save_has_the_steps_worth_killing(states, tmp_path: Path) -> None:
     assert hidden(work) == []
 
 
-@pytest.mark.timeout(120)
-def test_kill_at_every_step_leaves_old_or_new(states, tmp_path: Path) -> None:
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("options", [NEW, NEW_NAME], ids=["rewrite-data-in-place", "new-data-name"])
+def test_kill_at_every_step_leaves_old_or_new(states, tmp_path: Path, options: SaveOptions) -> None:
     folder, old, new = states
     probe = tmp_path / "probe"
     shutil.copytree(folder, probe)
-    n = len(count_steps(probe))
+    n = len(count_steps(probe, options))
     outcomes = []
     for k in range(n + 1):
         work = tmp_path / f"k{k}"
         shutil.copytree(folder, work)
-        killed = save_killed_at(work, k)
+        killed = save_killed_at(work, k, options)
         assert killed == (k < n)
         got = weights_of(work)
         is_old, is_new = same(got, old), same(got, new)
@@ -151,9 +154,11 @@ def test_kill_at_every_step_leaves_old_or_new(states, tmp_path: Path) -> None:
         outcomes.append("old" if is_old else "new")
         # the next save of the same file removes what the killed one left
         doc = Document.open(work / "m.onnx")
-        doc.save(options=NEW)
+        doc.save(options=options)
         doc.store.close()
         assert hidden(work) == [], f"killed before step {k}: leftovers after the next save"
+        if (work / "weights").is_dir():
+            assert hidden(work / "weights") == []
         assert same(weights_of(work), got)
     # the commit point is one step: old up to it, new from it on
     assert outcomes == sorted(outcomes, key=lambda o: o == "new") and "old" in outcomes and "new" in outcomes
