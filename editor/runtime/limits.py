@@ -7,9 +7,12 @@ space (``RLIMIT_AS``) for every run, by default at half the physical memory.
 0 = no limit, N = N MiB. Values from a user (``--memory-limit 8G``, ``--timeout 30``) are
 checked here, once, with one-line errors.
 
-NOTE: ``RLIMIT_AS`` counts address space, not resident memory; onnxruntime reserves little
-beyond what it touches, and a limit of half the RAM leaves that headroom. Windows has no
-``RLIMIT_AS``: there the limit is not enforced (a job object would be needed).
+NOTE: ``RLIMIT_AS`` counts address space, not resident memory; onnxruntime on the CPU
+reserves little beyond what it touches, and a limit of half the RAM leaves that headroom.
+GPU runtimes (CUDA, ROCm ...) map address ranges far beyond RAM, so the *default* cap is
+not applied to sessions on a device (an explicit one still is). Windows has no
+``RLIMIT_AS`` and macOS does not enforce it: there the limit is not enforced (a job object
+would be needed on Windows).
 """
 
 from __future__ import annotations

@@ -194,6 +194,8 @@ class _Worker:
         if reason:
             return {"status": "skip", "reason": reason}
         limit = effective_memory_limit_mb(options.memory_limit_mb)
+        if options.memory_limit_mb is None and _gpu_session(backend, options):
+            limit = None  # GPU runtimes reserve address space far beyond RAM: only an asked-for cap
         if limit:
             _set_memory_limit(limit)
         try:
@@ -267,6 +269,15 @@ def _reason(exc: BaseException, limit_mb: int | None) -> str:
     if isinstance(exc, MemoryError) or looks_like_out_of_memory(message):
         return out_of_memory(limit_mb)
     return message
+
+
+def _gpu_session(backend: Any, options: Any) -> bool:
+    """Whether onnxruntime will run on a device (CUDA, ROCm, DirectML ...): their drivers map
+    huge address ranges, so an address-space cap would refuse every session."""
+    if backend.name != "ort":
+        return False
+    providers = options.providers or backend.default_providers()
+    return any(p != "CPUExecutionProvider" for p in providers)
 
 
 def _die_with_parent(death_signal: bool) -> None:
