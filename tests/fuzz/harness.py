@@ -312,6 +312,9 @@ def run(paths: list[Path], *, timeout: float, window: bool = True, keep: Path | 
                     proc = None
             report.models += 1
             report.commands += 5 if window else 4
+            if report.models % 100 == 0:
+                log(f"{report.models} models, {len(report.findings)} findings, "
+                    f"{(time.monotonic() - start) / 60:.1f} min")
             for step_name, what in outcome:
                 report.findings.append(Finding(str(path), step_name, what))
                 log(f"FINDING {path.name}: {step_name}: {what}")
