@@ -227,8 +227,8 @@ class Transaction:
                     placed_new.append(f)
             for folder in {f.target.parent for f in data}:
                 _fsync_dir(folder)
-            if pending:
-                self._replace_model(target, render({f.target: f.tmp.name for f in pending}))
+            # the commit point: the final model, or one naming the fresh names of the pending
+            self._replace_model(target, render({f.target: f.tmp.name for f in pending}))
         except BaseException:
             for f in placed_new:  # nothing names them yet: put the folder back as it was
                 try:
@@ -238,6 +238,8 @@ class Transaction:
             raise
         # from here on the folder holds the new model; later steps only tidy names
         self.committed = True
+        if not pending:
+            return
         for f in pending:
             _copy_onto(f.tmp, f.target)
         for folder in {f.target.parent for f in pending}:
