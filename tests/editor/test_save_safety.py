@@ -169,3 +169,22 @@ def test_refusal_in_core_save_names_the_file(work: Path) -> None:
     with pytest.raises(SaveError, match="reads its weights from"):
         save_model(loaded.model, work / "M.onnx.data", store=loaded.store)
     loaded.close()
+
+
+def test_model_write_failure_takes_back_new_data_files(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The data file already sits under its (free) name when the model write fails: it goes."""
+    doc = Document.open(work / "M.onnx")
+    out = work / "out"
+    out.mkdir()
+    real_init = atomic.AtomicFile.__init__
+
+    def failing_model(self, target, kind="tmp"):
+        if target.name == "new.onnx":
+            raise OSError(28, "No space left on device")
+        real_init(self, target, kind)
+
+    monkeypatch.setattr(atomic.AtomicFile, "__init__", failing_model)
+    with pytest.raises(SaveError, match="No space"):
+        doc.save(out / "new.onnx", options=SaveOptions(external="single-file", location="new.data"))
+    doc.store.close()
+    assert list(out.iterdir()) == []
