@@ -26,10 +26,10 @@ def short(name: str) -> str:
     return repr(name)
 
 
-def _issues(text: str) -> list[tuple[str, str]]:
+def _issues(text: str, severity: str) -> list[tuple[str, str]]:
     out = []
     if "\ufffd" in text:
-        out.append((ERROR, "is not valid UTF-8 in the file (shown with \ufffd)"))
+        out.append((severity, "is not valid UTF-8 in the file (shown with \ufffd)"))
     if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text):
         out.append((WARNING, "contains control characters"))
     if len(text) > MAX_NAME:
@@ -42,11 +42,13 @@ def name_problems(node: onnx.NodeProto, where: str) -> list[tuple[str, str, str]
     out: list[tuple[str, str, str]] = []
     if not node.op_type:
         out.append((ERROR, "bad-name", f"{where}: the operator type is empty"))
-    fields = [("operator type", node.op_type), ("name", node.name), ("domain", node.domain)]
-    fields += [(f"input {k}", n) for k, n in enumerate(node.input)]
-    fields += [(f"output {k}", n) for k, n in enumerate(node.output)]
-    fields += [(f"attribute {k}", a.name) for k, a in enumerate(node.attribute)]
-    for what, text in fields:
-        for severity, issue in _issues(text):
+    # NOTE: an operator type or domain that is not UTF-8 is an error (onnx's checker and
+    # onnxruntime refuse the model); in names they accept it, so it is a warning there
+    fields = [("operator type", node.op_type, ERROR), ("domain", node.domain, ERROR), ("name", node.name, WARNING)]
+    fields += [(f"input {k}", n, WARNING) for k, n in enumerate(node.input)]
+    fields += [(f"output {k}", n, WARNING) for k, n in enumerate(node.output)]
+    fields += [(f"attribute {k}", a.name, WARNING) for k, a in enumerate(node.attribute)]
+    for what, text, utf8_severity in fields:
+        for severity, issue in _issues(text, utf8_severity):
             out.append((severity, "bad-name", f"{where}: {what} {short(text)} {issue}"))
     return out

@@ -65,7 +65,7 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
     return code, got.out, got.err
 
 
-@pytest.mark.parametrize("kind,severity", [("name", "error"), ("op_type", "error"), ("empty_op", "error"),
+@pytest.mark.parametrize("kind,severity", [("name", "warning"), ("op_type", "error"), ("empty_op", "error"),
                                            ("control", "warning"), ("huge", "warning")])
 def test_check_reports_the_node_by_index(capsys, bad, kind: str, severity: str) -> None:
     code, out, _ = cli(capsys, "check", str(bad[kind]))
@@ -85,7 +85,12 @@ def test_info_render_convert_never_trace_back(capsys, bad, tmp_path: Path, kind:
     svg = (tmp_path / "g.svg").read_text(encoding="utf-8")
     if kind == "op_type":  # boxes show operator types (node names only on request)
         assert "\ufffd" in svg
+    # a model onnx would refuse (operator type not UTF-8 or empty) is not saved unless asked
+    refused = kind in ("op_type", "empty_op")
     code, _, err = cli(capsys, "convert", str(bad[kind]), str(tmp_path / "out.onnx"))
+    assert code == (1 if refused else 0), err
+    assert (tmp_path / "out.onnx").exists() != refused
+    code, _, err = cli(capsys, "convert", str(bad[kind]), str(tmp_path / "out.onnx"), "--allow-invalid")
     assert code == 0, err
     assert (tmp_path / "out.onnx").read_bytes() == bad[kind].read_bytes()
 
