@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 LOCK   := requirements/dev.txt
 PYTEST_ARGS ?=
 
-.PHONY: run test test-latest bench venv upgrade-deps clean bundle bundle-tools test-bundle release test-wheel
+.PHONY: run test test-latest bench fuzz venv upgrade-deps clean bundle bundle-tools test-bundle release test-wheel
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,14 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# Mutated real models through info, check, convert, render and the window's open: no crash,
+# no hang, no traceback. Failing models land in fuzz-findings/ (add the small ones to
+# tests/fuzz/cases/). FUZZ_COUNT / FUZZ_SEED choose how many and which.
+FUZZ_COUNT ?= 1000
+FUZZ_SEED  ?= 0
+fuzz: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m tests.fuzz.harness --count $(FUZZ_COUNT) --seed $(FUZZ_SEED)
 
 # Re-lock every dependency to its newest release allowed by pyproject's ranges, for every
 # supported Python and platform.
@@ -69,4 +77,4 @@ test-wheel: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m wheel -p no:randomly tests/packaging $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) .venv-latest build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-latest build dist *.egg-info .pytest_cache .hypothesis fuzz-findings

@@ -24,7 +24,7 @@ def dtype_name(elem_type: int) -> str:
     try:
         name = onnx.TensorProto.DataType.Name(elem_type).lower()
     except ValueError:
-        return f"type{elem_type}"
+        return f"unknown type {elem_type}"
     return _NUMPY_NAMES.get(name, name)
 
 

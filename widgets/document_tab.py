@@ -29,6 +29,7 @@ from editor.document import Document
 from editor.viewmodel import body_key, default_expanded, document_bodies, group_tree
 from widgets.canvas import CanvasWidget
 from widgets.display_options import DisplayOptions, apply_options
+from widgets.formatting import shown
 from widgets.selection import SelectionModel, Target
 
 SOURCE = "canvas"
@@ -114,7 +115,7 @@ class DocumentTab(QWidget):
         return self.doc.path
 
     def title(self) -> str:
-        name = self.doc.path.name if self.doc.path else "Untitled"
+        name = shown(self.doc.path.name) if self.doc.path else "Untitled"
         return f"{name}*" if self.doc.is_modified else name
 
     @property

@@ -110,3 +110,32 @@ def _tensor_preview(t: TensorProto) -> str:
     return " = " + (_short_list(values) if arr.ndim else str(values[0]))
 
 
+# -- file names that are not UTF-8 ------------------------------------------------------------
+# NOTE: Python reads such names with surrogate escapes ('\udcff'); Qt strings cannot hold
+# them (PySide drops or refuses them). Shown: with U+FFFD. Kept (settings, item data): as
+# the file name's bytes in hex, so "recent files" opens the real file again.
+
+_BYTES_PREFIX = "fsbytes:"
+
+
+def shown(text: str) -> str:
+    """``text`` fit for a Qt label: undecodable bytes of a file name become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def path_for_qt(path: str) -> str:
+    """A path as a Qt string that :func:`path_from_qt` turns back into the same path."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return _BYTES_PREFIX + path.encode("utf-8", "surrogateescape").hex()
+    return path
+
+
+def path_from_qt(text: str) -> str:
+    if text.startswith(_BYTES_PREFIX):
+        try:
+            return bytes.fromhex(text[len(_BYTES_PREFIX):]).decode("utf-8", "surrogateescape")
+        except ValueError:
+            return text
+    return text

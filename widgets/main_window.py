@@ -29,7 +29,8 @@ from widgets.document_tab import DocumentTab
 from widgets.compare import install_compare
 from widgets.editing import install_editing
 from widgets.editing.save import confirm_invalid_save
-from widgets.formatting import human_bytes
+from widgets.formatting import human_bytes, shown
+from widgets.file_watch import install_file_watch
 from widgets.loader import LoadRequest, ModelLoader, show_error
 from widgets.panels.find import FindPanel
 from widgets.panels.op_docs import OpDocsPanel
@@ -90,6 +91,7 @@ class MainWindow(QMainWindow):
         install_compare(self)  # sets self.compare_dock; before restoreState like the others
         install_node_data(self)
         install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
+        install_file_watch(self)  # sets self.file_watch: files changed on disk
         self._order_menus()
         geometry, state = self.settings.window_state()
         if geometry is not None:
@@ -422,14 +424,14 @@ class MainWindow(QMainWindow):
         doc.clean_changed.connect(lambda _clean, t=tab: self._update_title(t))
         doc.path_changed.connect(lambda _p, t=tab: self._update_title(t))
         index = self.tabs.addTab(tab, tab.title())
-        self.tabs.setTabToolTip(index, str(doc.path or ""))
+        self.tabs.setTabToolTip(index, shown(str(doc.path or "")))
         self.tabs.setCurrentIndex(index)
         self._update_busy()
         if doc.path is not None:
             self.settings.add_recent(doc.path)
             self.settings.set_last_dir(str(doc.path.parent))
             self._refresh_recent()
-        self.statusBar().showMessage(f"Opened {request.path.name}", 3000)
+        self.statusBar().showMessage(f"Opened {shown(request.path.name)}", 3000)
 
     def _on_tab_ready(self, tab: DocumentTab) -> None:
         self._update_busy()
@@ -471,9 +473,9 @@ class MainWindow(QMainWindow):
         recent = self.settings.recent_files()
         self.recent_menu.clear()
         for path in recent:
-            act = self.recent_menu.addAction(Path(path).name)
-            act.setToolTip(path)
-            act.setStatusTip(path)
+            act = self.recent_menu.addAction(shown(Path(path).name))
+            act.setToolTip(shown(path))
+            act.setStatusTip(shown(path))
             act.triggered.connect(lambda _=False, p=path: self.open_path(p))
         if recent:
             self.recent_menu.addSeparator()
@@ -516,7 +518,7 @@ class MainWindow(QMainWindow):
         if index >= 0:
             self.tabs.setTabText(index, tab.title())
         if tab is self.current_tab():
-            name = tab.doc.path.name if tab.doc.path else "Untitled"
+            name = shown(tab.doc.path.name) if tab.doc.path else "Untitled"
             self.setWindowTitle(f"{name}[*] — ONNX Studio")
             self.setWindowModified(tab.doc.is_modified)
 
@@ -533,12 +535,14 @@ class MainWindow(QMainWindow):
             return self.save_as()
         if not confirm_invalid_save(self, tab):
             return False
+        if not self.file_watch.confirm_overwrite(tab):
+            return False
         try:
             tab.doc.save()
         except StudioError as exc:
             show_error(self, "Cannot save model", exc)
             return False
-        self.statusBar().showMessage(f"Saved {tab.doc.path.name}", 3000)
+        self.statusBar().showMessage(f"Saved {shown(tab.doc.path.name)}", 3000)
         return True
 
     def save_as(self) -> bool:
@@ -548,6 +552,8 @@ class MainWindow(QMainWindow):
         start = str(tab.doc.path or Path(self.settings.last_dir()) / "model.onnx")
         path, _ = QFileDialog.getSaveFileName(self, "Save Model As", start, MODEL_FILTER)
         if not path or not confirm_invalid_save(self, tab):
+            return False
+        if not self.file_watch.confirm_overwrite(tab, Path(path)):
             return False
         try:
             tab.doc.save(path)

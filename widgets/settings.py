@@ -10,6 +10,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from widgets.formatting import path_for_qt, path_from_qt
+
 ORGANIZATION = "ONNX Studio"
 APPLICATION = "onnx-studio"
 MAX_RECENT = 12
@@ -36,18 +38,18 @@ class Settings:
         value = self._qs.value("recent/files", [])
         if isinstance(value, str):  # QSettings returns a bare string for one-item lists
             value = [value]
-        return [str(v) for v in (value or []) if v]
+        return [path_from_qt(str(v)) for v in (value or []) if v]
 
     def add_recent(self, path: str | Path) -> list[str]:
         path = str(Path(path).resolve())
         files = [p for p in self.recent_files() if p != path]
         files.insert(0, path)
         del files[MAX_RECENT:]
-        self._qs.setValue("recent/files", files)
+        self._qs.setValue("recent/files", [path_for_qt(p) for p in files])
         return files
 
     def remove_recent(self, path: str) -> None:
-        self._qs.setValue("recent/files", [p for p in self.recent_files() if p != path])
+        self._qs.setValue("recent/files", [path_for_qt(p) for p in self.recent_files() if p != path])
 
     def clear_recent(self) -> None:
         self._qs.setValue("recent/files", [])

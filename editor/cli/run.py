@@ -4,20 +4,25 @@
                           [--dim NAME=VALUE ...]
                           [--backend ort|reference] [--providers P1,P2]
                           [--outputs NAME ... | --all-intermediates] [--save DIR]
-                          [--json] [--timeout S] [--profile]
+                          [--json] [--timeout S] [--memory-limit SIZE] [--profile]
 
 The run happens in a child process (see :mod:`editor.runtime.runner`): a crashing kernel
 gives ``error: ... died with SIGFPE`` and a non-zero exit, never a traceback. Exit codes:
 0 ran; 1 the run failed, crashed, timed out or an input was wrong; 2 the model could not be
-loaded (or bad usage, from argparse).
+loaded (or bad usage, from argparse); 128+N ended by signal N (SIGTERM, SIGHUP), 130 Ctrl+C.
+The worker ends with this command however it ends, even when it is killed with SIGKILL.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +33,7 @@ from editor.runtime import Runner, RunOptions, RunResult, input_specs, load_inpu
 from editor.runtime.inputs import make_inputs, save_inputs
 from editor.runtime.backends import BACKENDS
 from editor.runtime.intermediates import value_scopes
+from editor.runtime.limits import parse_memory_limit, parse_timeout
 from editor.runtime.source import ModelSource, load_model
 
 __all__ = ["add_parser", "parse_val_ranges", "run", "safe_file_name"]
@@ -56,7 +62,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
     group.add_argument("--all-intermediates", action="store_true", help="every value of the main graph, outputs included")
     p.add_argument("--save", metavar="DIR", help="write each value to DIR/NAME.npy (non-tensor values to NAME.json)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds")
+    p.add_argument("--timeout", metavar="S", help="give up after S seconds ('none': no limit, the default)")
+    p.add_argument("--memory-limit", metavar="SIZE",
+                   help="cap the run's memory, e.g. 8G or 512M; 'none' for no cap (default: half the RAM)")
     p.add_argument("--profile", action="store_true", help="per-node times (onnxruntime profiling)")
 
 
@@ -180,9 +188,39 @@ def _print_summary(result: RunResult, out: Any, notes: dict[str, str] | None = N
             print(f"  {t.microseconds:12.1f}  {t.op_type:<16} {t.node}", file=out)
 
 
+class _Terminated(BaseException):
+    """SIGTERM / SIGHUP arrived during the run (raised in the main thread)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """During the run, SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl+C does, so the
+    Runner stops its worker on the way out instead of the process vanishing mid-run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: object) -> None:
+        raise _Terminated(signum)
+
+    wanted = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    old = {s: signal.signal(s, handler) for s in wanted}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``onnx-studio run``; returns the exit code (errors as one ``error:`` line)."""
     try:
+        timeout = parse_timeout(args.timeout) if args.timeout is not None else None
+        memory = parse_memory_limit(args.memory_limit) if args.memory_limit is not None else None
         model = load_model(args.model)
         feeds = _build_inputs(args, model)
         outputs = None
@@ -192,13 +230,13 @@ def run(args: argparse.Namespace) -> int:
         elif args.outputs:
             outputs = list(args.outputs)
         providers = tuple(p.strip() for p in args.providers.split(",") if p.strip()) if args.providers else None
-        options = RunOptions(providers=providers, profile=args.profile)
+        options = RunOptions(providers=providers, profile=args.profile, memory_limit_mb=memory)
         backend = args.backend
         if providers and backend is None:
             backend = "ort"  # providers only mean something to onnxruntime: pin it
-        with Runner() as runner:
+        with Runner() as runner, _terminate_as_interrupt():
             result = runner.run(
-                ModelSource.from_path(args.model), feeds, outputs=outputs, backend=backend, options=options, timeout=args.timeout
+                ModelSource.from_path(args.model), feeds, outputs=outputs, backend=backend, options=options, timeout=timeout
             )
         if not result.ok:
             raise RuntimeBackendError(result.error or f"run {result.status}")
@@ -223,6 +261,9 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except _Terminated as exc:
+        print(f"error: terminated by {exc.name}", file=sys.stderr)
+        return 128 + exc.signum
     except Exception as exc:  # noqa: BLE001 - the CLI promises one line, never a traceback
         print(f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
         return 1

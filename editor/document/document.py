@@ -43,6 +43,8 @@ class Document:
     history_changed = Signal()
     clean_changed = Signal(bool)
     path_changed = Signal(str)
+    #: a save wrote the model to this path (file watchers take it as read again)
+    saved = Signal(str)
 
     def __init__(
         self,
@@ -52,12 +54,15 @@ class Document:
         store: ExternalDataStore | None = None,
         format: str = "binary",
         file_size: int = 0,
+        raw_names: list | None = None,
     ) -> None:
         self.model = model
         self.path: Path | None = Path(path) if path is not None else None
         self.store = store
         self.format = format
         self.file_size = file_size
+        #: names that were not UTF-8 in the file (shown repaired, saved as read: editor.io.names)
+        self.raw_names = list(raw_names or [])
         self.index = ModelIndex(model)
         self.stack = UndoStack()
         self._was_clean = True
@@ -77,6 +82,7 @@ class Document:
             store=loaded.store,
             format=loaded.format,
             file_size=loaded.file_size,
+            raw_names=loaded.raw_names,
         )
 
     @classmethod
@@ -279,7 +285,8 @@ class Document:
 
             raise SaveError("this model has no file yet: choose where to save it")
         options = options or SaveOptions()
-        save_model(self.model, target, store=self.store, options=options, serialized=self._clean_bytes(options))
+        save_model(self.model, target, store=self.store, options=options, serialized=self._clean_bytes(options),
+                   source=self.path, raw_names=self.raw_names)
         preserved = options.external == "preserve" and options.format in ("auto", "binary") and \
             target.suffix.lower() not in (".onnxtxt", ".txt")
         self._clean_file = _file_identity(target) if preserved else None
@@ -291,6 +298,7 @@ class Document:
             self._was_clean = True
             self.clean_changed.emit(True)
         self.history_changed.emit()
+        self.saved.emit(str(target))
         return target
 
     def _clean_bytes(self, options: SaveOptions) -> bytes | None:

@@ -62,6 +62,10 @@ def split_location(location: str, tensor_name: str = "") -> tuple[str, ...]:
         raise ExternalDataError(f"external data location{who} is empty")
     if "\x00" in location:
         raise ExternalDataError(f"external data location {location!r}{who} contains a NUL byte")
+    bad = next((c for c in location if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0), None)
+    if bad is not None:
+        # a newline or escape in a file name breaks every listing and script that shows it
+        raise ExternalDataError(f"external data location {location!r}{who} contains a control character ({bad!r})")
     if location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":") or os.path.isabs(location):
         raise ExternalDataError(f"external data location {location!r}{who} is an absolute path")
     parts = [p for p in location.replace("\\", "/").split("/") if p not in ("", ".")]

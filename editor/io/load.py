@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -22,6 +22,7 @@ from google.protobuf.message import DecodeError
 
 from editor.errors import LoadError, StudioError
 from editor.io.external import ExternalDataStore
+from editor.io.names import RawName, repair_names
 from editor.io.tensors import NUMPY_DTYPES, element_count, iter_tensors, raw_nbytes, uses_external_data
 from editor.io.text import TEXT_SUFFIXES, looks_like_text, parse_model_text
 
@@ -39,6 +40,8 @@ class LoadedModel:
     format: Literal["binary", "text"]
     store: ExternalDataStore
     file_size: int
+    #: string fields that were not UTF-8 (repaired in ``model``; see editor.io.names)
+    raw_names: list[RawName] = field(default_factory=list)
 
     def close(self) -> None:
         self.store.close()
@@ -100,10 +103,11 @@ def _load(data: bytes, path: Path | None, base: Path | None, *, force_text: bool
                     model, fmt = _parse_text(data, display), "text"
                 else:
                     raise LoadError(f"'{display}' is not an ONNX model: {problem}")
+        raw_names = repair_names(model) if fmt == "binary" else []
         store = ExternalDataStore(base)
         # text spells values out, so only a binary file bounds the size of raw data
         _validate_tensors(model, store, len(data) if fmt == "binary" else None, display)
-        return LoadedModel(model=model, path=path, format=fmt, store=store, file_size=len(data))
+        return LoadedModel(model=model, path=path, format=fmt, store=store, file_size=len(data), raw_names=raw_names)
     except StudioError:
         raise
     except MemoryError:

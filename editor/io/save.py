@@ -27,6 +27,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Literal
 
 import onnx
@@ -36,6 +37,7 @@ from editor.errors import SaveError, StudioError
 from editor.io import atomic
 from editor.io.encode import build_trie, encode_with, unknown_bytes
 from editor.io.external import ExternalDataStore, split_location
+from editor.io.names import RawName, restore_substitutions
 from editor.io.tensors import (
     PAYLOAD_FIELDS,
     TensorSite,
@@ -72,11 +74,17 @@ def save_model(
     store: ExternalDataStore | None = None,
     options: SaveOptions = SaveOptions(),
     serialized: bytes | None = None,
+    source: str | os.PathLike | None = None,
+    raw_names: list[RawName] | None = None,
 ) -> None:
     """Write ``model`` to ``path`` atomically; see the module docstring for the modes.
 
     ``serialized``: the model's binary serialization when the caller already has it (an
     unchanged document re-reads its file instead of serializing); used by "preserve" saves.
+    ``source``: the model file the document was read from; no data file of the save may be
+    that file (nor may the model file be a data file ``store`` reads).
+    ``raw_names``: names the loader repaired (not UTF-8 in the file); written back as they
+    were read wherever nobody edited them (see :mod:`editor.io.names`).
     """
     target = Path(path)
     _check_options(options)
@@ -89,16 +97,20 @@ def save_model(
     fmt = options.format
     if fmt == "auto":
         fmt = "text" if target.suffix.lower() in TEXT_SUFFIXES else "binary"
+    guard = _Guard(target, store, source)
     try:
+        guard.check_model(target)
         sites = list(iter_tensors(model))
         if any(uses_external_data(s.tensor) for s in sites):
             if store is None:
                 raise SaveError(f"cannot save '{target}': the model has external tensors but no data store was given")
             store.pin()  # before anything is written: keep reading what we opened
+        names = restore_substitutions(model, raw_names) if raw_names and fmt == "binary" else {}
         if fmt == "text":
             _save_text(model, target, sites, store)
         else:
-            _save_binary(model, target, sites, store, options, serialized)
+            _save_binary(model, target, sites, store, options, serialized, guard, names)
+        guard.saved = True
     except SaveError:
         raise
     except StudioError as exc:
@@ -110,6 +122,8 @@ def save_model(
         raise SaveError(f"cannot save '{target}': out of memory") from None
     except Exception as exc:  # noqa: BLE001 - the promise is SaveError and nothing else
         raise SaveError(f"cannot save '{target}': {type(exc).__name__}: {exc}") from exc
+    finally:
+        guard.finish()
 
 
 def _check_options(options: SaveOptions) -> None:
@@ -135,16 +149,33 @@ def _save_binary(
     sites: list[TensorSite],
     store: ExternalDataStore | None,
     options: SaveOptions,
-    serialized: bytes | None = None,
+    serialized: bytes | None,
+    guard: _Guard,
+    names: dict,
 ) -> None:
     mode = options.external
     if mode == "preserve":
         data = serialized if serialized is not None else _serialize_if_fits(model, sites)
+        if data is not None and names and serialized is None:
+            data = encode_with(model, build_trie(names))
         if data is not None:
             with atomic.Transaction() as tx:
-                _copy_data_files(tx, target.parent, sites, store)
-                tx.open(target).write(data)
-                tx.commit()
+                moved = _copy_data_files(tx, target.parent, sites, store, guard)
+                if not tx.files:
+                    tx.open(target).write(data)
+                    tx.commit()
+                    return
+
+                def render(renamed: Mapping[Path, str]) -> bytes:
+                    if not renamed:
+                        return data
+                    subs = {
+                        s.path: _relocated_tensor_bytes(s.tensor, renamed[dest])
+                        for s, dest in moved if dest in renamed
+                    }
+                    return encode_with(model, build_trie(_with_names(subs, names)))
+
+                tx.commit_model(target, render)
             return
         # NOTE: too big for one protobuf: always write external data, whatever was asked.
         options = SaveOptions(
@@ -153,9 +184,23 @@ def _save_binary(
         )
         mode = "single-file"
     if mode == "inline":
-        _save_inline(model, target, sites, store)
+        _save_inline(model, target, sites, store, names)
     else:
-        _save_single_file(model, target, sites, store, options)
+        _save_single_file(model, target, sites, store, options, guard, names)
+
+
+def _with_names(tensor_subs: dict, names: dict) -> dict:
+    """Tensor substitutions plus the restored-name ones that do not overlap any of them
+    (where they do, the repaired text is saved: a rare corner, see editor.io.names)."""
+    if not names:
+        return tensor_subs
+    out = dict(tensor_subs)
+    for path, data in names.items():
+        n = len(path)
+        if any(p[:n] == path or path[: len(p)] == p for p in tensor_subs):
+            continue
+        out[path] = data
+    return out
 
 
 def _serialize_if_fits(model: onnx.ModelProto, sites: list[TensorSite]) -> bytes | None:
@@ -179,27 +224,29 @@ def _serialize_if_fits(model: onnx.ModelProto, sites: list[TensorSite]) -> bytes
 
 
 def _copy_data_files(
-    tx: atomic.Transaction, folder: Path, sites: list[TensorSite], store: ExternalDataStore | None
-) -> None:
-    """Preserve mode: make every referenced data file exist beside the saved model."""
-    # NOTE: one reference per distinct location is enough: every reference was validated when
-    # the model was opened, and the files are copied whole.
-    first: dict[str, TensorProto] = {}
+    tx: atomic.Transaction, folder: Path, sites: list[TensorSite], store: ExternalDataStore | None, guard: _Guard
+) -> list[tuple[TensorSite, Path]]:
+    """Preserve mode: make every referenced data file exist beside the saved model.
+
+    Returns each external tensor with the data file it names, for renaming in the model.
+    """
+    # NOTE: every reference was validated when the model was opened, and the files are
+    # copied whole, so one reference per distinct file decides whether it is copied.
+    named: list[tuple[TensorSite, Path]] = []
+    done: set[tuple[str, ...]] = set()
     for s in sites:
         t = s.tensor
-        if uses_external_data(t):
-            for e in t.external_data:
-                if e.key == "location":
-                    first.setdefault(e.value, t)
-    seen: set[tuple[str, ...]] = set()
-    for t in first.values():
+        if not uses_external_data(t):
+            continue
         assert store is not None
         ref = store.ref(t)
         key = split_location(ref.location)
-        if key in seen:
+        dest = _data_destination(folder, ref.location, guard)
+        named.append((s, dest))
+        if key in done:
             continue
-        seen.add(key)
-        dest = _data_destination(folder, ref.location)
+        done.add(key)
+        guard.names(dest)
         ident = store.identity(ref.path)
         assert ident is not None
         try:
@@ -209,12 +256,14 @@ def _copy_data_files(
             same = False
         if same:
             continue  # the very file we read: leave it alone
-        out = tx.open(dest)
+        guard.check_data(dest)
+        out = tx.open_data(dest)
         for offset in range(0, ident.size, _COPY_CHUNK):
             out.write(store.read_range(ref.path, offset, min(_COPY_CHUNK, ident.size - offset)))
+    return named
 
 
-def _data_destination(folder: Path, location: str) -> Path:
+def _data_destination(folder: Path, location: str, guard: _Guard) -> Path:
     """Where a data file named ``location`` goes; creates sub-folders, refuses symlinks."""
     parts = split_location(location)
     current = folder
@@ -222,11 +271,109 @@ def _data_destination(folder: Path, location: str) -> Path:
         current = current / part
         if current.is_symlink():
             raise SaveError(f"cannot write external data through symlinked folder '{current}'")
-        current.mkdir(exist_ok=True)
+        if not current.is_dir():
+            current.mkdir()
+            guard.made_dirs.append(current)
     dest = current / parts[-1]
     if dest.is_dir():
         raise SaveError(f"cannot write external data to '{dest}': it is a folder")
     return dest
+
+
+def _relocated_tensor_bytes(tensor: TensorProto, file_name: str) -> bytes:
+    """``tensor`` (external, so small) with its location's file name replaced."""
+    out = TensorProto()
+    out.CopyFrom(tensor)  # keeps unknown fields
+    for e in out.external_data:
+        if e.key == "location":
+            parts = split_location(e.value)
+            e.value = "/".join((*parts[:-1], file_name))
+    return out.SerializeToString()
+
+
+class _Guard:
+    """One save's safety rails: what it must not overwrite, the folders it made (removed
+    again if it fails), and the files it names (kept when leftovers are cleaned after it)."""
+
+    def __init__(self, target: Path, store: ExternalDataStore | None, source: str | os.PathLike | None) -> None:
+        self.target = target
+        self.store = store
+        self.source = Path(source) if source is not None else None
+        self.source_id = _identity(self.source) if self.source is not None else None
+        self.reads: dict[tuple[int, int], Path] = {}
+        if store is not None:
+            for p in store.files():
+                ident = store.identity(p)
+                if ident is not None:
+                    self.reads[(ident.dev, ident.ino)] = p
+        self.made_dirs: list[Path] = []
+        self.named: set[Path] = {target}
+        self.saved = False
+
+    def names(self, dest: Path) -> None:
+        self.named.add(dest)
+
+    def check_model(self, target: Path) -> None:
+        reads = self.reads.get(_identity(target))  # type: ignore[arg-type]
+        if reads is not None:
+            same = "" if reads == target else f" ('{target}' is another name of it)"
+            raise SaveError(
+                f"cannot save '{target}': it is '{reads}', an external data file this model reads its "
+                f"weights from{same}; choose another file name"
+            )
+
+    def check_data(self, dest: Path) -> None:
+        if dest == self.target:
+            raise SaveError(f"external data file '{dest}' is the model file itself")
+        ident = _identity(dest)
+        if ident is None:
+            return
+        if ident == self.source_id:
+            raise SaveError(
+                f"cannot write external data to '{dest}': it is the model file '{self.source}' being saved"
+            )
+        if ident == _identity(self.target):
+            raise SaveError(f"cannot write external data to '{dest}': it is the model file '{self.target}'")
+        reads = self.reads.get(ident)
+        if reads is not None and reads != dest:
+            raise SaveError(
+                f"cannot write external data to '{dest}': it is another name of '{reads}', "
+                "an external data file this model reads"
+            )
+
+    def finish(self) -> None:
+        if not self.saved:
+            for folder in reversed(self.made_dirs):
+                try:
+                    folder.rmdir()  # only if empty: never removes anything else
+                except OSError:
+                    pass
+            return
+        # NOTE: leftovers of interrupted saves of these same files go now: our commit made
+        # every one of them unnamed. Cleaning must never fail a save that succeeded.
+        folders: dict[Path, set[str]] = {}
+        for p in self.named:
+            folders.setdefault(p.parent, set()).add(p.name)
+        stale_reads = []
+        if self.store is not None:  # a document opened while a save was half done
+            stale_reads = [p for p in self.store.files() if atomic.leftover_target(p.name) and p.parent in folders]
+        try:
+            for folder, names in folders.items():
+                atomic.clean_leftovers(folder, names, keep=self.named)
+            for p in stale_reads:
+                if p not in self.named:
+                    p.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path``, following symlinks; None if there is none."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _tensor_skeleton(tensor: TensorProto) -> TensorProto:
@@ -273,7 +420,8 @@ def _external_tensor_bytes(tensor: TensorProto, location: str, offset: int, leng
     return out.SerializeToString() + unknown_bytes(tensor)
 
 
-def _save_inline(model: onnx.ModelProto, target: Path, sites: list[TensorSite], store: ExternalDataStore | None) -> None:
+def _save_inline(model: onnx.ModelProto, target: Path, sites: list[TensorSite], store: ExternalDataStore | None,
+                 names: dict) -> None:
     external = [s for s in sites if uses_external_data(s.tensor)]
     if external:
         assert store is not None
@@ -284,7 +432,7 @@ def _save_inline(model: onnx.ModelProto, target: Path, sites: list[TensorSite], 
                 f"protobuf's 2 GB limit ({PROTOBUF_LIMIT}); save with external data"
             )
     subs = {s.path: _inline_tensor_bytes(s.tensor, _payload(s.tensor, store)) for s in external}
-    data = encode_with(model, build_trie(subs))
+    data = encode_with(model, build_trie(_with_names(subs, names)))
     if len(data) > PROTOBUF_LIMIT:
         raise SaveError(
             f"cannot save '{target}' with all data inline: {len(data)} bytes exceed protobuf's 2 GB limit"
@@ -300,15 +448,16 @@ def _save_single_file(
     sites: list[TensorSite],
     store: ExternalDataStore | None,
     options: SaveOptions,
+    guard: _Guard,
+    names: dict,
 ) -> None:
     location = options.location or f"{target.stem}.onnx.data"
-    dest = _data_destination(target.parent, location)
-    if dest == target:
-        raise SaveError(f"external data location {location!r} is the model file itself")
-    subs: dict = {}
-    moved = 0
+    dest = _data_destination(target.parent, location, guard)
+    guard.check_data(dest)
+    inline: dict = {}
+    moved: list[tuple[TensorSite, int, int]] = []  # tensor, offset, length in the data file
     with atomic.Transaction() as tx:
-        out = tx.open(dest)
+        out = tx.open_data(dest)
         for s in sites:
             t = s.tensor
             external = uses_external_data(t)
@@ -322,21 +471,34 @@ def _save_single_file(
                 offset = -(-out.size // ALIGNMENT) * ALIGNMENT
                 out.pad_to(offset)
                 out.write(payload)
-                subs[s.path] = _external_tensor_bytes(t, location, offset, len(payload))
-                moved += 1
+                moved.append((s, offset, len(payload)))
                 del payload
             elif external:  # below the threshold: bring it inline
-                subs[s.path] = _inline_tensor_bytes(t, _payload(t, store))
+                inline[s.path] = _inline_tensor_bytes(t, _payload(t, store))
+
+        def render(renamed: Mapping[Path, str]) -> bytes:
+            loc = location
+            if dest in renamed:
+                loc = "/".join((*split_location(location)[:-1], renamed[dest]))
+            subs = dict(inline)
+            for s, offset, length in moved:
+                subs[s.path] = _external_tensor_bytes(s.tensor, loc, offset, length)
+            data = encode_with(model, build_trie(_with_names(subs, names)))
+            if len(data) > PROTOBUF_LIMIT:
+                raise SaveError(
+                    f"cannot save '{target}': {len(data)} bytes remain in the model after moving tensors "
+                    f"of {options.size_threshold}+ bytes out, over protobuf's 2 GB limit"
+                )
+            return data
+
         if not moved:
             tx.drop(out)  # nothing qualified: write no empty data file
-        data = encode_with(model, build_trie(subs))
-        if len(data) > PROTOBUF_LIMIT:
-            raise SaveError(
-                f"cannot save '{target}': {len(data)} bytes remain in the model after moving tensors "
-                f"of {options.size_threshold}+ bytes out, over protobuf's 2 GB limit"
-            )
-        tx.open(target).write(data)
-        tx.commit()
+            tx.open(target).write(render({}))
+            tx.commit()
+            return
+        guard.names(dest)
+        final = render({})  # the size check, before anything is renamed
+        tx.commit_model(target, lambda renamed: render(renamed) if renamed else final)
 
 
 # ----------------------------------------------------------------------------- text

@@ -78,7 +78,7 @@ def dtype_name(elem_type: int) -> str:
     try:
         return TensorProto.DataType.Name(elem_type)
     except ValueError:
-        return str(elem_type)
+        return f"unknown type {elem_type}"
 
 
 def element_bits(elem_type: int) -> int:

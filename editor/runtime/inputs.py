@@ -31,7 +31,7 @@ from typing import Any, Mapping
 import numpy as np
 import onnx
 
-from editor.errors import RuntimeBackendError
+from editor.errors import RuntimeBackendError, StudioError
 from editor.runtime.input_roles import InputRole
 from editor.runtime.values import (
     Value,
@@ -72,7 +72,14 @@ class InputSpec:
 
     @property
     def dtype(self) -> np.dtype:
-        return numpy_dtype_for(self.elem_type) if self.elem_type else np.dtype(np.float32)
+        """The numpy dtype of a value for this input (float32 when the type is unknown or
+        one ONNX does not define: a run then says so; an editor still shows defaults)."""
+        if not self.elem_type:
+            return np.dtype(np.float32)
+        try:
+            return numpy_dtype_for(self.elem_type)
+        except StudioError:
+            return np.dtype(np.float32)
 
     @property
     def type_text(self) -> str:

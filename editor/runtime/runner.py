@@ -6,7 +6,9 @@
         result = runner.run(path, feeds, outputs=["/conv1/Conv_output_0"])  # intermediates
 
 The worker process (``multiprocessing`` 'spawn' context: no inherited threads or Qt state)
-starts on first use and stays up, caching models and sessions. A run that crashes it
+starts on first use and stays up, caching models and sessions. It dies with the editor,
+however the editor ends (see ``worker._die_with_parent``), and runs under a memory limit
+(:mod:`editor.runtime.limits`: half the RAM unless told otherwise). A run that crashes it
 (signal, exit), overruns ``timeout`` or is cancelled (:meth:`Runner.cancel`, from any thread)
 ends with that worker killed and a :class:`RunResult` saying what happened; the next run
 starts a fresh worker. A crash of one backend also lets the run fall back to the next one,
@@ -28,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 
 import itertools
+import math
 import multiprocessing as mp
 import threading
 import time
@@ -38,6 +41,7 @@ import onnx
 
 from editor.errors import RuntimeBackendError
 from editor.runtime.backends import BACKENDS, BackendOutput, RunOptions, build_result
+from editor.runtime.limits import effective_memory_limit_mb, out_of_memory
 from editor.runtime.result import Attempt, RunResult, signal_name
 from editor.runtime.source import ModelSource
 from editor.runtime.transport import recv_message, send_message
@@ -88,7 +92,11 @@ class Runner:
             from editor.runtime.worker import worker_main
 
             parent, child = self._ctx.Pipe(duplex=True)
-            proc = self._ctx.Process(target=worker_main, args=(child,), name="onnx-studio-run-worker", daemon=True)
+            # the kernel's parent-death signal follows the thread that starts the worker:
+            # ask for it only from the main thread (see worker._die_with_parent)
+            death_signal = threading.current_thread() is threading.main_thread()
+            proc = self._ctx.Process(target=worker_main, args=(child, death_signal), name="onnx-studio-run-worker",
+                                     daemon=True)
             proc.start()
             child.close()
             self._proc, self._conn = proc, parent
@@ -250,6 +258,11 @@ class Runner:
         included. Never raises for a model's failure: read ``result.status``.
         """
         options = options or RunOptions()
+        if timeout is not None:
+            if math.isnan(timeout) or timeout <= 0:
+                raise RuntimeBackendError(f"timeout {timeout!r}: give a number of seconds > 0 (or None)")
+            if math.isinf(timeout):
+                timeout = None
         source = ModelSource.from_any(model)
         names = [backend] if backend else list(order)
         for name in names:
@@ -286,8 +299,8 @@ class Runner:
                         )
                         return build_result(name, reply["roles"], out, attempts, time.monotonic() - start)
                     attempts.append(Attempt(name, status, reason))
-                    if pinned:
-                        break
+                    if pinned or (reason or "").startswith("out of memory"):
+                        break  # another backend would hit the same memory limit
             finally:
                 with self._state_lock:
                     self._busy = False
@@ -346,13 +359,19 @@ class Runner:
         except _WorkerDied as died:
             code = died.exitcode
             self._kill()
+            limit = effective_memory_limit_mb(options.memory_limit_mb)
+            # a native allocation failing under the limit aborts (glibc, C++ bad_alloc) or
+            # exits instead of raising; the OOM killer sends SIGKILL
+            maybe_oom = f" (possibly {out_of_memory(limit)})"
             if code is not None and code < 0:
                 sig = signal_name(-code)
-                hint = " (killed: possibly out of memory)" if sig == "SIGKILL" else ""
+                hint = maybe_oom if sig in ("SIGKILL", "SIGABRT") else ""
                 reason = f"worker process died with {sig}{hint}"
                 self._last_exit = (sig, code)
             else:
-                reason = f"worker process exited with code {code}"
+                # 127: glibc's exit when it cannot allocate a new thread's memory
+                hint = maybe_oom if limit and code == 127 else ""
+                reason = f"worker process exited with code {code}{hint}"
                 self._last_exit = (None, code)
             return ("crashed", reason, {})
         status = reply.get("status")

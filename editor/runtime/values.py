@@ -22,6 +22,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from editor.errors import RuntimeBackendError
+
 __all__ = [
     "Value",
     "describe_type",
@@ -55,14 +57,17 @@ def elem_type_name(elem_type: int) -> str:
     try:
         return onnx.TensorProto.DataType.Name(elem_type).lower()
     except ValueError:
-        return f"type#{elem_type}"
+        return f"unknown type {elem_type}"
 
 
 def numpy_dtype_for(elem_type: int) -> np.dtype:
     """The numpy (or ml_dtypes) dtype that holds ONNX ``elem_type``; ``object`` for strings."""
     if elem_type == onnx.TensorProto.STRING:
         return np.dtype(object)
-    return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+    try:
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+    except (KeyError, ValueError, TypeError):
+        raise RuntimeBackendError(f"element {elem_type_name(elem_type)} has no numpy type") from None
 
 
 def type_kind(tp: onnx.TypeProto) -> str:

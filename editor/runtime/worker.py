@@ -39,6 +39,8 @@ from collections import OrderedDict
 from multiprocessing.connection import Connection
 from typing import Any
 
+from editor.runtime.limits import effective_memory_limit_mb, looks_like_out_of_memory, out_of_memory
+
 __all__ = ["worker_main"]
 
 _HOOKS_ENV = "ONNX_STUDIO_RUNTIME_TEST_HOOKS"
@@ -171,7 +173,7 @@ class _Worker:
 
     def _run(self, req: dict[str, Any]) -> dict[str, Any]:
         from editor.errors import StudioError
-        from editor.runtime.backends import clean_message, value_roles
+        from editor.runtime.backends import value_roles
 
         backend = self.backends[req["backend"]]
         options = req["options"]
@@ -191,8 +193,11 @@ class _Worker:
         reason = backend.can_load(loaded, requested, options)
         if reason:
             return {"status": "skip", "reason": reason}
-        if options.memory_limit_mb:
-            _set_memory_limit(options.memory_limit_mb)
+        limit = effective_memory_limit_mb(options.memory_limit_mb)
+        if options.memory_limit_mb is None and _gpu_session(backend, options):
+            limit = None  # GPU runtimes reserve address space far beyond RAM: only an asked-for cap
+        if limit:
+            _set_memory_limit(limit)
         try:
             debug = req.get("debug")
             if debug:
@@ -205,7 +210,7 @@ class _Worker:
                 try:
                     prepared = backend.prepare(loaded, requested, options)
                 except Exception as exc:  # noqa: BLE001
-                    return {"status": "error", "stage": "load", "reason": clean_message(exc)}
+                    return {"status": "error", "stage": "load", "reason": _reason(exc, limit)}
                 if not options.profile:  # a profiled session is used once (profile ends with it)
                     self.sessions[key] = prepared
                     while len(self.sessions) > _MAX_SESSIONS:
@@ -216,12 +221,12 @@ class _Worker:
                 self.sessions.move_to_end(key)
             try:
                 out = backend.execute(prepared, req["inputs"], options)
-            except MemoryError:
-                return {"status": "error", "stage": "run", "reason": "out of memory (MemoryError)"}
-            except Exception as exc:  # noqa: BLE001
-                return {"status": "error", "stage": "run", "reason": clean_message(exc), "details": traceback.format_exc(limit=4)}
+            except Exception as exc:  # noqa: BLE001 - MemoryError included
+                return {"status": "error", "stage": "run", "reason": _reason(exc, limit), "details": traceback.format_exc(limit=4)}
+        except MemoryError as exc:  # outside the backend's own calls (a test hook, the cache)
+            return {"status": "error", "stage": "run", "reason": _reason(exc, limit)}
         finally:
-            if options.memory_limit_mb:
+            if limit:
                 _set_memory_limit(None)
         return {
             "status": "ok",
@@ -256,6 +261,60 @@ def _release_memory(freed: int) -> None:
     trim()
 
 
+def _reason(exc: BaseException, limit_mb: int | None) -> str:
+    """One line for a backend's failure; an allocation failure says which limit it hit."""
+    from editor.runtime.backends import clean_message
+
+    message = clean_message(exc)
+    if isinstance(exc, MemoryError) or looks_like_out_of_memory(message):
+        return out_of_memory(limit_mb)
+    return message
+
+
+def _gpu_session(backend: Any, options: Any) -> bool:
+    """Whether onnxruntime will run on a device (CUDA, ROCm, DirectML ...): their drivers map
+    huge address ranges, so an address-space cap would refuse every session."""
+    if backend.name != "ort":
+        return False
+    providers = options.providers or backend.default_providers()
+    return any(p != "CPUExecutionProvider" for p in providers)
+
+
+def _die_with_parent(death_signal: bool) -> None:
+    """End this worker when the editor process ends, however it ends (even SIGKILL).
+
+    Linux: ``PR_SET_PDEATHSIG`` (the kernel sends SIGKILL when the parent goes) when the
+    parent asked for it, i.e. when it started us from its main thread: the signal follows
+    the *thread* that forked, and a GUI starts workers from short-lived run threads. Every
+    platform (macOS, Windows too): a thread waits on the parent's sentinel, which the OS
+    closes when the parent dies, and exits at once.
+    """
+    import multiprocessing as mp
+    import threading
+    from multiprocessing.connection import wait
+
+    if death_signal and sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    parent = mp.parent_process()
+    if parent is None:
+        return
+    sentinel = parent.sentinel
+
+    def watch() -> None:
+        wait([sentinel])
+        os._exit(1)
+
+    if wait([sentinel], timeout=0):  # the parent died before we got here
+        os._exit(1)
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
 def _set_memory_limit(mb: int | None) -> None:
     try:
         import resource
@@ -268,9 +327,11 @@ def _set_memory_limit(mb: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (mb * 1024 * 1024, hard))
 
 
-def worker_main(conn: Connection) -> None:
+def worker_main(conn: Connection, death_signal: bool = False) -> None:
     """Entry point of the child process: answer requests until the pipe closes."""
     from editor.runtime.transport import recv_message, send_message
+
+    _die_with_parent(death_signal)
 
     # The parent handles Ctrl+C; the worker must not die of the terminal's SIGINT first.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -288,7 +349,7 @@ def worker_main(conn: Connection) -> None:
         try:
             reply = worker.handle(req)
         except MemoryError:
-            reply = {"status": "error", "stage": "run", "reason": "out of memory (MemoryError)"}
+            reply = {"status": "error", "stage": "run", "reason": out_of_memory(None)}
         except Exception as exc:  # noqa: BLE001 - never let one request kill the worker
             reply = {"status": "error", "stage": "worker", "reason": f"{type(exc).__name__}: {exc}".splitlines()[0], "details": traceback.format_exc()}
         reply["id"] = req.get("id")

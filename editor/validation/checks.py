@@ -20,6 +20,7 @@ import onnx
 from onnx import defs
 
 from editor.schema import ATTR_PROTO_TYPE, get_schema
+from editor.validation.names import name_problems, short
 from editor.validation.problems import ERROR, INFO, WARNING, Problem
 from editor.validation.declared import negative_dim_message, negative_dims
 from editor.validation.ranks import axis_problems
@@ -47,7 +48,8 @@ def _attr_type_name(t: int) -> str:
 
 
 def node_label(node: onnx.NodeProto) -> str:
-    return f"{node.op_type} {node.name!r}" if node.name else f"{node.op_type} (unnamed)"
+    op = node.op_type if node.op_type.isprintable() and len(node.op_type) <= 60 else short(node.op_type)
+    return f"{op} {short(node.name)}" if node.name else f"{op} (unnamed)"
 
 
 def resolve(v: Validator, sid: int, name: str, pos: int) -> int | None:
@@ -87,6 +89,12 @@ def check_node(v: Validator, nid: int) -> list[Problem]:
 
     def add(severity: str, code: str, message: str, value: str | None = None) -> None:
         out.append(Problem(severity, code, message, nid, value, sid, graph))
+
+    bad_names = name_problems(node, f"node #{doc.index.scopes[sid].position(nid)} ({label})")
+    for severity, code, message in bad_names:
+        add(severity, code, message)
+    if not node.op_type:
+        return out  # nothing else can be said about a node without an operator
 
     domain = "" if node.domain == "ai.onnx" else node.domain
     opsets = v.info.scope_opsets(ss.root)

@@ -333,3 +333,33 @@ def test_edited_reruns_keep_one_copy_and_closing_the_tab_releases_it(qtbot, tmp_
     doc.stack.set_clean()
     window.close_tab(window.tabs.indexOf(tab))
     qtbot.waitUntil(lambda: runner.wait_released(0) and runner.stats().get("models") == 0, timeout=2000)
+
+
+def test_closing_the_tab_of_a_running_model_stops_its_worker(qtbot, monkeypatch, window, dock) -> None:
+    import os
+
+    monkeypatch.setenv("ONNX_STUDIO_RUNTIME_TEST_HOOKS", "1")
+    open_model(qtbot, window, SILERO)
+    dock._debug = "hang"
+    assert dock.run()
+    qtbot.waitUntil(lambda: dock.service.runner.worker_pid is not None, timeout=RUN_TIMEOUT_MS)
+    pid = dock.service.runner.worker_pid
+    qtbot.wait(300)
+    window.close_tab(window.tabs.currentIndex())
+    qtbot.waitUntil(lambda: not dock.service.busy, timeout=RUN_TIMEOUT_MS)
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return True
+        return False
+
+    qtbot.waitUntil(gone, timeout=10_000)
+
+
+def test_memory_limit_setting_says_its_default(window, dock) -> None:
+    from editor.runtime.limits import default_memory_limit_mb, describe_limit
+
+    spin = dock.panel.options.memory
+    assert spin.value() == 0 and spin.specialValueText() == f"default ({describe_limit(default_memory_limit_mb())})"

@@ -16,6 +16,8 @@ import re
 import numpy as np
 import onnx
 from onnx import AttributeProto as AP
+
+from editor.types import dtype_name
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -67,7 +69,7 @@ def attribute_text(attr: onnx.AttributeProto) -> str:
     if attr.type in (AP.INT, AP.FLOAT):
         return repr(v)
     if attr.type == AP.TENSOR:
-        return f"tensor {list(v.dims)} {onnx.TensorProto.DataType.Name(v.data_type)}"
+        return f"tensor {list(v.dims)} {dtype_name(v.data_type)}"
     if attr.type == AP.GRAPH:
         return f"graph {v.name!r} ({len(v.node)} nodes)"
     return str(v)[:80]

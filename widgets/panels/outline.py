@@ -237,14 +237,9 @@ class OutlineModel(QAbstractItemModel):
 
 
 def _dtype(elem_type: int) -> str:
-    try:
-        import onnx
+    from editor.types import dtype_name
 
-        return onnx.helper.tensor_dtype_to_np_dtype(elem_type).name
-    except Exception:  # noqa: BLE001 - float8/int4 names etc.
-        import onnx
-
-        return onnx.TensorProto.DataType.Name(elem_type).lower()
+    return dtype_name(elem_type)  # "unknown type 999" for types ONNX does not define
 
 
 class OutlinePanel(QWidget):

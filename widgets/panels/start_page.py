@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.formatting import path_for_qt, path_from_qt, shown
+
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -81,9 +83,9 @@ class StartPage(QWidget):
         self.recent.clear()
         for path in paths:
             p = Path(path)
-            item = QListWidgetItem(f"{p.name}    {p.parent}")
-            item.setData(PATH_ROLE, path)
-            item.setToolTip(path)
+            item = QListWidgetItem(shown(f"{p.name}    {p.parent}"))
+            item.setData(PATH_ROLE, path_for_qt(path))
+            item.setToolTip(shown(path))
             if not p.exists():
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
             self.recent.addItem(item)
@@ -91,7 +93,7 @@ class StartPage(QWidget):
         self.recent.setVisible(bool(paths))
 
     def _on_item(self, item: QListWidgetItem) -> None:
-        path = item.data(PATH_ROLE)
+        path = path_from_qt(item.data(PATH_ROLE) or "")
         if path:
             self.openRequested.emit(path)
 

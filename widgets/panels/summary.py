@@ -13,6 +13,7 @@ from urllib.parse import quote, unquote
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
+from editor.errors import StudioError
 from widgets.formatting import human_bytes, human_count
 from widgets.selection import Target
 
@@ -146,5 +147,11 @@ class SummaryPanel(QWidget):
             return
         from editor.summary import summarize
 
-        self.summary = summarize(self._tab.doc)
-        self.browser.setHtml(summary_html(self.summary, accent=self.palette().highlight().color().name()))
+        try:
+            self.summary = summarize(self._tab.doc)
+            text = summary_html(self.summary, accent=self.palette().highlight().color().name())
+        except Exception as exc:  # noqa: BLE001 - a damaged model: say so here, keep the window going
+            self.summary = None
+            message = exc.message if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"
+            text = f"<p><b>Cannot summarize this model.</b></p><p>{escape(message.splitlines()[0] if message else '')}</p>"
+        self.browser.setHtml(text)

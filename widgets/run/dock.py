@@ -137,6 +137,8 @@ class RunDock(QDockWidget):
         return heat
 
     def _forget(self, key: int, controller: RunController) -> None:
+        if controller.running:  # the tab closed during its run: end the run and its worker
+            self.service.cancel()
         self.controllers.pop(key, None)
         self.service.release(controller)
         self.heatmaps.pop(key, None)

@@ -103,7 +103,7 @@ class DimsMemory:
 
     @staticmethod
     def _key(model_key: str) -> str:
-        return "run_dims/" + hashlib.sha1(model_key.encode("utf-8")).hexdigest()[:20]
+        return "run_dims/" + hashlib.sha1(model_key.encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
     def load(self, model_key: str | None) -> dict[str, int]:
         if not model_key:

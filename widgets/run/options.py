@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from editor.runtime.limits import default_memory_limit_mb, describe_limit
 from widgets.run.controller import RunSettings
 from widgets.settings import APPLICATION, ORGANIZATION
 
@@ -95,7 +96,11 @@ class RunOptionsPanel(QWidget):
         self.memory.setRange(0, 1 << 20)
         self.memory.setSingleStep(512)
         self.memory.setSuffix(" MB")
-        self.memory.setSpecialValueText("none")
+        default = default_memory_limit_mb()
+        # 0 = the runtime's default cap (half the RAM): a runaway run fails by itself
+        self.memory.setSpecialValueText(f"default ({describe_limit(default)})" if default else "none")
+        self.memory.setToolTip("A run that needs more memory stops with 'out of memory' instead of "
+                               "taking the machine; the default is half the physical memory")
         form.addRow("Memory limit", self.memory)
         from editor.runtime.memory import default_cache_bytes
 
