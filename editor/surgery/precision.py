@@ -185,7 +185,7 @@ def _convert_graph(g: onnx.GraphProto, ig: onnx.GraphProto, env: _Env, *, main: 
         has_body = any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute)
         if has_body:
             continue
-        if node.op_type in env.keep_ops or (node.name and node.name in env.keep_nodes):
+        if node.op_type in env.keep_ops or node_label(node, k) in env.keep_nodes:
             env.result.kept.append(node_label(node, k))
             continue
         big = [n for n in node.input if n in env.out_of_range]
@@ -442,7 +442,7 @@ def convert_precision(model: onnx.ModelProto, *, target: int = TensorProto.FLOAT
     unknown = sorted(keep_ops - all_ops)
     if unknown:
         raise CommandError(f"no node of op type {', '.join(map(repr, unknown))} in the model")
-    names = {n.name for n in _all_nodes(model.graph)}
+    names = {n.name for n in _all_nodes(model.graph)} | {node_label(n, k) for k, n in enumerate(model.graph.node)}
     missing = sorted(keep_nodes - names)
     if missing:
         raise CommandError(f"no node named {', '.join(map(repr, missing))}")

@@ -1,0 +1,107 @@
+"""Run a reference model and an edited one on the same inputs and measure how far apart
+their outputs are: the proof a precision conversion (or a merge) owes the user.
+
+NOTE: a deliberately small local helper. The numeric comparison package of "find where
+numbers go wrong" (editor/debug) is being built in parallel; once it lands, this module
+should become a thin call into it. Runs go through :class:`editor.runtime.Runner`, in a
+child process, so a kernel that crashes on a converted model cannot take the caller down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+
+from editor.errors import StudioError
+from editor.runtime import Runner
+from editor.runtime.inputs import input_specs, make_inputs
+
+__all__ = ["OutputError", "Comparison", "compare_models", "inputs_for", "run_values"]
+
+
+@dataclass
+class OutputError:
+    name: str
+    max_abs: float
+    #: max |a - b| / max(|a|) over the output: the error in units of the output's scale
+    max_rel: float
+    #: positions where exactly one side is NaN or ±inf, or where both are but differ
+    non_finite: int = 0
+
+    def within(self, tol: float) -> bool:
+        return self.non_finite == 0 and self.max_abs <= tol
+
+
+@dataclass
+class Comparison:
+    errors: list[OutputError] = field(default_factory=list)
+
+    @property
+    def worst(self) -> float:
+        return max((e.max_abs if e.non_finite == 0 else float("inf") for e in self.errors), default=0.0)
+
+    def within(self, tol: float) -> bool:
+        return all(e.within(tol) for e in self.errors)
+
+
+def inputs_for(model: onnx.ModelProto, *, dims: Mapping[str, int] | None = None, seed: int = 0) -> dict[str, Any]:
+    """Random inputs for ``model`` (fixed seed, so two runs see the same values)."""
+    return make_inputs(model, "random", dims=dims, seed=seed)
+
+
+def _cast_inputs(model: onnx.ModelProto, values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` in the element types ``model`` declares (an fp16 model takes fp16)."""
+    out = dict(values)
+    for spec in input_specs(model):
+        v = out.get(spec.name)
+        if isinstance(v, np.ndarray) and spec.elem_type and v.dtype != spec.dtype:
+            out[spec.name] = v.astype(spec.dtype)
+    return out
+
+
+def run_values(runner: Runner, model: onnx.ModelProto, inputs: Mapping[str, Any], *,
+               outputs: Sequence[str] | None = None, timeout: float = 300.0) -> dict[str, Any]:
+    """The named (default: graph) outputs of ``model`` on ``inputs`` with onnxruntime."""
+    result = runner.run(model, _cast_inputs(model, inputs), outputs=outputs, backend="ort", timeout=timeout)
+    if not result.ok:
+        raise StudioError(f"the model could not run: {result.error or result.status}")
+    return {name: rec.value for name, rec in result.outputs.items()}
+
+
+def output_error(name: str, ref: Any, got: Any) -> OutputError:
+    if not isinstance(ref, np.ndarray) or not isinstance(got, np.ndarray) or ref.dtype.kind not in "fiub":
+        same = _same(ref, got)
+        return OutputError(name, 0.0 if same else float("inf"), 0.0 if same else float("inf"), 0 if same else 1)
+    if ref.shape != got.shape:
+        return OutputError(name, float("inf"), float("inf"), int(max(ref.size, got.size, 1)))
+    a, b = ref.astype(np.float64), got.astype(np.float64)
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    both = fa & fb
+    odd = (fa != fb) | (~fa & ~fb & ~((a == b) | (np.isnan(a) & np.isnan(b))))
+    diff = np.abs(a[both] - b[both])
+    max_abs = float(diff.max()) if diff.size else 0.0
+    scale = float(np.abs(a[both]).max()) if diff.size else 0.0
+    return OutputError(name, max_abs, max_abs / scale if scale > 0 else max_abs, int(odd.sum()))
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - containers that cannot compare are reported different
+        return False
+
+
+def compare_models(runner: Runner, reference: onnx.ModelProto, candidate: onnx.ModelProto,
+                   inputs: Mapping[str, Any], *, reference_values: Mapping[str, Any] | None = None) -> Comparison:
+    """Error per graph output of ``candidate`` against ``reference`` on the same inputs."""
+    ref = dict(reference_values) if reference_values is not None else run_values(runner, reference, inputs)
+    got = run_values(runner, candidate, inputs)
+    cmp = Comparison()
+    for name, value in ref.items():
+        if name in got:
+            cmp.errors.append(output_error(name, value, got[name]))
+    return cmp
