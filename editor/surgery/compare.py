@@ -89,9 +89,17 @@ def output_error(name: str, ref: Any, got: Any) -> OutputError:
 
 
 def _same(a: Any, b: Any) -> bool:
+    """Deep equality of run values (sequences of maps, optionals ...), arrays by value."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and \
+            bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f" and b.dtype.kind == "f"))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     try:
         return bool(a == b)
-    except Exception:  # noqa: BLE001 - containers that cannot compare are reported different
+    except Exception:  # noqa: BLE001 - values that cannot compare are reported different
         return False
 
 
