@@ -210,7 +210,10 @@ class ScriptAPI:
 
 
 def script_namespace(document: Document) -> dict[str, Any]:
-    return {"doc": ScriptAPI(document), "commands": commands, "passes": passes, "np": np, "onnx": onnx}
+    from editor import surgery  # merge, fp16, I/O types, weights <-> inputs, patterns
+
+    return {"doc": ScriptAPI(document), "commands": commands, "passes": passes, "np": np, "onnx": onnx,
+            "surgery": surgery}
 
 
 def run_script_source(source: str, document: Document, *, filename: str = "<script>",

@@ -8,3 +8,12 @@
 
 Each command checks its preconditions before it changes anything.
 """
+
+from editor.surgery.io_types import SetIOTypes
+from editor.surgery.merge import MergeModel, merge_models
+from editor.surgery.patterns import Match, Op, Pattern, ReplacePattern, find_matches
+from editor.surgery.precision import ConvertPrecision, convert_precision
+from editor.surgery.weights_inputs import InitializerToInput, InputToInitializer
+
+__all__ = ["ConvertPrecision", "InitializerToInput", "InputToInitializer", "Match", "MergeModel", "Op", "Pattern",
+           "ReplacePattern", "SetIOTypes", "convert_precision", "find_matches", "merge_models"]

@@ -208,3 +208,20 @@ def test_script_add_node_between_nodes_keeps_graph_order_and_types_new_outputs()
     with pytest.raises(ScriptError, match="cycle"):
         api.add_node("Identity", [doc.model.graph.output[0].name], [src])
     assert doc.has_node(nid)
+
+
+def test_a_script_replaces_a_pattern_and_freezes_an_input(tmp_path) -> None:
+    from editor.scripting import run_script_source
+
+    doc = Document.open(RESNET)
+    source = '''
+pat = surgery.Pattern([surgery.Op("BatchNormalization", ["x", "s", "b", "m", "v"], ["c"], name="bn"),
+                       surgery.Op("Relu", ["c"], ["y"])])
+hits = surgery.find_matches(doc.model.graph, pat)
+doc.execute(surgery.ReplacePattern(pat, [surgery.Op("BnRelu", ["x", "s", "b", "m", "v"], ["y"], domain="my.ops")]))
+doc.execute(surgery.InitializerToInput(doc.model.graph.initializer[0].name))
+'''
+    ns = run_script_source(source, doc)
+    assert len(ns["hits"]) > 0
+    assert sum(n.op_type == "BnRelu" for n in doc.model.graph.node) == len(ns["hits"])
+    assert doc.stack.index == 2
