@@ -225,3 +225,25 @@ doc.execute(surgery.InitializerToInput(doc.model.graph.initializer[0].name))
     assert len(ns["hits"]) > 0
     assert sum(n.op_type == "BnRelu" for n in doc.model.graph.node) == len(ns["hits"])
     assert doc.stack.index == 2
+
+
+@pytest.mark.timeout(120)
+def test_merge_keeps_external_weights_and_metadata(tmp_path, capsys) -> None:
+    doc, a, b = _halves(MAGIKA)
+    onnx.helper.set_model_props(a, {"author": "a", "shared": "from a"})
+    onnx.helper.set_model_props(b, {"license": "b", "shared": "from b"})
+    for name, m in (("a", a), ("b", b)):
+        (tmp_path / name).mkdir()
+        onnx.save(m, str(tmp_path / name / f"{name}.onnx"), save_as_external_data=True,
+                  all_tensors_to_one_file=True, location=f"{name}.data", size_threshold=0)
+    out = tmp_path / "out" / "m.onnx"
+    out.parent.mkdir()
+    assert cli_main(["merge", str(tmp_path / "a" / "a.onnx"), str(tmp_path / "b" / "b.onnx"), "-o", str(out)]) == 0
+    assert "A's value kept" in capsys.readouterr().out
+    merged = onnx.load(str(out))  # every external weight resolves from the output's folder
+    props = {p.key: p.value for p in merged.metadata_props}
+    assert props == {"author": "a", "shared": "from a", "license": "b"}
+    with Runner() as runner:
+        x = inputs_for(doc.model)
+        want, got = run_values(runner, doc.model, x), run_values(runner, merged, x)
+    assert all(np.array_equal(want[k], got[k]) for k in want)

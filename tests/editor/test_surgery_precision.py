@@ -98,3 +98,22 @@ def test_cli_auto_mixed_brings_outputs_within_tolerance(tmp_path, capsys) -> Non
     assert cli_main(["fp16", str(LIGHT / "light_squeezenet.onnx"), "-o", str(out), "--auto-mixed", "0.001"]) == 0
     text = capsys.readouterr().out
     assert "kept in fp32" in text and "non-finite" not in text
+
+
+@pytest.mark.parametrize("case", ["test_loop11", "test_scan9_sum"])
+def test_loop_and_scan_bodies_convert_and_still_compute(case: str) -> None:
+    import glob
+
+    import numpy as np
+    from onnx import numpy_helper
+
+    folder = CORPUS / "onnx-backend" / "node" / case
+    res = convert_precision(onnx.load(str(folder / "model.onnx")), keep_io_types=True)
+    assert res.converted
+    onnx.checker.check_model(res.model, full_check=True)
+    sess = ort.InferenceSession(res.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    load = lambda pat: [numpy_helper.to_array(onnx.load_tensor(f))  # noqa: E731
+                        for f in sorted(glob.glob(str(folder / "test_data_set_0" / pat)))]
+    got = sess.run(None, {i.name: v for i, v in zip(sess.get_inputs(), load("input_*.pb"))})
+    for g, want in zip(got, load("output_*.pb")):
+        np.testing.assert_allclose(g.astype(np.float64), want, rtol=1e-2, atol=1e-2)
