@@ -74,6 +74,9 @@ def run_values(runner: Runner, model: onnx.ModelProto, inputs: Mapping[str, Any]
 
 def output_error(name: str, ref: Any, got: Any) -> OutputError:
     if not isinstance(ref, np.ndarray) or not isinstance(got, np.ndarray) or ref.dtype.kind not in "fiub":
+        leaves_a, leaves_b = _leaves(ref), _leaves(got)
+        if leaves_a is not None and leaves_b is not None and len(leaves_a) == len(leaves_b) and leaves_a:
+            return output_error(name, np.asarray(leaves_a, np.float64), np.asarray(leaves_b, np.float64))
         same = _same(ref, got)
         return OutputError(name, 0.0 if same else float("inf"), 0.0 if same else float("inf"), 0 if same else 1)
     if ref.shape != got.shape:
@@ -86,6 +89,23 @@ def output_error(name: str, ref: Any, got: Any) -> OutputError:
     max_abs = float(diff.max()) if diff.size else 0.0
     scale = float(np.abs(a[both]).max()) if diff.size else 0.0
     return OutputError(name, max_abs, max_abs / scale if scale > 0 else max_abs, int(odd.sum()))
+
+
+def _leaves(v: Any) -> list[float] | None:
+    """The numbers of a sequence / map value in order (None when it holds anything else)."""
+    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+        return [float(v)]
+    if isinstance(v, np.ndarray) and v.dtype.kind in "fiu":
+        return [float(x) for x in v.reshape(-1)]
+    if isinstance(v, dict):
+        parts = [_leaves(v[k]) for k in sorted(v, key=repr)]
+    elif isinstance(v, (list, tuple)):
+        parts = [_leaves(x) for x in v]
+    else:
+        return None
+    if any(p is None for p in parts):
+        return None
+    return [x for p in parts for x in p]  # type: ignore[union-attr]
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -242,7 +242,10 @@ def _convert_graph(g: onnx.GraphProto, ig: onnx.GraphProto, env: _Env, *, main: 
     for vi in g.input:
         t = typ(vi.name)
         if t is not None:
-            storage[vi.name] = target if (t == F32 and main and not keep_io and vi.name not in init_names) else t
+            # an input becomes fp16 only where something reads it in fp16 (else a Cast right back)
+            to_target = t == F32 and main and not keep_io and vi.name not in init_names and \
+                any(w == target for w in wants.get(vi.name, []))
+            storage[vi.name] = target if to_target else t
     # initializers listed as inputs too (IR < 4 requires it) are weights with an override
     convert_inits = {n for n in init_names if typ(n) == F32 and all_want_target(n)}
     for n in init_names:
