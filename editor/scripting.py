@@ -100,7 +100,7 @@ class ScriptAPI:
         """Add a node right after the producers of its inputs (graph order stays valid);
         refused when a node already reading one of its outputs comes before them (a cycle)."""
         sid = self.main if scope is None else scope
-        if "position" not in kw:
+        if "position" not in kw and (any(inputs or ()) or any(outputs or ())):
             kw["position"] = self._position_after_producers(sid, inputs or (), outputs or ())
         cmd = commands.AddNode(sid, op_type, inputs=inputs, outputs=outputs, **kw)
         self.execute(cmd)
