@@ -70,6 +70,17 @@ def fits(src: int, dst: int) -> bool:
     return bool(np.can_cast(a, b, "safe"))
 
 
+def ensure_default_opset(model: onnx.ModelProto, version: int) -> bool:
+    """Import the default domain (at ``version``) when Casts are added to a model that only
+    imports other domains (an ai.onnx.ml classifier); raises the IR version if it must.
+    True when an import was added."""
+    if any(o.domain in ("", "ai.onnx") for o in model.opset_import):
+        return False
+    model.opset_import.append(onnx.helper.make_opsetid("", version))
+    model.ir_version = max(model.ir_version, onnx.helper.find_min_ir_version_for(list(model.opset_import)))
+    return True
+
+
 def _elem(vi: onnx.ValueInfoProto) -> int:
     return vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
 
@@ -127,6 +138,7 @@ def set_io_types(model: onnx.ModelProto, types: Mapping[str, int], *, allow_loss
                     v.name = inner
             g.node.insert(pos + 1, onnx.helper.make_node("Cast", [inner], [name], to=dtype, name=cast_name))
         vi.type.tensor_type.elem_type = dtype
+    ensure_default_opset(out, 13)  # Cast-13 knows every element type incl. bfloat16
     return out
 
 

@@ -459,6 +459,12 @@ def convert_precision(model: onnx.ModelProto, *, target: int = TensorProto.FLOAT
     env = _Env(lambda _n: None, opsets, target, keep_ops, keep_nodes, store, result, taken, big)
     _convert_graph(out.graph, _inferred(model).graph, env, main=True, keep_io=keep_io_types,
                    outer_types=lambda _n: None)
+    if result.casts and "" not in opsets:
+        from editor.surgery.io_types import ensure_default_opset
+
+        ensure_default_opset(out, 13)
+        result.notes.append("the model imported no default ONNX domain; it now imports opset 13 for its Casts")
+        opsets[""] = 13
     if target == TensorProto.BFLOAT16 and opsets.get("", 0) < 13 and result.casts:
         raise CommandError(f"bfloat16 Casts need opset 13 or newer; the model is at opset {opsets.get('', 0)}")
     if not result.converted and not result.weights:

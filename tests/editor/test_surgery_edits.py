@@ -247,3 +247,12 @@ def test_merge_keeps_external_weights_and_metadata(tmp_path, capsys) -> None:
         x = inputs_for(doc.model)
         want, got = run_values(runner, doc.model, x), run_values(runner, merged, x)
     assert all(np.array_equal(want[k], got[k]) for k in want)
+
+
+def test_set_io_type_on_a_model_without_the_default_domain() -> None:
+    from editor.surgery.io_types import set_io_types
+
+    iris = onnx.load(str(CORPUS / "real" / "ort_logreg_iris.onnx"))  # only ai.onnx.ml ops
+    out = set_io_types(iris, {"float_input": TensorProto.FLOAT16})
+    onnx.checker.check_model(out, full_check=True)  # the Cast brought its opset import
+    assert out.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT16
