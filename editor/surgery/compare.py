@@ -64,9 +64,12 @@ def _cast_inputs(model: onnx.ModelProto, values: Mapping[str, Any]) -> dict[str,
 
 
 def run_values(runner: Runner, model: onnx.ModelProto, inputs: Mapping[str, Any], *,
-               outputs: Sequence[str] | None = None, timeout: float = 300.0) -> dict[str, Any]:
-    """The named (default: graph) outputs of ``model`` on ``inputs`` with onnxruntime."""
-    result = runner.run(model, _cast_inputs(model, inputs), outputs=outputs, backend="ort", timeout=timeout)
+               outputs: Sequence[str] | None = None, timeout: float = 300.0,
+               source: str | None = None) -> dict[str, Any]:
+    """The named (default: graph) outputs of ``model`` on ``inputs`` with onnxruntime.
+    ``source``: the model's file, run instead of the in-memory proto (external weights)."""
+    result = runner.run(source or model, _cast_inputs(model, inputs), outputs=outputs, backend="ort",
+                        timeout=timeout)
     if not result.ok:
         raise StudioError(f"the model could not run: {result.error or result.status}")
     return {name: rec.value for name, rec in result.outputs.items()}
@@ -124,10 +127,13 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def compare_models(runner: Runner, reference: onnx.ModelProto, candidate: onnx.ModelProto,
-                   inputs: Mapping[str, Any], *, reference_values: Mapping[str, Any] | None = None) -> Comparison:
-    """Error per graph output of ``candidate`` against ``reference`` on the same inputs."""
-    ref = dict(reference_values) if reference_values is not None else run_values(runner, reference, inputs)
-    got = run_values(runner, candidate, inputs)
+                   inputs: Mapping[str, Any], *, reference_values: Mapping[str, Any] | None = None,
+                   sources: tuple[str | None, str | None] = (None, None)) -> Comparison:
+    """Error per graph output of ``candidate`` against ``reference`` on the same inputs
+    (``sources``: their files, when they hold external weights)."""
+    ref = dict(reference_values) if reference_values is not None else run_values(runner, reference, inputs,
+                                                                                  source=sources[0])
+    got = run_values(runner, candidate, inputs, source=sources[1])
     cmp = Comparison()
     for name, value in ref.items():
         if name in got:

@@ -59,6 +59,8 @@ class PrecisionResult:
     kept: list[str] = field(default_factory=list)
     casts: int = 0
     weights: int = 0
+    #: converted weights that were stored outside the model (their copies are inline)
+    inlined: int = 0
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -409,7 +411,7 @@ def _convert_tensor(t: TensorProto, target: int, env: _Env, where: str) -> Tenso
     except Exception as exc:  # noqa: BLE001 - unreadable weights are refused, not guessed
         raise CommandError(f"cannot read {where}: {exc}") from exc
     if uses_external_data(t):
-        env.result.notes.append(f"{where} was stored outside the model; its {_suffix(target)} copy is inline")
+        env.result.inlined += 1
     out = _convert_array(arr, target, env, where, t.name)
     if t.doc_string:
         out.doc_string = t.doc_string
@@ -467,6 +469,9 @@ def convert_precision(model: onnx.ModelProto, *, target: int = TensorProto.FLOAT
         opsets[""] = 13
     if target == TensorProto.BFLOAT16 and opsets.get("", 0) < 13 and result.casts:
         raise CommandError(f"bfloat16 Casts need opset 13 or newer; the model is at opset {opsets.get('', 0)}")
+    if result.inlined:
+        result.notes.append(f"{result.inlined} converted weight(s) were stored outside the model; their "
+                            f"{_suffix(target)} copies are inline until saved with external data")
     if not result.converted and not result.weights:
         result.notes.append("no node can compute in the target type at this opset (nothing changed)")
     return result

@@ -117,3 +117,17 @@ def test_loop_and_scan_bodies_convert_and_still_compute(case: str) -> None:
     got = sess.run(None, {i.name: v for i, v in zip(sess.get_inputs(), load("input_*.pb"))})
     for g, want in zip(got, load("output_*.pb")):
         np.testing.assert_allclose(g.astype(np.float64), want, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.timeout(120)
+def test_cli_fp16_on_a_model_with_external_weights(tmp_path, capsys) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    onnx.save(onnx.load(str(REAL / "magika_standard_v3_3.onnx")), str(src / "m.onnx"), save_as_external_data=True,
+              all_tensors_to_one_file=True, location="m.data", size_threshold=1024)
+    out = tmp_path / "out" / "half.onnx"
+    out.parent.mkdir()
+    assert cli_main(["fp16", str(src / "m.onnx"), "-o", str(out), "--keep-io-types"]) == 0
+    text = capsys.readouterr().out
+    assert "target_label: max abs" in text
+    onnx.checker.check_model(str(out), full_check=True)  # the weights left outside resolve beside OUT
