@@ -27,6 +27,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write the merged model")
     p.add_argument("--map", action="append", default=[], metavar="A_OUT=B_IN", help="wire A's value to B's input")
     p.add_argument("--outputs", nargs="+", metavar="NAME", help="the merged model's outputs")
+    from editor.cli.check import add_allow_invalid
+
+    add_allow_invalid(p)
     return p
 
 
@@ -47,6 +50,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         cmd = MergeModel(other.model, mapping, outputs=args.outputs, other_store=other.store)
         doc.execute(cmd)
+        from editor.cli.check import gate_save
+
+        gate_save(doc, allow_invalid=args.allow_invalid)  # a model with errors is not written silently
         doc.save(args.output)
     finally:
         for d in (doc, other):

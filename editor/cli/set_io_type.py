@@ -26,6 +26,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("types", nargs="+", metavar="NAME=DTYPE", help="an input or output and its new element type")
     p.add_argument("--allow-lossy", action="store_true", help="cast even where values may not fit")
     p.add_argument("--data-dir", metavar="DIR", help="folder holding IN's external data (default: its folder)")
+    from editor.cli.check import add_allow_invalid
+
+    add_allow_invalid(p)
     return p
 
 
@@ -42,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
     doc = Document.open(args.model, data_dir=args.data_dir)
     try:
         doc.execute(SetIOTypes(types, allow_lossy=args.allow_lossy))
+        from editor.cli.check import gate_save
+
+        gate_save(doc, allow_invalid=args.allow_invalid)  # a model with errors is not written silently
         doc.save(args.output)
     finally:
         if doc.store is not None:
