@@ -4,15 +4,15 @@ A pattern is a list of :class:`Op` in dependency order; names in their ``inputs`
 ``outputs`` are pattern variables. A variable some pattern op produces is internal; any
 other is a pattern input that binds to any value (the same value everywhere it is used).
 ``"?b"`` marks an optional trailing input (it may be absent). Attributes are matched by
-value or by a predicate::
+value or by a predicate; in a script (``surgery`` is in its namespace)::
 
-    fuse = Pattern([
-        Op("Conv", ["x", "w", "?b"], ["c"], name="conv"),
-        Op("Relu", ["c"], ["y"]),
+    fuse = surgery.Pattern([
+        surgery.Op("BatchNormalization", ["x", "s", "b", "m", "v"], ["c"], name="bn"),
+        surgery.Op("Relu", ["c"], ["y"]),
     ])
-    repl = [Op("FusedConvRelu", ["x", "w", "?b"], ["y"], domain="custom",
-               attrs=lambda m: m.attributes("conv"))]
-    ReplacePattern(fuse, repl)          # every occurrence, one undo step
+    fused = [surgery.Op("BnRelu", ["x", "s", "b", "m", "v"], ["y"], domain="custom",
+                        attrs=lambda m: {"epsilon": m.attributes("bn")["epsilon"]})]
+    doc.execute(surgery.ReplacePattern(fuse, fused))   # every occurrence, one undo step
 
 Matching starts from the last op and follows producers back; an occurrence whose internal
 values are read outside it (or are graph outputs) is skipped, since removing it would
