@@ -97,9 +97,45 @@ class ScriptAPI:
 
     def add_node(self, op_type: str, inputs: Sequence[str] | None = None, outputs: Sequence[str] | None = None,
                  *, scope: ScopeId | None = None, **kw: Any) -> NodeId:
-        cmd = commands.AddNode(self.main if scope is None else scope, op_type, inputs=inputs, outputs=outputs, **kw)
+        """Add a node right after the producers of its inputs (graph order stays valid);
+        refused when a node already reading one of its outputs comes before them (a cycle)."""
+        sid = self.main if scope is None else scope
+        if "position" not in kw and (any(inputs or ()) or any(outputs or ())):
+            kw["position"] = self._position_after_producers(sid, inputs or (), outputs or ())
+        cmd = commands.AddNode(sid, op_type, inputs=inputs, outputs=outputs, **kw)
         self.execute(cmd)
         return cmd.node_id
+
+    def _position_after_producers(self, sid: ScopeId, inputs: Sequence[str], outputs: Sequence[str]) -> int:
+        order = {nid: k for k, nid in enumerate(self.document.scope(sid).node_ids)}
+        after = max((order[p] for p in (self.document.producer(sid, n) for n in inputs if n) if p in order),
+                    default=-1)
+        for name in outputs:
+            for reader, _ in (self.document.consumers(sid, name) if name else ()):
+                if reader in order and order[reader] <= after:
+                    raise ScriptError(f"adding this node makes a cycle: {name!r} is read by a node that one of "
+                                      "its inputs depends on")
+        return after + 1
+
+    def weight(self, name: str, *, scope: ScopeId | None = None) -> np.ndarray:
+        """A weight's values (initializer, or a Constant node's output) as a read-only numpy
+        array; external data is memory-mapped, not read, until the array is used."""
+        from editor.io.tensors import tensor_to_numpy
+
+        sid = self.main if scope is None else scope
+        found = self.document.initializer(sid, name)
+        if found is not None:
+            return tensor_to_numpy(found[1], self.document.store)
+        nid = self.document.producer(sid, name)
+        if nid is not None and self.document.node(nid).op_type == "Constant":
+            from editor.weights import _literal_array
+
+            for a in self.document.node(nid).attribute:
+                if a.name == "value":
+                    return tensor_to_numpy(a.t, self.document.store)
+                if a.name in ("value_float", "value_floats", "value_int", "value_ints"):
+                    return _literal_array(a)
+        raise ScriptError(f"{name!r} is not a weight (no initializer or Constant of that name)")
 
     def delete_nodes(self, nodes: Sequence[str | NodeId], *, reconnect: bool = False) -> None:
         self.execute(commands.DeleteNodes([self.node(n) for n in nodes], reconnect=reconnect))
@@ -134,7 +170,20 @@ class ScriptAPI:
         self.execute(commands.AddGraphValue(self.main, "input", name, elem_type, shape))
 
     def add_output(self, name: str) -> None:
-        self.execute(commands.AddGraphValue(self.main, "output", name))
+        """Make a value a graph output; an untyped one gets its type from the shape engine."""
+        parts: list[Command] = [commands.AddGraphValue(self.main, "output", name)]
+        vi = self.document.value_info(self.main, name)
+        if vi is None or not vi.HasField("type"):
+            from editor.shapes import infer_model
+
+            vs = infer_model(self.model).get(name)
+            if vs.elem_type:
+                from editor.shapes.symbolic import to_text
+
+                dims = None if vs.dims is None else [
+                    d if isinstance(d, int) else (None if d is None else to_text(d)) for d in vs.dims]
+                parts.append(commands.SetValueType(self.main, name, vs.elem_type, dims))
+        self.execute(commands.CompositeCommand(f"Add output {name!r}", parts))
 
     def set_initializer(self, name: str, array: np.ndarray, *, scope: ScopeId | None = None) -> None:
         sid = self.main if scope is None else scope
@@ -161,7 +210,10 @@ class ScriptAPI:
 
 
 def script_namespace(document: Document) -> dict[str, Any]:
-    return {"doc": ScriptAPI(document), "commands": commands, "passes": passes, "np": np, "onnx": onnx}
+    from editor import surgery  # merge, fp16, I/O types, weights <-> inputs, patterns
+
+    return {"doc": ScriptAPI(document), "commands": commands, "passes": passes, "np": np, "onnx": onnx,
+            "surgery": surgery}
 
 
 def run_script_source(source: str, document: Document, *, filename: str = "<script>",

@@ -43,6 +43,9 @@ register("optimize", "fold constants, fuse and clean up a model; --check proves 
 register("set-dim", "set input/output dims (symbolic or fixed), rewriting the constants that pin them")
 register("compare", "compare two runs tensor by tensor; first divergence (exit 0 agree, 1 differ, 2 cannot run)")
 register("reduce", "bisect a failing model to its smallest failing subgraph (+ its inputs as .npz)")
+register("fp16", "convert fp32 to fp16/bf16 where every consumer's schema allows it; prints the error per output")
+register("merge", "chain two models: outputs of A feed inputs of B (names and opsets reconciled)")
+register("set-io-type", "change a graph input's or output's element type, with a Cast inside the model")
 
 
 def module_name(command: str) -> str:

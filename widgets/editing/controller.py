@@ -898,6 +898,9 @@ def install_editing(window, *, recovery_store: RecoveryStore | None = None,
     window as ``window.editing``)."""
     controller = EditingController(window, recovery_store=recovery_store)
     window.editing = controller
+    from widgets.editing.surgery import SurgeryActions  # the Surgery menu (fp16, append model, I/O types)
+
+    controller.surgery = SurgeryActions(controller)
     if offer_recovery:
         QTimer.singleShot(0, controller.offer_recovery)
     return controller
