@@ -11,31 +11,13 @@ from collections.abc import Iterator
 
 import onnx
 
-from editor.shapes.engine import ShapeTable, ValueShape, shape_of_type
+from editor.shapes.engine import ShapeTable, ValueShape, shape_of_type, type_proto
 from editor.shapes.symbolic import Dim, Expr, evaluate, free_symbols, to_text
 
 __all__ = ["type_proto", "dtype_name", "graph_values", "values_json", "short_dim", "label_value_info"]
 
 #: a formula longer than this is shown by its leading term on canvas labels
 LABEL_CHARS = 16
-
-
-def type_proto(vs: ValueShape) -> onnx.TypeProto | None:
-    """The TypeProto that declares ``vs`` (None when not even the element type is known)."""
-    if not vs.elem_type:
-        return None
-    tp = onnx.TypeProto()
-    tp.tensor_type.elem_type = vs.elem_type
-    if vs.dims is not None:
-        shape = tp.tensor_type.shape
-        shape.SetInParent()
-        for d in vs.dims:
-            dim = shape.dim.add()
-            if isinstance(d, int):
-                dim.dim_value = d
-            elif d is not None:
-                dim.dim_param = to_text(d)
-    return tp
 
 
 def dtype_name(elem_type: int) -> str | None:
@@ -145,15 +127,5 @@ def label_value_info(graph: onnx.GraphProto, table: ShapeTable) -> dict[str, onn
             if old.dims is not None and None not in old.dims and not any(isinstance(x, Expr) and
                                                                          x != y for x, y in zip(old.dims, vs.dims)):
                 continue  # the file says as much already, as briefly
-        tp = onnx.TypeProto()
-        tp.tensor_type.elem_type = vs.elem_type
-        shape = tp.tensor_type.shape
-        shape.SetInParent()
-        for d in vs.dims:
-            dim = shape.dim.add()
-            if isinstance(d, int):
-                dim.dim_value = d
-            elif d is not None:
-                dim.dim_param = short_dim(d)
-        out[name] = onnx.helper.make_value_info(name, tp)
+        out[name] = onnx.helper.make_value_info(name, type_proto(vs, short_dim))
     return out

@@ -18,7 +18,7 @@ outer scope's shapes visible, so costs inside bodies are formulas too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -104,7 +104,9 @@ def _parse_param(text: str) -> Expr:
     return _BY_TEXT.get(text) or symbol(text)
 
 
-def _type_proto(vs: ValueShape) -> onnx.TypeProto | None:
+def type_proto(vs: ValueShape, dim_text: Callable[[Expr], str] = to_text) -> onnx.TypeProto | None:
+    """The TypeProto that declares ``vs`` (None when not even the element type is known):
+    formula dims as ``dim_param`` text (``dim_text``), unknown dims with neither field."""
     if not vs.elem_type:
         return None
     tp = onnx.TypeProto()
@@ -117,10 +119,15 @@ def _type_proto(vs: ValueShape) -> onnx.TypeProto | None:
             if isinstance(d, int):
                 dim.dim_value = d
             elif d is not None:
-                text = to_text(d)
-                _BY_TEXT.setdefault(text, d)
-                dim.dim_param = text
+                dim.dim_param = dim_text(d)
     return tp
+
+
+def _remembered_text(d: Expr) -> str:
+    """A formula's text, remembered so that onnx's inference hands it back as the formula."""
+    text = to_text(d)
+    _BY_TEXT.setdefault(text, d)
+    return text
 
 
 def _tensor_shape(t: onnx.TensorProto) -> ValueShape:
@@ -309,7 +316,7 @@ def _onnx_fallback(node: onnx.NodeProto, inputs: list[ValueShape], opsets: Mappi
         return []
     types: dict[str, bytes] = {}
     for name, vs in zip(node.input, inputs):
-        tp = _type_proto(vs) if name else None
+        tp = type_proto(vs, _remembered_text) if name else None
         if tp is not None:
             types[name] = tp.SerializeToString()
     # small int tensors whose values are known (a frame step, a target shape): onnx's
