@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.errors import ExternalDataError, StudioError
+from widgets.actions.registry import ActionRegistry
 from widgets.document_tab import DocumentTab
 from widgets.compare import install_compare
 from widgets.editing import install_editing
@@ -79,6 +80,8 @@ class MainWindow(QMainWindow):
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_load_failed)
         self.loader.busyChanged.connect(self._on_load_busy)
+        #: every action of the window (widgets/actions): features register theirs here
+        self.registry = ActionRegistry(self)
         self._build_central(sample)
         self._build_docks()
         self._build_status()
@@ -334,6 +337,7 @@ class MainWindow(QMainWindow):
         for act in (self.act_save, self.act_save_as, self.act_close, self.act_select_all, self.act_find,
                     self.act_zoom_in, self.act_zoom_out, self.act_zoom_fit, self.act_zoom_sel, self.act_main_graph):
             act.setEnabled(tab is not None)
+        self.registry.refresh()
         self._update_history()
         self._update_status()
 

@@ -1,0 +1,1 @@
+"""The window's actions as data: :mod:`widgets.actions.registry` declares and places them."""
