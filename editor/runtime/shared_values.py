@@ -27,6 +27,7 @@ file costs more than sending the bytes (``tests/benchmarks/bench_values.py --cro
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
 import sys
@@ -226,12 +227,48 @@ def _link_descriptor(fd: int, path: str) -> None:
         raise first
 
 
+class _Mapping:
+    """One mapped file, unmapped when the last array over it goes.
+
+    NOTE: not :class:`mmap.mmap`: it keeps a duplicate of the descriptor open for as long as
+    the mapping lives, and a run with thousands of big intermediates would run out of
+    descriptors. A mapping needs no descriptor once made, so this one keeps none.
+    """
+
+    _libc: Any = None
+
+    def __init__(self, fd: int, size: int) -> None:
+        libc = _Mapping._load()
+        # copy-on-write: readers share the pages; a caller that writes into a result gets
+        # its own page and never changes the file (which --save may link into place)
+        addr = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE, fd, 0)
+        if addr is None or addr == ctypes.c_void_p(-1).value:
+            err = ctypes.get_errno()
+            raise OSError(err, f"cannot map a run's value of {size} bytes: {os.strerror(err)}")
+        self.addr, self.size = addr, size
+        self.__array_interface__ = {"data": (addr, False), "shape": (size,), "typestr": "|u1", "version": 3}
+
+    @staticmethod
+    def _load() -> Any:
+        if _Mapping._libc is None:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.mmap.restype = ctypes.c_void_p
+            libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+            libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            _Mapping._libc = libc
+        return _Mapping._libc
+
+    def __del__(self) -> None:
+        if getattr(self, "addr", None):
+            _Mapping._libc.munmap(self.addr, self.size)
+            self.addr = None
+
+
 def _map(fd: int, ref: SharedRef) -> np.ndarray:
-    size = ref.offset + int(np.prod(ref.shape, dtype=np.int64)) * ref.dtype.itemsize
-    # copy-on-write: readers share the pages; a caller that writes into a result gets its
-    # own page, never changes the file (which --save may link into place)
-    mm = mmap.mmap(fd, size, access=mmap.ACCESS_COPY)
-    return np.ndarray(ref.shape, dtype=ref.dtype, buffer=mm, offset=ref.offset)
+    count = int(np.prod(ref.shape, dtype=np.int64))
+    size = ref.offset + count * ref.dtype.itemsize
+    raw = np.asarray(_Mapping(fd, size))  # the array's base keeps the mapping alive
+    return raw[ref.offset:].view(ref.dtype).reshape(ref.shape)
 
 
 def adopt_values(values: dict[str, Any], handles: list[int], *, keep: bool = False) -> dict[str, ValueFile]:
