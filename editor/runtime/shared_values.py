@@ -21,8 +21,9 @@ the parent keeps their descriptors (:class:`ValueFile`), and saving a value is a
 ``linkat`` of the already-written ``.npy`` into place (:meth:`ValueFile.link_to`). Where
 that cannot be done the caller writes the mapped array as before.
 
-Small values keep the pipe: below :data:`SPILL_MIN_BYTES` creating, passing and mapping a
-file costs more than sending the bytes (``tests/benchmarks/bench_values.py --crossover``).
+Small values keep the pipe: below :data:`SPILL_MIN_BYTES` (32 MiB; 1 MiB when the values go to
+a save folder) a new shared file costs more than sending the bytes
+(``tests/benchmarks/bench_values.py --crossover``).
 """
 
 from __future__ import annotations
@@ -47,9 +48,14 @@ __all__ = [
     "spill_values",
 ]
 
-#: tensors at least this big travel in a shared file; smaller ones in the pipe (crossover
-#: measured with ``bench_values.py --crossover``)
-SPILL_MIN_BYTES = 1 << 20
+#: tensors at least this big travel in a shared file, smaller ones in the pipe. Measured
+#: (``bench_values.py --crossover``, which sets it through the environment): the pipe costs
+#: 0.3 ms per MiB up to 16 MiB, a file 1.2 ms (new shared pages are zeroed, then faulted in
+#: 4 KiB at a time by the reader); at 64 MiB the file wins, 65 ms against 91.
+SPILL_MIN_BYTES = int(os.environ.get("ONNX_STUDIO_SPILL_MIN_BYTES", 32 << 20))
+#: the same when the values will be saved into the run's folder: then the pipe's way costs
+#: a second write of the whole value (``np.save``), the file's way a link
+SAVE_SPILL_MIN_BYTES = min(SPILL_MIN_BYTES, 1 << 20)
 #: the most descriptors the parent keeps open for ``--save`` links (the rest are saved by copy)
 KEEP_MAX = 256
 _WRITE_CHUNK = 1 << 30
@@ -131,8 +137,8 @@ def _spill_one(arr: np.ndarray, directory: str | None, handles: list[int]) -> Sh
     return SharedRef(len(handles) - 1, arr.dtype, tuple(arr.shape), len(header or b""), header is not None)
 
 
-def _worth_spilling(value: Any) -> bool:
-    return isinstance(value, np.ndarray) and value.dtype.kind not in "OUS" and value.nbytes >= SPILL_MIN_BYTES
+def _worth_spilling(value: Any, least: int) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype.kind not in "OUS" and value.nbytes >= least
 
 
 def spill_values(values: dict[str, Any], directory: str | None = None) -> list[int]:
@@ -140,9 +146,10 @@ def spill_values(values: dict[str, Any], directory: str | None = None) -> list[i
     maps and optionals too) by a :class:`SharedRef`; returns the descriptors to send. Each
     array is dropped as soon as it is written, so the worker holds one copy at most."""
     handles: list[int] = []
+    least = SPILL_MIN_BYTES if directory is None else SAVE_SPILL_MIN_BYTES
 
     def walk(value: Any) -> Any:
-        if _worth_spilling(value):
+        if _worth_spilling(value, least):
             return _spill_one(value, directory, handles)
         if isinstance(value, list):
             for i, v in enumerate(value):

@@ -2,6 +2,7 @@
 
     python tests/benchmarks/bench_values.py [--rows big,save,intermediates] [--repeat 2]
                                             [--llama PATH] [--gb 1.0]
+    python tests/benchmarks/bench_values.py --crossover   # where shared files beat the pipe
 
 Rows (issue 19's table):
 
@@ -139,13 +140,61 @@ def largest_model() -> Path | None:
     return max(found, key=lambda p: p.stat().st_size) if found else None
 
 
+CROSSOVER = r"""
+import os, sys, time
+import numpy as np, onnx
+from onnx import TensorProto, helper
+from editor.runtime import Runner
+if __name__ == "__main__":
+    size, count, reps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    cols = 256
+    rows = max(1, size // (4 * cols))
+    shape = helper.make_tensor("shape", TensorProto.INT64, [2], [rows, cols])
+    nodes = [helper.make_node("Expand", ["x", "shape"], [f"y{i}"]) for i in range(count)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cols])],
+                          [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [rows, cols]) for i in range(count)],
+                          initializer=[shape])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    x = np.ones((1, cols), np.float32)
+    with Runner() as r:
+        r.run(model, {"x": x})
+        best = float("inf")
+        for _ in range(reps):
+            t = time.perf_counter()
+            res = r.run(model, {"x": x})
+            for rec in res.outputs.values():
+                float(rec.value.reshape(-1)[::1024].sum())  # touch it, as a reader would
+            best = min(best, (time.perf_counter() - t) - res.run_seconds)
+            del res
+        print(best)
+"""
+
+
+def crossover(reps: int) -> None:
+    """Per-value cost of the pipe against a shared file, by size (the run itself excluded)."""
+    print("| value size | values | pipe, ms per value | shared file, ms per value |\n|---|---|---|---|")
+    for size in (64 << 10, 256 << 10, 512 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20):
+        count = max(2, min(64, (64 << 20) // size))
+        cost = {}
+        for how, threshold in (("pipe", 1 << 62), ("file", 0)):
+            env = dict(os.environ, PYTHONPATH=str(ROOT), ONNX_STUDIO_SPILL_MIN_BYTES=str(threshold))
+            out = subprocess.run([PY, "-c", CROSSOVER, str(size), str(count), str(reps)], env=env, capture_output=True,
+                                 text=True, check=True)
+            cost[how] = float(out.stdout.split()[-1]) / count * 1e3
+        print(f"| {size >> 10} KiB | {count} | {cost['pipe']:.3f} | {cost['file']:.3f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", default="big,save,intermediates")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--gb", type=float, default=1.0, help="size of the big output")
     ap.add_argument("--llama", type=Path, help="llama_200x128/model.onnx (make_large_models.py)")
+    ap.add_argument("--crossover", action="store_true", help="only: the pipe against shared files, by value size")
     args = ap.parse_args()
+    if args.crossover:
+        crossover(max(3, args.repeat))
+        return
     rows = args.rows.split(",")
     print(f"load average {os.getloadavg()[0]:.1f}; best of {args.repeat}; peak RSS = the largest process of each tree")
     print("| work | ONNX Studio | bare onnxruntime | ratio |\n|---|---|---|---|")

@@ -20,13 +20,27 @@ import pytest
 from onnx import TensorProto, helper
 
 from editor.runtime import Runner
-from editor.runtime.shared_values import SPILL_MIN_BYTES, can_share
+from editor.runtime.shared_values import can_share
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and can_share()),
                                 reason="reads /proc; descriptors pass on POSIX")
 HOOKS = "ONNX_STUDIO_RUNTIME_TEST_HOOKS"
-ROWS = 512  # 512 x 1024 float32 = 2 MiB: above the spill size, fast to run
+ROWS = 512  # 512 x 1024 float32 = 2 MiB: above the spill size these tests set, fast to run
+#: the workers these tests start share values from 1 MiB on (32 MiB by default: small
+#: tensors are cheaper through the pipe), so that small models exercise the shared path
+SPILL = 1 << 20
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _spill_from_one_mib():
+    old = os.environ.get("ONNX_STUDIO_SPILL_MIN_BYTES")
+    os.environ["ONNX_STUDIO_SPILL_MIN_BYTES"] = str(SPILL)
+    yield
+    if old is None:
+        del os.environ["ONNX_STUDIO_SPILL_MIN_BYTES"]
+    else:
+        os.environ["ONNX_STUDIO_SPILL_MIN_BYTES"] = old
 
 
 def expand_model(rows: int = ROWS) -> onnx.ModelProto:
@@ -109,7 +123,7 @@ def test_big_values_are_mapped_small_ones_piped(runner: Runner) -> None:
     result = runner.run(expand_model(), {"x": X})
     assert result.ok, result.error
     big, small = result.value("big"), result.value("small")
-    assert big.nbytes >= SPILL_MIN_BYTES > small.nbytes
+    assert big.nbytes >= SPILL > small.nbytes
     assert np.array_equal(big, np.broadcast_to(X, (ROWS, 1024)))
     assert float(small.reshape(-1)[0]) == float(X.sum())
     assert in_shared_file(big), "the big value should be the worker's file, mapped"
