@@ -232,9 +232,11 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``onnx-studio run``; returns the exit code (errors as one ``error:`` line)."""
+    runner = Runner()
     try:
         timeout = parse_timeout(args.timeout) if args.timeout is not None else None
         memory = parse_memory_limit(args.memory_limit) if args.memory_limit is not None else None
+        runner.start(wait=False)  # the worker starts up while this process reads the model
         model = load_model(args.model)
         feeds = _build_inputs(args, model)
         outputs = None
@@ -249,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
         if providers and backend is None:
             backend = "ort"  # providers only mean something to onnxruntime: pin it
         save_dir = _save_folder(args.save) if args.save else None
-        with Runner() as runner, _terminate_as_interrupt():
+        with runner, _terminate_as_interrupt():
             result = runner.run(
                 ModelSource.from_path(args.model), feeds, outputs=outputs, backend=backend, options=options, timeout=timeout,
                 spill_dir=str(save_dir) if save_dir else None,
@@ -284,6 +286,8 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - the CLI promises one line, never a traceback
         print(f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
         return 1
+    finally:
+        runner.close()  # also when the model or an input was refused before the run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -85,8 +85,10 @@ class Runner:
         self._release_thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ worker management
-    def start(self) -> None:
-        """Start the worker now (otherwise the first run does); waits until it answers."""
+    def start(self, wait: bool = True) -> None:
+        """Start the worker now (otherwise the first run does); waits until it answers, unless
+        ``wait`` is False: then it starts up while the caller does other work (the CLI loads
+        the model meanwhile) and the first request waits for it."""
         with self._state_lock:
             if self._proc is not None and self._proc.is_alive():
                 return
@@ -102,6 +104,8 @@ class Runner:
             child.close()
             self._proc, self._conn = proc, parent
             self._known_keys = {}
+        if not wait:
+            return
         reply = self._request({"op": "ping"}, deadline=time.monotonic() + 120)
         if reply.get("status") != "ok":
             raise RuntimeBackendError(f"run worker did not start: {reply}")
