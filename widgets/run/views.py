@@ -148,6 +148,12 @@ class HistogramWidget(QWidget):
         p.end()
 
 
+def _plane_size(shape: tuple[int, ...], layout: str) -> tuple[int, int]:
+    """(height, width) of one picture of a tensor of this layout (see tensor_image_planes)."""
+    at = {"NCHW": (2, 3), "NHWC": (1, 2), "CHW": (1, 2), "HWC": (0, 1), "HW": (0, 1)}[layout]
+    return int(shape[at[0]]), int(shape[at[1]])
+
+
 class ImageView(QWidget):
     """A tensor shown as a picture, with batch and channel pickers when they apply."""
 
@@ -245,7 +251,12 @@ class ImageView(QWidget):
 
     def _show(self, rgb: np.ndarray) -> None:
         self._pixmap = QPixmap.fromImage(rgb_to_qimage(rgb))
-        self.info.setText(f"{rgb.shape[1]} × {rgb.shape[0]} px, stretched min..max")
+        text = f"{rgb.shape[1]} × {rgb.shape[0]} px, stretched min..max"
+        if self._array is not None and self._layout is not None:
+            h, w = _plane_size(self._array.shape, self._layout)
+            if (h, w) != rgb.shape[:2]:
+                text = f"{w} × {h} values shown as {rgb.shape[1]} × {rgb.shape[0]} px, stretched min..max"
+        self.info.setText(text)
         self._fit()
 
     def _fit(self) -> None:
