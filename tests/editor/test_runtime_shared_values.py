@@ -257,3 +257,17 @@ def test_nothing_left_when_the_parent_is_killed(tmp_path: Path) -> None:
     assert wait_for(lambda: not alive(worker), 10), "the worker outlived a SIGKILLed parent"
     assert list(spill.iterdir()) == []
     assert our_files() <= before
+
+
+def test_big_tensors_inside_a_sequence(runner: Runner) -> None:
+    shape = helper.make_tensor("shape", TensorProto.INT64, [2], [ROWS, 1024])
+    g = helper.make_graph(
+        [helper.make_node("Expand", ["x", "shape"], ["big"]), helper.make_node("SequenceConstruct", ["big", "x"], ["seq"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1024])],
+        [helper.make_tensor_sequence_value_info("seq", TensorProto.FLOAT, None)], initializer=[shape])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    result = runner.run(model, {"x": X})
+    assert result.ok, result.error
+    big, small = result.value("seq")
+    assert in_shared_file(big) and not in_shared_file(small)
+    assert np.array_equal(big[-1], X[0]) and np.array_equal(small, X)
