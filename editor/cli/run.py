@@ -115,12 +115,26 @@ def _save(result: RunResult, folder: Path) -> list[Path]:
             if value.dtype.kind == "O":  # ONNX strings: store as unicode, no pickle needed
                 value = value.astype(str)
             path = folder / f"{stem}.npy"
-            np.save(path, value, allow_pickle=False)
+            shared = result.value_files.get(name)
+            # a big value is already a complete .npy the worker wrote in this folder: name it
+            if shared is None or not shared.link_to(path):
+                np.save(path, value, allow_pickle=False)
         else:
             path = folder / f"{stem}.json"
             path.write_text(json.dumps({"name": name, "kind": record.kind, "value": _jsonable(value)}), encoding="utf-8")
         written.append(path)
     return written
+
+
+def _save_folder(text: str) -> Path:
+    """``--save DIR`` made before the run: the worker writes big values into it (nameless
+    until saved, see :mod:`editor.runtime.shared_values`), so saving them is a link."""
+    folder = Path(text)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RuntimeBackendError(f"--save {text!r}: cannot create the folder: {exc.strerror or exc}") from None
+    return folder
 
 
 def _build_inputs(args: argparse.Namespace, model: Any) -> dict[str, Any]:
@@ -218,9 +232,11 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``onnx-studio run``; returns the exit code (errors as one ``error:`` line)."""
+    runner = Runner()
     try:
         timeout = parse_timeout(args.timeout) if args.timeout is not None else None
         memory = parse_memory_limit(args.memory_limit) if args.memory_limit is not None else None
+        runner.start(wait=False)  # the worker starts up while this process reads the model
         model = load_model(args.model)
         feeds = _build_inputs(args, model)
         outputs = None
@@ -234,9 +250,11 @@ def run(args: argparse.Namespace) -> int:
         backend = args.backend
         if providers and backend is None:
             backend = "ort"  # providers only mean something to onnxruntime: pin it
-        with Runner() as runner, _terminate_as_interrupt():
+        save_dir = _save_folder(args.save) if args.save else None
+        with runner, _terminate_as_interrupt():
             result = runner.run(
-                ModelSource.from_path(args.model), feeds, outputs=outputs, backend=backend, options=options, timeout=timeout
+                ModelSource.from_path(args.model), feeds, outputs=outputs, backend=backend, options=options, timeout=timeout,
+                spill_dir=str(save_dir) if save_dir else None,
             )
         if not result.ok:
             raise RuntimeBackendError(result.error or f"run {result.status}")
@@ -252,6 +270,7 @@ def run(args: argparse.Namespace) -> int:
             written = _save(result, Path(args.save))
             # the inputs go with the outputs, so the run can be repeated (--input NAME=inputs.npz)
             written.append(save_inputs(Path(args.save) / "inputs.npz", feeds))
+            result.close_files()
             if not args.json:
                 print(f"saved {len(written)} file(s) to {args.save} (inputs in inputs.npz)")
         return 0
@@ -267,6 +286,8 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - the CLI promises one line, never a traceback
         print(f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
         return 1
+    finally:
+        runner.close()  # also when the model or an input was refused before the run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,8 +9,9 @@ tolerance.
 
 NOTE: cost. Comparing every intermediate of a model must stay a small fraction of running it
 (the benchmark asks for compare <= 3x one run), so floats are compared in their own precision
-when that is float32 or wider (no float64 copy of a 50 MB tensor), with sums accumulated in
-float64; half precisions and ints are widened, they are small or exact anyway.
+when that is float32 or wider, with sums accumulated in float64; half precisions and ints are
+widened. Memory: a pair is compared in chunks of :data:`CHUNK` elements, so the working
+memory is a few MB whatever the tensor (no float64 copy of a 1 GB output).
 """
 
 from __future__ import annotations
@@ -93,70 +94,114 @@ def compare_values(a: Any, b: Any, atol: float = 1e-4, rtol: float = 1e-3) -> Te
     if a.dtype.kind in "OUS" or b.dtype.kind in "OUS":
         diff = int(np.count_nonzero(a.reshape(-1).astype(str) != b.reshape(-1).astype(str)))
         return TensorError(ok=diff == 0, mismatched=diff, size=int(a.size), note=note or "strings")
+    x, y = np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)
     try:
-        x = np.asarray(a).reshape(-1)
-        y = np.asarray(b).reshape(-1)
-        if x.dtype.kind == "V" or x.dtype.kind == "b":
-            x = x.astype(np.float32)
-        if y.dtype.kind == "V" or y.dtype.kind == "b":
-            y = y.astype(np.float32)
-        wd = np.promote_types(_work_dtype(x), _work_dtype(y))
-        x, y = x.astype(wd, copy=False), y.astype(wd, copy=False)
+        wd = np.promote_types(_work_dtype(_carrier(x)), _work_dtype(_carrier(y)))
     except (TypeError, ValueError) as exc:
         return TensorError(ok=False, size=int(a.size), note=f"not comparable: {exc}")
     size = int(x.size)
     if size == 0:
         return TensorError(ok=True, max_abs=0.0, max_rel=0.0, mean_abs=0.0, cosine=1.0, note=note or "empty")
-    fin_x, fin_y = np.isfinite(x), np.isfinite(y)
-    if fin_x.all() and fin_y.all():  # the common case: one pass each, no masks
-        n_nan_x = n_nan_y = n_inf_x = n_inf_y = 0
-        both = None
-    else:
-        nan_x, nan_y = np.isnan(x), np.isnan(y)
-        n_nan_x, n_nan_y = int(nan_x.sum()), int(nan_y.sum())
-        n_inf_x = int(size - fin_x.sum() - n_nan_x)
-        n_inf_y = int(size - fin_y.sum() - n_nan_y)
-        both = fin_x & fin_y
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(x - y)
-        abs_y = np.abs(y)
-        bound = rtol * abs_y
-        bound += atol
-        if both is None:
-            bad = int(np.count_nonzero(diff > bound))
-            fd, fy, fx, fay = diff, y, x, abs_y
+    acc = _Sums()
+    try:
+        for start in range(0, size, CHUNK):
+            cx = _as_work(x[start:start + CHUNK], wd)
+            cy = _as_work(y[start:start + CHUNK], wd)
+            acc.add(cx, cy, atol, rtol)
+    except (TypeError, ValueError) as exc:
+        return TensorError(ok=False, size=size, note=f"not comparable: {exc}")
+    return acc.result(size, note)
+
+
+#: elements compared at a time: the temporaries of one chunk (differences, bounds, float64
+#: copies for the sums) are a few MB whatever the tensor, so comparing two runs holds the two
+#: runs' values plus this, not several copies of the biggest tensor
+CHUNK = 1 << 18
+
+
+def _carrier(x: np.ndarray) -> np.ndarray:
+    """An empty array of the dtype ``x`` is compared in (ml_dtypes and bool as float32)."""
+    return np.empty(0, np.float32) if x.dtype.kind in "Vb" else x[:0]
+
+
+def _as_work(chunk: np.ndarray, wd: np.dtype) -> np.ndarray:
+    if chunk.dtype.kind in "Vb":
+        chunk = chunk.astype(np.float32)
+    return chunk.astype(wd, copy=False)
+
+
+class _Sums:
+    """What :func:`compare_values` accumulates over the chunks of a pair."""
+
+    def __init__(self) -> None:
+        self.bad = 0
+        self.nan_x = self.nan_y = self.inf_x = self.inf_y = 0
+        self.count = 0  # pairs where both sides are finite
+        self.sum_abs = 0.0
+        self.max_abs = self.max_rel = -math.inf
+        self.xx = self.yy = self.xy = 0.0
+
+    def add(self, x: np.ndarray, y: np.ndarray, atol: float, rtol: float) -> None:
+        fin_x, fin_y = np.isfinite(x), np.isfinite(y)
+        if fin_x.all() and fin_y.all():  # the common case: no masks
+            both = None
         else:
-            # equal NaN and equal Inf count as agreeing; any other non-finite pair does not
-            special_same = (nan_x & nan_y) | (~fin_x & ~nan_x & (x == y))
-            bad = int(np.count_nonzero(~(special_same | (both & (diff <= bound)))))
-            fd, fy, fx, fay = diff[both], y[both], x[both], abs_y[both]
-    if fd.size:
-        max_abs = float(fd.max())
-        mean_abs = float(fd.sum(dtype=np.float64) / fd.size)
+            nan_x, nan_y = np.isnan(x), np.isnan(y)
+            n_nan_x, n_nan_y = int(nan_x.sum()), int(nan_y.sum())
+            self.nan_x += n_nan_x
+            self.nan_y += n_nan_y
+            self.inf_x += int(x.size - fin_x.sum() - n_nan_x)
+            self.inf_y += int(y.size - fin_y.sum() - n_nan_y)
+            both = fin_x & fin_y
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(x - y)
+            abs_y = np.abs(y)
+            bound = rtol * abs_y
+            bound += atol
+            if both is None:
+                self.bad += int(np.count_nonzero(diff > bound))
+                fd, fy, fx, fay = diff, y, x, abs_y
+            else:
+                # equal NaN and equal Inf count as agreeing; any other non-finite pair does not
+                special_same = (nan_x & nan_y) | (~fin_x & ~nan_x & (x == y))
+                self.bad += int(np.count_nonzero(~(special_same | (both & (diff <= bound)))))
+                fd, fy, fx, fay = diff[both], y[both], x[both], abs_y[both]
+        if not fd.size:
+            return
+        self.count += int(fd.size)
+        self.max_abs = max(self.max_abs, float(fd.max()))
+        self.sum_abs += float(fd.sum(dtype=np.float64))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             # relative to the reference, but not to values below atol (noise around zero
             # would make any relative error astronomic)
             rel = fd / np.maximum(fay, max(atol, float(np.finfo(np.float32).tiny)))
-        max_rel = float(rel.max())
+        self.max_rel = max(self.max_rel, float(rel.max()))
         # NOTE: einsum, not np.dot: a float32 . float64 dot takes numpy's slow generic loop,
         # and a BLAS dot wakes OpenBLAS's thread pool, which on a busy machine costs 25 ms
         # for 65k elements (measured) against 0.1 ms here
         x64 = fx.astype(np.float64, copy=False)
         y64 = fy.astype(np.float64, copy=False)
-        nx = float(np.sqrt(np.einsum("i,i->", x64, x64)))
-        ny = float(np.sqrt(np.einsum("i,i->", y64, y64)))
-        del fay
-        if nx == 0.0 and ny == 0.0:
-            cosine = 1.0
-        elif nx == 0.0 or ny == 0.0:
-            cosine = 0.0
+        self.xx += float(np.einsum("i,i->", x64, x64))
+        self.yy += float(np.einsum("i,i->", y64, y64))
+        self.xy += float(np.einsum("i,i->", x64, y64))
+
+    def result(self, size: int, note: str) -> TensorError:
+        if self.count:
+            nx, ny = math.sqrt(self.xx), math.sqrt(self.yy)
+            if nx == 0.0 and ny == 0.0:
+                cosine: float | None = 1.0
+            elif nx == 0.0 or ny == 0.0:
+                cosine = 0.0
+            else:
+                cosine = self.xy / (nx * ny)
+            max_abs: float | None = self.max_abs
+            max_rel: float | None = self.max_rel
+            mean_abs: float | None = self.sum_abs / self.count
         else:
-            cosine = float(np.einsum("i,i->", x64, y64) / (nx * ny))
-    else:
-        max_abs = mean_abs = max_rel = None
-        cosine = None
-    return TensorError(ok=bad == 0, max_abs=max_abs, max_rel=max_rel, mean_abs=mean_abs, cosine=cosine,
-                       nan_a=n_nan_x, nan_b=n_nan_y, inf_a=n_inf_x, inf_b=n_inf_y, mismatched=bad, size=size, note=note)
+            max_abs = mean_abs = max_rel = cosine = None
+        return TensorError(ok=self.bad == 0, max_abs=max_abs, max_rel=max_rel, mean_abs=mean_abs, cosine=cosine,
+                           nan_a=self.nan_x, nan_b=self.nan_y, inf_a=self.inf_x, inf_b=self.inf_y,
+                           mismatched=self.bad, size=size, note=note)
 
 
 def _same_non_tensor(a: Any, b: Any) -> bool:

@@ -11,6 +11,7 @@ import numpy as np
 
 from editor.errors import RuntimeBackendError
 from editor.runtime.profiling import NodeTime
+from editor.runtime.shared_values import ValueFile
 from editor.runtime.stats import TensorStats, tensor_stats
 from editor.runtime.values import Value
 
@@ -157,6 +158,15 @@ class RunResult:
     wall_seconds: float | None = None
     #: the backend's own warnings (onnxruntime's log lines), passed on, not swallowed
     warnings: list[str] = field(default_factory=list)
+    #: value name -> its shared file, kept open when the run was asked with a ``spill_dir``
+    #: so that saving it is a link (:meth:`ValueFile.link_to`); closed by :meth:`close_files`
+    value_files: dict[str, ValueFile] = field(default_factory=dict, repr=False, compare=False)
+
+    def close_files(self) -> None:
+        """Close the kept shared files (the mapped values stay readable)."""
+        for f in self.value_files.values():
+            f.close()
+        self.value_files.clear()
 
     @property
     def ok(self) -> bool:

@@ -43,6 +43,7 @@ from editor.errors import RuntimeBackendError
 from editor.runtime.backends import BACKENDS, BackendOutput, RunOptions, build_result
 from editor.runtime.limits import effective_memory_limit_mb, out_of_memory
 from editor.runtime.result import Attempt, RunResult, signal_name
+from editor.runtime.shared_values import adopt_values, close_handles
 from editor.runtime.source import ModelSource
 from editor.runtime.transport import recv_message, send_message
 from editor.runtime.values import Value
@@ -84,8 +85,10 @@ class Runner:
         self._release_thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ worker management
-    def start(self) -> None:
-        """Start the worker now (otherwise the first run does); waits until it answers."""
+    def start(self, wait: bool = True) -> None:
+        """Start the worker now (otherwise the first run does); waits until it answers, unless
+        ``wait`` is False: then it starts up while the caller does other work (the CLI loads
+        the model meanwhile) and the first request waits for it."""
         with self._state_lock:
             if self._proc is not None and self._proc.is_alive():
                 return
@@ -101,6 +104,8 @@ class Runner:
             child.close()
             self._proc, self._conn = proc, parent
             self._known_keys = {}
+        if not wait:
+            return
         reply = self._request({"op": "ping"}, deadline=time.monotonic() + 120)
         if reply.get("status") != "ok":
             raise RuntimeBackendError(f"run worker did not start: {reply}")
@@ -204,7 +209,9 @@ class Runner:
             self.start()
             return list(self._request({"op": "providers"}, deadline=None).get("providers", []))
 
-    def _request(self, req: dict[str, Any], deadline: float | None) -> dict[str, Any]:
+    def _request(self, req: dict[str, Any], deadline: float | None, handles: list[int] | None = None) -> dict[str, Any]:
+        """Send ``req`` and wait for its reply; descriptors of shared values that come with
+        the reply go to ``handles`` (closed when None or when the reply is stale)."""
         conn, proc = self._conn, self._proc
         if conn is None or proc is None:
             raise _WorkerDied(None)
@@ -222,13 +229,19 @@ class Runner:
             if not ready:
                 raise _Stopped("timeout")
             if conn in ready:
+                got: list[int] = []
                 try:
-                    reply = recv_message(conn)
-                except (EOFError, OSError):
+                    reply = recv_message(conn, got)
+                except (EOFError, OSError, RuntimeError):  # RuntimeError: a torn descriptor message
+                    close_handles(got)
                     proc.join(5)
                     if self._cancel_flag:
                         raise _Stopped("cancelled") from None
                     raise _WorkerDied(proc.exitcode) from None
+                if reply.get("id") == req["id"] and handles is not None:
+                    handles.extend(got)
+                else:
+                    close_handles(got)
                 if reply.get("id") == req["id"]:
                     return reply
                 continue  # a stale reply; keep waiting
@@ -249,6 +262,7 @@ class Runner:
         options: RunOptions | None = None,
         timeout: float | None = None,
         debug: str | None = None,
+        spill_dir: str | None = None,
     ) -> RunResult:
         """Run ``model`` on ``inputs`` in the worker.
 
@@ -256,6 +270,10 @@ class Runner:
         ``outputs``: names to produce (graph outputs and/or intermediates, also inside
         subgraphs); None = the graph outputs. ``timeout`` covers the whole run, fallbacks
         included. Never raises for a model's failure: read ``result.status``.
+
+        Big tensors come back mapped from nameless shared files (:mod:`shared_values`);
+        ``spill_dir``: a folder on the file system the values will be saved to, so that
+        ``result.value_files[name].link_to(path)`` saves one without writing it again.
         """
         options = options or RunOptions()
         if timeout is not None:
@@ -281,7 +299,7 @@ class Runner:
                     # providers are onnxruntime's option: when falling back, the other
                     # backends run without them instead of refusing the run
                     opts = options if pinned or name == "ort" else dataclasses.replace(options, providers=None)
-                    outcome = self._attempt(name, source, inputs, outputs, opts, deadline, debug)
+                    outcome = self._attempt(name, source, inputs, outputs, opts, deadline, debug, spill_dir)
                     if isinstance(outcome, RunResult):  # timeout / cancel: stop here
                         outcome.attempts[:0] = attempts
                         outcome.wall_seconds = time.monotonic() - start
@@ -289,6 +307,7 @@ class Runner:
                     status, reason, reply = outcome
                     if status == "ok":
                         attempts.append(Attempt(name, "ran"))
+                        files = adopt_values(reply["values"], reply.pop("_handles"), keep=spill_dir is not None)
                         out = BackendOutput(
                             values=reply["values"],
                             missing=reply["missing"],
@@ -297,7 +316,9 @@ class Runner:
                             run_seconds=reply["run_seconds"],
                             warnings=reply.get("warnings", []),
                         )
-                        return build_result(name, reply["roles"], out, attempts, time.monotonic() - start)
+                        result = build_result(name, reply["roles"], out, attempts, time.monotonic() - start)
+                        result.value_files = files
+                        return result
                     attempts.append(Attempt(name, status, reason))
                     if pinned or (reason or "").startswith("out of memory"):
                         break  # another backend would hit the same memory limit
@@ -328,6 +349,7 @@ class Runner:
         options: RunOptions,
         deadline: float | None,
         debug: str | None,
+        spill_dir: str | None = None,
     ) -> tuple[str, str | None, dict[str, Any]] | RunResult:
         try:
             if self._proc is None or not self._proc.is_alive():
@@ -343,11 +365,14 @@ class Runner:
                 "options": options,
                 "debug": debug,
                 "cache_bytes": self.cache_bytes,
+                "spill_dir": spill_dir,
             }
-            reply = self._request(req, deadline)
+            handles: list[int] = []
+            reply = self._request(req, deadline, handles)
             if reply.get("status") == "need_model":
                 req["source"] = source
-                reply = self._request(req, deadline)
+                reply = self._request(req, deadline, handles)
+            reply["_handles"] = handles
             if source.document is not None:  # the worker replaced older revisions with this one
                 for key in [k for k, doc in self._known_keys.items() if doc == source.document]:
                     del self._known_keys[key]
@@ -377,6 +402,7 @@ class Runner:
         status = reply.get("status")
         if status == "ok":
             return ("ok", None, reply)
+        close_handles(reply.pop("_handles"))  # only a result has values
         reason = reply.get("reason") or "unknown error"
         if status == "skip":
             return ("skipped", reason, reply)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TensorStats", "tensor_stats"]
+__all__ = ["TensorStats", "tensor_histogram", "tensor_stats"]
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,10 @@ def _streamed(arr: np.ndarray, base: dict, *, integer: bool) -> TensorStats:
         n = values.size
         c_mean = float(values.sum()) / n
         values -= c_mean
-        c_m2 = float(np.dot(values, values))
+        # NOTE: not np.dot: a BLAS dot wakes OpenBLAS's thread pool, 12 ms per chunk on a busy
+        # machine (measured) against 0.1 ms for these two passes: 10 s on a 1 GB tensor
+        np.multiply(values, values, out=values)
+        c_m2 = float(values.sum())
         delta = c_mean - mean
         total = count + n
         mean += delta * n / total
@@ -185,3 +188,63 @@ def _dtype_name(dtype: np.dtype) -> str:
     if dtype.kind == "O":
         return "object"
     return str(dtype)
+
+
+def _numeric_chunks(flat: np.ndarray):
+    """A flat array's numbers a chunk at a time (ml_dtypes through float32, complex as
+    magnitudes): the working copy is one chunk, never the whole tensor."""
+    for start in range(0, flat.size, CHUNK):
+        chunk = flat[start:start + CHUNK]
+        if chunk.dtype.kind == "V":
+            chunk = chunk.astype(np.float32)
+        elif chunk.dtype.kind == "c":
+            chunk = np.abs(chunk)
+        elif chunk.dtype.kind == "b":
+            chunk = chunk.view(np.uint8)
+        yield chunk
+
+
+#: above this many elements the histogram counts an even sample of this many
+HISTOGRAM_SAMPLE = 1 << 24
+
+
+def tensor_histogram(array: Any, bins: int = 48) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(counts, edges, counted) of the finite values of ``array``, or None when there is
+    nothing to count (empty, strings, no finite number). ``counted`` is how many elements
+    were looked at: all of them, or an even sample of :data:`HISTOGRAM_SAMPLE` for bigger
+    tensors (a picture of the distribution, said so by the caller). Integer tensors with
+    fewer distinct values than ``bins`` get one bar per integer. Two passes over chunks
+    (range, then counts): no full-size copy."""
+    arr = np.asarray(array)
+    if arr.size == 0 or arr.dtype.kind in "OUS":
+        return None
+    if arr.dtype.kind == "V" and not (_is_float_like(arr.dtype) or _is_int_like(arr.dtype)):
+        return None
+    flat = arr.reshape(-1)
+    if flat.size > HISTOGRAM_SAMPLE:
+        flat = flat[:: -(-flat.size // HISTOGRAM_SAMPLE)]
+    lo = hi = None
+    for chunk in _numeric_chunks(flat):
+        c_lo, c_hi = chunk.min(), chunk.max()
+        if not (np.isfinite(c_lo) and np.isfinite(c_hi)):
+            chunk = chunk[np.isfinite(chunk)]
+            if not chunk.size:
+                continue
+            c_lo, c_hi = chunk.min(), chunk.max()
+        lo = float(c_lo) if lo is None else min(lo, float(c_lo))
+        hi = float(c_hi) if hi is None else max(hi, float(c_hi))
+    if lo is None or hi is None:
+        return None
+    if (arr.dtype.kind in "iub" or _is_int_like(arr.dtype)) and hi - lo < bins:
+        edges = np.arange(lo - 0.5, hi + 1.5)  # one bar per integer
+    else:
+        if hi == lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, bins + 1)
+    counts = np.zeros(len(edges) - 1, dtype=np.int64)
+    span = (float(edges[0]), float(edges[-1]))
+    for chunk in _numeric_chunks(flat):
+        # bins as a count and a range: numpy's fast path for equal bins (an edges array
+        # makes it search every value: 10x slower); NaN and ±Inf fall outside the range
+        counts += np.histogram(chunk, bins=len(counts), range=span)[0]
+    return counts, edges, int(flat.size)

@@ -40,6 +40,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from editor.runtime.limits import effective_memory_limit_mb, looks_like_out_of_memory, out_of_memory
+from editor.runtime.shared_values import can_share, spill_values
 
 __all__ = ["worker_main"]
 
@@ -228,7 +229,14 @@ class _Worker:
         finally:
             if limit:
                 _set_memory_limit(None)
+        # big tensors leave through nameless shared files, one write each (shared_values)
+        handles = spill_values(out.values, req.get("spill_dir")) if can_share() else []
+        if debug and debug.endswith("-after-run"):
+            target, _, action = debug.removesuffix("-after-run").rpartition(":")
+            if not target or target == backend.name:
+                _debug_action(action)
         return {
+            "_handles": handles,
             "status": "ok",
             "values": out.values,
             "missing": out.missing,
@@ -329,6 +337,7 @@ def _set_memory_limit(mb: int | None) -> None:
 
 def worker_main(conn: Connection, death_signal: bool = False) -> None:
     """Entry point of the child process: answer requests until the pipe closes."""
+    from editor.runtime.shared_values import close_handles
     from editor.runtime.transport import recv_message, send_message
 
     _die_with_parent(death_signal)
@@ -353,10 +362,14 @@ def worker_main(conn: Connection, death_signal: bool = False) -> None:
         except Exception as exc:  # noqa: BLE001 - never let one request kill the worker
             reply = {"status": "error", "stage": "worker", "reason": f"{type(exc).__name__}: {exc}".splitlines()[0], "details": traceback.format_exc()}
         reply["id"] = req.get("id")
+        handles = reply.pop("_handles", [])
         try:
-            send_message(conn, reply)
+            send_message(conn, reply, handles)
         except (BrokenPipeError, OSError):
             break
         except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable value
             send_message(conn, {"id": req.get("id"), "status": "error", "stage": "worker", "reason": f"cannot send result: {exc}"})
+        finally:
+            close_handles(handles)  # the parent has its own descriptors now (or none are needed)
+        del reply, req  # the values' memory goes before the next request comes
     sys.exit(0)

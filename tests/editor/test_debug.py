@@ -244,3 +244,33 @@ def test_reduce_an_op_two_backends_compute_differently(tmp_path: Path, runner: R
     ra, rb = runner.run(path, feeds, backend="ort"), runner.run(path, feeds, backend="reference")
     assert ra.ok and rb.ok
     assert any(not compare_values(ra.outputs[k].value, rb.outputs[k].value).ok for k in ra.outputs)
+
+
+def test_comparing_a_big_pair_needs_a_constant_not_copies() -> None:
+    """Comparing two runs holds the two runs' values plus a few MB: a pair of 32 MB tensors
+    is compared in chunks (no full-size difference, bound or float64 copy), with the same
+    figures a whole-array computation gives."""
+    import tracemalloc
+
+    from editor.debug.metrics import compare_values
+
+    rng = np.random.default_rng(0)
+    n = 8 << 20  # 32 MB of float32 per side, 32 chunks
+    a = rng.standard_normal(n, dtype=np.float32)
+    b = a + rng.standard_normal(n, dtype=np.float32) * np.float32(1e-3)
+    a[[3, n - 5]] = np.nan
+    b[[3, 7]] = [np.nan, np.inf]
+    tracemalloc.start()
+    try:
+        err = compare_values(a, b, atol=1e-4, rtol=1e-3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"compare held {peak / 1e6:.0f} MB of temporaries for a 32 MB pair"
+    both = np.isfinite(a) & np.isfinite(b)
+    diff = np.abs(a[both].astype(np.float64) - b[both])
+    assert err.max_abs == pytest.approx(float(diff.max()), rel=1e-6)
+    assert err.mean_abs == pytest.approx(float(diff.mean()), rel=1e-4)
+    assert (err.nan_a, err.nan_b, err.inf_b) == (2, 1, 1)
+    ok = (both & (np.abs(a - b) <= 1e-4 + 1e-3 * np.abs(b))) | (np.isnan(a) & np.isnan(b))
+    assert err.mismatched == int((~ok).sum()) and not err.ok

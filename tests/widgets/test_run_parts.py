@@ -331,3 +331,36 @@ def test_auto_fallback_with_chosen_providers() -> None:
         assert result.ok and result.backend == "reference", result.error
     else:  # the reference evaluator does not know an opset that new either; it must have tried
         assert "no backend could run the model" in result.error
+
+
+@pytest.mark.timeout(120)
+def test_a_big_value_does_not_freeze_the_window(qtbot) -> None:
+    """Choosing a 50 MB value: the window keeps ticking while its histogram is counted (off
+    the GUI thread, in chunks), the picture is a screenful, and the bars come."""
+    import time
+
+    from PySide6.QtCore import QTimer
+
+    from widgets.run.views import ValueDetail
+
+    a = np.random.default_rng(0).standard_normal((3200, 4096), dtype=np.float32)  # 50 MB
+    a[0, 0] = np.nan
+    d = ValueDetail()
+    qtbot.addWidget(d)
+    d.resize(500, 400)
+    d.show()
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start()
+    qtbot.wait(50)
+    d.set_value("big", a)
+    assert d.histogram.busy, "a 50 MB value should be counted off the GUI thread"
+    qtbot.waitUntil(lambda: not d.histogram.busy and not d.image.busy, timeout=60_000)
+    timer.stop()
+    gaps = np.diff(ticks)
+    print(f"longest GUI-thread gap {gaps.max() * 1e3:.0f} ms over {len(ticks)} ticks")
+    assert gaps.max() < 0.5, f"the GUI thread stalled {gaps.max():.2f} s"
+    assert d.histogram.counts.sum() == a.size - 1
+    assert max(d.image.pixmap().width(), d.image.pixmap().height()) <= 2048

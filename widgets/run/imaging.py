@@ -129,8 +129,14 @@ def tensor_image_planes(shape: tuple[int, ...]) -> str | None:
     return None
 
 
-def to_display_rgb(array: np.ndarray, layout: str, *, batch: int = 0, channel: int | None = None) -> np.ndarray:
-    """H x W x 3 uint8 for a tensor of layout ``layout`` (see :func:`tensor_image_planes`).
+#: the longest side of a picture of a tensor, in pixels (bigger planes are subsampled)
+MAX_SIDE = 2048
+
+
+def to_display_rgb(array: np.ndarray, layout: str, *, batch: int = 0, channel: int | None = None,
+                   max_side: int = MAX_SIDE) -> np.ndarray:
+    """H x W x 3 uint8 for a tensor of layout ``layout`` (see :func:`tensor_image_planes`),
+    at most ``max_side`` pixels on its longer side (every k-th pixel of a bigger plane).
 
     ``channel`` picks one channel shown in grey (the default for C not in 3, 4); values are
     stretched min..max over what is shown, NaN/Inf shown black.
@@ -144,6 +150,11 @@ def to_display_rgb(array: np.ndarray, layout: str, *, batch: int = 0, channel: i
         a = np.moveaxis(a, 0, -1)
     elif layout == "HW":
         a = a[:, :, None]
+    # a picture no bigger than a screen: every k-th pixel of a huge plane (a 1 GB output
+    # seen as 262,144 x 1,024 pixels), so showing it costs what a screenful costs
+    step = max(1, -(-max(a.shape[0], a.shape[1]) // max_side))
+    if step > 1:
+        a = a[::step, ::step]
     c = a.shape[-1]
     if channel is not None or c not in (3, 4):
         a = a[:, :, [channel or 0]]

@@ -6,8 +6,11 @@ tensors (``N,C,H,W``, ``C,H,W``, ``H,W,3`` and ``H,W``).
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
-from PySide6.QtCore import QRectF, Qt
+import shiboken6
+from PySide6.QtCore import QObject, QRectF, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QPainter, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
@@ -21,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from editor.runtime.stats import tensor_histogram
 from widgets.run.imaging import rgb_to_qimage, tensor_image_planes, to_display_rgb
 from widgets.run.models import ArraySliceModel, fmt_number, take_slice
 
@@ -29,44 +33,75 @@ BINS = 48
 
 def histogram(array: np.ndarray, bins: int = BINS) -> tuple[np.ndarray, np.ndarray] | None:
     """(counts, edges) over the finite values, or None when there is nothing to count."""
-    a = np.asarray(array)
-    if a.size == 0 or a.dtype.kind in "OUS":
-        return None
-    if a.dtype.kind == "V":
-        try:
-            a = a.astype(np.float32)
-        except (TypeError, ValueError):
-            return None
-    if a.dtype.kind == "c":
-        a = np.abs(a)
-    f = a.astype(np.float64).ravel()
-    f = f[np.isfinite(f)]
-    if f.size == 0:
-        return None
-    lo, hi = float(f.min()), float(f.max())
-    if a.dtype.kind in "iub" and hi - lo < bins:
-        edges = np.arange(lo - 0.5, hi + 1.5)  # one bar per integer
-    else:
-        if hi == lo:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = np.linspace(lo, hi, bins + 1)
-    counts, edges = np.histogram(f, bins=edges)
-    return counts, edges
+    found = tensor_histogram(array, bins)
+    return None if found is None else (found[0], found[1])
+
+
+#: above this many elements the histogram is counted off the GUI thread (about 10 ms of work)
+ASYNC_ELEMENTS = 1 << 19
+
+
+class _Counted(QObject):
+    """Carries a histogram or a picture from its thread to the GUI thread (queued signal)."""
+
+    done = Signal(int, object)
 
 
 class HistogramWidget(QWidget):
-    """Bars of a value's distribution, with the range and the peak count as labels."""
+    """Bars of a value's distribution, with the range and the peak count as labels.
+
+    A big value (a 1 GB output mapped from the run worker) is counted on a thread, in
+    chunks: the window keeps painting, says "counting", and shows the bars when they come;
+    a value chosen meanwhile makes the late answer stale (``_generation``)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._hist: tuple[np.ndarray, np.ndarray] | None = None
         self._note = "no value"
+        self._sampled: int | None = None  # elements counted when that is a sample
+        self._generation = 0
+        self._bridge = _Counted(self)
+        self._bridge.done.connect(self._counted)
         self.setMinimumSize(220, 120)
 
     def set_array(self, array: np.ndarray | None) -> None:
-        self._hist = histogram(array) if array is not None else None
-        self._note = "no value" if array is None else "no numbers to count"
+        self._generation += 1
+        self._hist, self._sampled = None, None
+        if array is None:
+            self._note = "no value"
+        elif np.asarray(array).size > ASYNC_ELEMENTS:
+            self._note = "counting…"
+            generation, bridge, size = self._generation, self._bridge, int(np.asarray(array).size)
+
+            def count() -> None:
+                try:
+                    found = tensor_histogram(array, BINS)
+                except Exception:  # noqa: BLE001 - an odd dtype: no bars, never a dead thread
+                    found = None
+                if shiboken6.isValid(bridge):
+                    bridge.done.emit(generation, (found, size))
+
+            threading.Thread(target=count, name="onnx-studio-histogram", daemon=True).start()
+        else:
+            self._take(tensor_histogram(array, BINS), np.asarray(array).size)
         self.update()
+
+    def _take(self, found: tuple[np.ndarray, np.ndarray, int] | None, size: int) -> None:
+        self._note = "no numbers to count"
+        if found is not None:
+            self._hist = (found[0], found[1])
+            self._sampled = found[2] if found[2] < size else None
+
+    def _counted(self, generation: int, answer: tuple) -> None:
+        if generation != self._generation:
+            return  # another value was chosen meanwhile
+        self._take(*answer)
+        self.update()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a histogram is still being counted."""
+        return self._note == "counting…"
 
     @property
     def counts(self) -> np.ndarray | None:
@@ -108,8 +143,15 @@ class HistogramWidget(QWidget):
         p.drawText(QRectF(area.center().x(), y, area.width() / 2, fm.height()), Qt.AlignmentFlag.AlignRight, hi)
         p.setPen(dim)
         p.drawText(QRectF(area.left(), 2, area.width(), fm.height()), Qt.AlignmentFlag.AlignLeft,
-                   f"{int(counts.sum()):,} values · peak {peak:,}")
+                   f"{int(counts.sum()):,} values · peak {peak:,}"
+                   + (" · an even sample" if self._sampled is not None else ""))
         p.end()
+
+
+def _plane_size(shape: tuple[int, ...], layout: str) -> tuple[int, int]:
+    """(height, width) of one picture of a tensor of this layout (see tensor_image_planes)."""
+    at = {"NCHW": (2, 3), "NHWC": (1, 2), "CHW": (1, 2), "HWC": (0, 1), "HW": (0, 1)}[layout]
+    return int(shape[at[0]]), int(shape[at[1]])
 
 
 class ImageView(QWidget):
@@ -120,6 +162,9 @@ class ImageView(QWidget):
         self._array: np.ndarray | None = None
         self._layout: str | None = None
         self._pixmap = QPixmap()
+        self._generation = 0
+        self._bridge = _Counted(self)
+        self._bridge.done.connect(self._drawn)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         row = QHBoxLayout()
@@ -171,14 +216,47 @@ class ImageView(QWidget):
         return self._pixmap
 
     def _render(self) -> None:
+        self._generation += 1
         if self._array is None:
             self._pixmap = QPixmap()
             self.canvas.setText("not an image-like tensor")
             self.info.setText("")
             return
-        rgb = to_display_rgb(self._array, self._layout, batch=self.batch.value(), channel=self.channel.currentData())
+        array, layout, batch, channel = self._array, self._layout, self.batch.value(), self.channel.currentData()
+        if array.size <= ASYNC_ELEMENTS:
+            self._show(to_display_rgb(array, layout, batch=batch, channel=channel))
+            return
+        # a big plane is scaled and converted on a thread; the window keeps painting
+        self.info.setText("drawing…")
+        generation, bridge = self._generation, self._bridge
+
+        def draw() -> None:
+            try:
+                rgb = to_display_rgb(array, layout, batch=batch, channel=channel)
+            except Exception:  # noqa: BLE001 - an odd tensor: no picture, never a dead thread
+                rgb = None
+            if shiboken6.isValid(bridge):
+                bridge.done.emit(generation, rgb)
+
+        threading.Thread(target=draw, name="onnx-studio-image", daemon=True).start()
+
+    def _drawn(self, generation: int, rgb: object) -> None:
+        if generation == self._generation and rgb is not None:
+            self._show(rgb)  # type: ignore[arg-type]
+
+    @property
+    def busy(self) -> bool:
+        """Whether a picture is still being drawn."""
+        return self.info.text() == "drawing…"
+
+    def _show(self, rgb: np.ndarray) -> None:
         self._pixmap = QPixmap.fromImage(rgb_to_qimage(rgb))
-        self.info.setText(f"{rgb.shape[1]} × {rgb.shape[0]} px, stretched min..max")
+        text = f"{rgb.shape[1]} × {rgb.shape[0]} px, stretched min..max"
+        if self._array is not None and self._layout is not None:
+            h, w = _plane_size(self._array.shape, self._layout)
+            if (h, w) != rgb.shape[:2]:
+                text = f"{w} × {h} values shown as {rgb.shape[1]} × {rgb.shape[0]} px, stretched min..max"
+        self.info.setText(text)
         self._fit()
 
     def _fit(self) -> None:
