@@ -80,7 +80,7 @@ def test_open_dialog_opens_the_chosen_files(qtbot, window, monkeypatch):
     chosen = [str(CORPUS / "real" / "asr_prep_kaldi.onnx"), str(CORPUS / "real" / "ort_logreg_iris.onnx")]
     monkeypatch.setattr(QFileDialog, "getOpenFileNames", staticmethod(lambda *a, **k: (chosen, "")))
     with qtbot.waitSignals([window.modelShown, window.modelShown], timeout=60_000):
-        window.act_open.trigger()
+        window.registry.action("file.open").trigger()
     qtbot.waitUntil(lambda: window.tabs.count() == 2, timeout=60_000)
 
 

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QInputDialog, QLineEdit, QMenu
 
 from editor.commands import (
@@ -31,15 +30,17 @@ from editor.commands import (
 )
 from editor.errors import StudioError
 from editor.recovery import RecoveryStore
-from widgets.editing import clipboard
+from widgets.actions.context import context_menu
+from widgets.actions.view import register_dock
+from widgets.editing import actions_graph, actions_nodes, clipboard
 from widgets.editing.attributes import AttributeDialog
 from widgets.editing.badges import ProblemBadges
-from widgets.editing.common import ELEM_TYPES, run_command, show_refusal
+from widgets.editing.common import ELEM_TYPES, announce_with_undo, run_command, show_refusal
 from widgets.editing.console import ConsolePanel
 from widgets.editing.gesture import ConnectFilter
 from widgets.editing.graph_io import DimensionDialog, GraphValueDialog, value_type
 from widgets.editing.history import HistoryPanel
-from widgets.editing.model import MetadataDialog, OpsetDialog, PassPreviewDialog, PASS_TITLES
+from widgets.editing.model import MetadataDialog, OpsetDialog, PassPreviewDialog
 from widgets.editing.nodes import NodePalette, add_node_command, change_op_type_command, insert_on_edge_command
 from widgets.editing.recovery import RecoveryDialog, RecoveryWriter
 from widgets.editing.save import CANCEL, DISCARD, SAVE, SaveAsDialog, ask_unsaved, confirm_invalid_save
@@ -55,6 +56,8 @@ from widgets.editing.weights import (
 from widgets.selection import Target
 
 SOURCE = "editing"
+#: a keyboard delete of more nodes than this says how many, with an Undo button
+HANDFUL = 5
 
 
 class TabHooks(QObject):
@@ -133,9 +136,9 @@ class EditingController(QObject):
         self.hooks: dict[int, TabHooks] = {}
         self.run_dialog = lambda dialog: dialog.exec()
         self._rename_editor: QLineEdit | None = None
-        self._build_actions()
-        self._build_menus()
         self._build_docks()
+        actions_nodes.register(window, self)
+        actions_graph.register(window, self)
         window.tabs.currentChanged.connect(lambda _i: self.sync())
         window.modelShown.connect(lambda _tab: self.sync())
         window.installEventFilter(self)
@@ -143,85 +146,6 @@ class EditingController(QObject):
         if properties is not None and hasattr(properties, "editRequested"):
             properties.editRequested.connect(self.edit_from_properties)
         self.sync()
-
-    # -- wiring -------------------------------------------------------------------------
-    def _act(self, text: str, slot, shortcut=None) -> QAction:
-        act = QAction(text, self.window)
-        if shortcut is not None:
-            act.setShortcut(QKeySequence(shortcut))
-            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        act.triggered.connect(lambda _=False: slot())
-        self.window.addAction(act)
-        return act
-
-    def _build_actions(self) -> None:
-        a = self._act
-        self.act_new = a("&New Model", self.new_model, QKeySequence.StandardKey.New)
-        self.act_save_options = a("Save As with &Options…", self.save_as_with_options)
-        self.act_add_node = a("&Add Node…", self.add_node, "Ctrl+Shift+A")
-        self.act_insert_node = a("&Insert Node on Edge…", self.insert_on_edge, "Ctrl+Shift+I")
-        self.act_delete = a("&Delete", self.delete_selected, QKeySequence.StandardKey.Delete)
-        self.act_delete_reconnect = a("Delete and &Reconnect Through", lambda: self.delete_selected(reconnect=True),
-                                      "Shift+Del")
-        self.act_rename = a("Re&name Node", self.rename_inline, "F2")
-        self.act_op_type = a("Change Op &Type…", self.change_op_type)
-        self.act_attributes = a("Edit A&ttributes…", self.edit_attributes, "Ctrl+E")
-        self.act_cut = a("Cu&t", self.cut, QKeySequence.StandardKey.Cut)
-        self.act_copy = a("&Copy", self.copy, QKeySequence.StandardKey.Copy)
-        self.act_paste = a("&Paste", self.paste, QKeySequence.StandardKey.Paste)
-        self.act_add_input = a("Add Graph &Input…", lambda: self.add_graph_value("input"))
-        self.act_add_output = a("Add Graph &Output…", lambda: self.add_graph_value("output"))
-        self.act_make_output = a("Make Value a Graph Output", self.make_output)
-        self.act_edit_value = a("&Edit Graph Input/Output…", self.edit_graph_value)
-        self.act_remove_value = a("&Remove Graph Input/Output", self.remove_graph_value)
-        self.act_dimension = a("Set &Dimension…", self.set_dimension)
-        self.act_batch = a("Set &Batch Size…", self.set_batch_size)
-        self.act_delete_unused = a("Delete &Unused Initializers", self.delete_unused)
-        self.act_metadata = a("Model &Properties…", self.edit_metadata)
-        self.act_opset = a("Convert &Opset…", self.convert_opset)
-        self.pass_actions = {k: a(f"{t}…", lambda k=k: self.cleanup(k)) for k, t in PASS_TITLES.items()}
-
-    def _menu(self, title: str) -> QMenu:
-        for act in self.window.menuBar().actions():
-            if act.menu() is not None and act.text().replace("&", "") == title.replace("&", ""):
-                return act.menu()
-        help_act = next((x for x in self.window.menuBar().actions() if x.text().replace("&", "") == "Help"), None)
-        menu = QMenu(title, self.window)
-        if help_act is not None:
-            self.window.menuBar().insertMenu(help_act, menu)
-        else:
-            self.window.menuBar().addMenu(menu)
-        return menu
-
-    def _build_menus(self) -> None:
-        file_menu = self._menu("&File")
-        first = file_menu.actions()[0] if file_menu.actions() else None
-        file_menu.insertAction(first, self.act_new)
-        save_as = next((x for x in file_menu.actions() if x.text().replace("&", "").startswith("Save As")), None)
-        idx = file_menu.actions().index(save_as) + 1 if save_as in file_menu.actions() else None
-        if idx is not None and idx < len(file_menu.actions()):
-            file_menu.insertAction(file_menu.actions()[idx], self.act_save_options)
-        else:
-            file_menu.addAction(self.act_save_options)
-        edit = self._menu("&Edit")
-        edit.addSeparator()
-        edit.addActions([self.act_cut, self.act_copy, self.act_paste])
-        node = self._menu("&Node")
-        node.addActions([self.act_add_node, self.act_insert_node, self.act_rename, self.act_op_type,
-                         self.act_attributes])
-        node.addSeparator()
-        node.addActions([self.act_delete, self.act_delete_reconnect])
-        graph = self._menu("&Graph")
-        graph.addActions([self.act_add_input, self.act_add_output, self.act_make_output, self.act_edit_value,
-                          self.act_remove_value])
-        graph.addSeparator()
-        graph.addActions([self.act_dimension, self.act_batch])
-        graph.addSeparator()
-        graph.addAction(self.act_delete_unused)
-        model = self._menu("&Model")
-        model.addActions([self.act_metadata, self.act_opset])
-        cleanup = model.addMenu("&Clean Up")
-        cleanup.addActions(list(self.pass_actions.values()))
 
     def _build_docks(self) -> None:
         win = self.window
@@ -236,10 +160,8 @@ class EditingController(QObject):
         win.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.history_dock)
         win.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.console_dock)
         self.console_dock.hide()
-        view = self._menu("&View")
-        panels = next((x.menu() for x in view.actions() if x.menu() is not None and "Panels" in x.text()), view)
-        panels.addAction(self.history_dock.toggleViewAction())
-        panels.addAction(self.console_dock.toggleViewAction())
+        register_dock(win, self.history_dock, "2")
+        register_dock(win, self.console_dock, "2")
 
     def sync(self) -> None:
         """Attach hooks to new tabs, drop closed ones, point the docks at the current doc."""
@@ -255,14 +177,7 @@ class EditingController(QObject):
         doc = tab.doc if tab is not None else None
         self.history.set_document(doc)
         self.console.set_document(doc)
-        has = tab is not None
-        for act in (self.act_save_options, self.act_add_node, self.act_insert_node, self.act_delete,
-                    self.act_delete_reconnect, self.act_rename, self.act_op_type, self.act_attributes,
-                    self.act_cut, self.act_copy, self.act_paste, self.act_add_input, self.act_add_output,
-                    self.act_make_output, self.act_edit_value, self.act_remove_value, self.act_dimension,
-                    self.act_batch, self.act_delete_unused, self.act_metadata, self.act_opset,
-                    *self.pass_actions.values()):
-            act.setEnabled(has)
+        self.window.registry.refresh()
 
     def _forget(self, key: int) -> None:
         hooks = self.hooks.pop(key, None)
@@ -356,7 +271,9 @@ class EditingController(QObject):
         cmd, out = insert_on_edge_command(tab.doc, sid, value, *choice)
         return out if run_command(self.window, tab.doc, cmd) else None
 
-    def delete_selected(self, *, reconnect: bool = False) -> bool:
+    def delete_selected(self, *, reconnect: bool = False, announce: bool = False) -> bool:
+        """Delete the selected nodes; ``announce`` (the Delete action, keyboard or menu):
+        a delete of more than a handful says how many in the status bar, with Undo."""
         tab = self._tab()
         nodes = self.selected_nodes(tab)
         if tab is None or not nodes:
@@ -364,6 +281,8 @@ class EditingController(QObject):
         ok = run_command(self.window, tab.doc, DeleteNodes(nodes, reconnect=reconnect))
         if ok:
             tab.selection.clear(SOURCE)
+            if announce and len(nodes) > HANDFUL:
+                announce_with_undo(self.window, tab.doc, f"Deleted {len(nodes):,} nodes")
         return ok
 
     def rename_node(self, nid: int, name: str) -> bool:
@@ -797,69 +716,10 @@ class EditingController(QObject):
 
     # -- context menu -----------------------------------------------------------------------
     def context_menu(self, tab, pos: QPoint, global_pos: QPoint, *, exec_menu: bool = True) -> QMenu:
-        view = tab.canvas.view
-        key = view.key_at(pos)
-        if key is not None and not tab.canvas.scene.is_selected(key):
-            tab.canvas.scene.select_keys([key])
-        menu = QMenu(view)
-        doc = tab.doc
-        kind, _, rest = (key or "").partition(":")
-        if kind == "n" and rest.isdigit() and doc.has_node(int(rest)):
-            nid = int(rest)
-            node = doc.node(nid)
-            menu.addAction(self.act_rename)
-            menu.addAction(self.act_attributes)
-            menu.addAction(self.act_op_type)
-            menu.addSeparator()
-            menu.addAction(self.act_delete)
-            if len([i for i in node.input if i]) >= 1 and len([o for o in node.output if o]) == 1:
-                menu.addAction(self.act_delete_reconnect)
-            menu.addActions([self.act_cut, self.act_copy, self.act_paste])
-            if any(node.input):
-                disc = menu.addMenu("Disconnect Input")
-                for k, name in enumerate(node.input):
-                    if name:
-                        disc.addAction(f"{k}: {name}", lambda n=nid, i=k: self.disconnect_input(n, i))
-            outs = [o for o in node.output if o]
-            if outs:
-                mk = menu.addMenu("Make Graph Output")
-                sid = doc.index.node_scope[nid]
-                for o in outs:
-                    mk.addAction(o, lambda s=sid, v=o: self.make_output((s, v)))
-            menu.addAction("Insert Node After…", self.insert_on_edge)
-            weights = self._node_weights(tab, nid)
-            if weights:
-                wm = menu.addMenu("Weights")
-                for w in weights:
-                    sub = wm.addMenu(w.name)
-                    self._weight_actions(sub, w)
-        elif kind in ("in", "out"):
-            menu.addActions([self.act_edit_value, self.act_remove_value, self.act_dimension])
-            if kind == "in":
-                menu.addAction(self.act_batch)
-        else:
-            menu.addAction("Add Node Here…", self.add_node)
-            menu.addAction(self.act_paste)
-            menu.addSeparator()
-            menu.addActions([self.act_add_input, self.act_add_output, self.act_batch])
-        menu.addSeparator()
-        # the canvas's own view items (its menu is replaced by this one)
-        item = tab.canvas.scene.item_for(key) if key is not None else None
-        if item is not None and item.box.kind == "group":
-            menu.addAction("Expand group", lambda k=key: view.groupToggled.emit(k))
-        elif item is not None:
-            if item.box.subgraphs and item.box.node_id is not None:
-                # If/Loop/Scan: bodies in place, or the first body as its own view
-                view.body_actions(menu, item)
-            for path, text in view.open_groups_of(key):
-                menu.addAction(f"Collapse {text}", lambda p=path: view.groupToggled.emit(f"g:{p}"))
-        menu.addAction("Zoom to selection", view.zoom_to_selection)
-        menu.addAction("Zoom to fit", view.zoom_to_fit)
-        if exec_menu:
-            menu.exec(global_pos)
-        return menu
+        """The canvas's context menu (built from the registry, widgets.actions.context)."""
+        return context_menu(self.window, tab, pos, global_pos, exec_menu=exec_menu)
 
-    def _node_weights(self, tab, nid: int) -> list:
+    def node_weights(self, tab, nid: int) -> list:
         doc = tab.doc
         node = doc.node(nid)
         sid = doc.index.node_scope[nid]
@@ -881,15 +741,6 @@ class EditingController(QObject):
                     if w is not None:
                         out.append(w)
         return out
-
-    def _weight_actions(self, menu: QMenu, w) -> None:
-        grid = menu.addAction("Edit Values…", lambda: self.edit_weight_grid(w))
-        grid.setEnabled(w.elements <= 10_000 and not w.external)
-        menu.addAction("Replace from .npy…", lambda: self.replace_weight(w))
-        menu.addAction("Cast…", lambda: self.cast_weight(w))
-        menu.addAction("Convert to Initializer" if w.source == "constant" else "Convert to Constant",
-                       lambda: self.convert_weight(w))
-        menu.addAction("Rename…", lambda: self.rename_weight(w))
 
 
 def install_editing(window, *, recovery_store: RecoveryStore | None = None,
