@@ -80,6 +80,8 @@ class MainWindow(QMainWindow):
         self.loader.busyChanged.connect(self._on_load_busy)
         #: every action of the window (widgets/actions): features register theirs here
         self.registry = ActionRegistry(self)
+        for action_id, keys in self.settings.shortcuts().items():  # the user's own keys
+            self.registry.set_shortcut(action_id, keys)
         self._build_central(sample)
         self._build_docks()
         self._build_status()
