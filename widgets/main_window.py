@@ -1,8 +1,10 @@
 """The main window. It only wires: docks, menus, actions and signals.
 
 Behaviour lives elsewhere: loading in :mod:`widgets.loader`, one open model in
-:mod:`widgets.document_tab`, each panel in :mod:`widgets.panels`, settings in
-:mod:`widgets.settings`, appearance in :mod:`widgets.theme`.
+:mod:`widgets.document_tab`, each panel in :mod:`widgets.panels` (placed by
+:mod:`widgets.window_layout`), every action in :mod:`widgets.actions` (the registry and
+the window's own File/Edit/View/Tools entries), settings in :mod:`widgets.settings`,
+appearance in :mod:`widgets.theme`.
 """
 
 from __future__ import annotations
@@ -11,19 +13,10 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import (
-    QDockWidget,
-    QFileDialog,
-    QLabel,
-    QMainWindow,
-    QProgressBar,
-    QPushButton,
-    QStackedWidget,
-    QTabWidget,
-    QWidget,
-)
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QStackedWidget, QTabWidget
 
 from editor.errors import ExternalDataError, StudioError
+from widgets import window_layout
 from widgets.actions import canvas as canvas_actions
 from widgets.actions import edit as edit_actions
 from widgets.actions import file as file_actions
@@ -33,18 +26,10 @@ from widgets.actions.registry import ActionRegistry
 from widgets.document_tab import DocumentTab
 from widgets.compare import install_compare
 from widgets.editing import install_editing
-from widgets.formatting import human_bytes, shown
+from widgets.formatting import shown
 from widgets.file_watch import install_file_watch
 from widgets.loader import LoadRequest, ModelLoader, show_error
-from widgets.panels.find import FindPanel
-from widgets.panels.op_docs import OpDocsPanel
-from widgets.panels.cost import CostPanel
-from widgets.panels.outline import OutlinePanel
-from widgets.panels.problems import ProblemsPanel
-from widgets.panels.properties import PropertiesPanel
 from widgets.panels.start_page import StartPage
-from widgets.panels.summary import SummaryPanel
-from widgets.panels.weights import WeightsView
 from widgets.node_data import install_node_data
 from widgets.numeric import install_numeric_dock
 from widgets.run import install_run_dock
@@ -83,8 +68,8 @@ class MainWindow(QMainWindow):
         for action_id, keys in self.settings.shortcuts().items():  # the user's own keys
             self.registry.set_shortcut(action_id, keys)
         self._build_central(sample)
-        self._build_docks()
-        self._build_status()
+        window_layout.build_docks(self)
+        window_layout.build_status(self)
         file_actions.register(self)
         edit_actions.register(self)
         view_actions.register(self)
@@ -107,7 +92,7 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
         else:
-            QTimer.singleShot(0, self._default_dock_sizes)
+            QTimer.singleShot(0, lambda: window_layout.default_dock_sizes(self))
         if theme is not None:
             theme.themeChanged.connect(self._on_theme)
         file_actions.refresh_recent(self)
@@ -129,77 +114,7 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(self.tabs)
         self.setCentralWidget(self.stack)
 
-    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(name)  # saveState/restoreState key
-        dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        return dock
-
-    def _build_docks(self) -> None:
-        left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
-                               Qt.DockWidgetArea.BottomDockWidgetArea)
-        # IDE layout: side docks run the full height, the problems dock sits under the canvas
-        self.setCorner(Qt.Corner.BottomLeftCorner, left)
-        self.setCorner(Qt.Corner.BottomRightCorner, right)
-        self.outline = OutlinePanel(self)
-        self.find_panel = FindPanel(self)
-        self.properties = PropertiesPanel(self)
-        self.op_docs = OpDocsPanel(self)
-        self.outline_dock = self._dock("Outline", "outline", self.outline, left)
-        self.find_dock = self._dock("Find", "find", self.find_panel, left)
-        self.tabifyDockWidget(self.outline_dock, self.find_dock)
-        self.outline_dock.raise_()
-        self.properties_dock = self._dock("Properties", "properties", self.properties, right)
-        self.op_docs_dock = self._dock("Operator", "op_docs", self.op_docs, right)
-        self.splitDockWidget(self.properties_dock, self.op_docs_dock, Qt.Orientation.Vertical)
-        self.panels: list = [self.outline, self.find_panel, self.properties, self.op_docs]
-        self.docks = [self.outline_dock, self.find_dock, self.properties_dock, self.op_docs_dock]
-        self.problems = ProblemsPanel(self)
-        self.problems_dock = self._dock("Problems", "problems", self.problems, bottom)
-        self.problems.countChanged.connect(
-            lambda errors, total: self.problems_dock.setWindowTitle(f"Problems ({total})" if total else "Problems"))
-        self.summary = SummaryPanel(self)
-        self.summary_dock = self._dock("Summary", "summary", self.summary, right)
-        self.cost = CostPanel(self)
-        self.cost_dock = self._dock("Cost", "cost", self.cost, right)
-        for dock in (self.summary_dock, self.cost_dock):
-            self.tabifyDockWidget(self.properties_dock, dock)
-        self.properties_dock.raise_()
-        self.panels += [self.problems, self.summary, self.cost]
-        self.docks += [self.problems_dock, self.summary_dock, self.cost_dock]
-        self.weights = WeightsView(self)
-        self.properties.set_weights_view(self.weights)
-        self.properties.tensorShown.connect(self._show_weights)
-
     MENU_ORDER = ("File", "Edit", "View", "Node", "Graph", "Model", "Surgery", "Tools", "Run", "Help")
-
-    def _default_dock_sizes(self) -> None:
-        """First-run proportions: roomy side panels, a modest bottom area, Problems in front.
-
-        NOTE: resizeDocks only takes effect once the window has its real size, so this runs
-        from the event loop after the first show (a saved window state replaces it)."""
-        self.resizeDocks([self.outline_dock], [300], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.properties_dock], [380], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.problems_dock], [230], Qt.Orientation.Vertical)
-        self.problems_dock.raise_()
-
-    def _build_status(self) -> None:
-        bar = self.statusBar()
-        self.model_info = QLabel(self)
-        self.zoom_info = QLabel(self)
-        self.progress = QProgressBar(self)
-        self.progress.setMaximumWidth(180)
-        self.progress.setTextVisible(False)
-        self.progress.hide()
-        self.cancel_button = QPushButton("Cancel", self)
-        self.cancel_button.setFlat(True)
-        self.cancel_button.hide()
-        self.cancel_button.clicked.connect(self.cancel_loading)
-        bar.addPermanentWidget(self.progress)
-        bar.addPermanentWidget(self.cancel_button)
-        bar.addPermanentWidget(self.model_info)
-        bar.addPermanentWidget(self.zoom_info)
 
     # -- tabs -------------------------------------------------------------------------------
     def current_tab(self) -> DocumentTab | None:
@@ -216,7 +131,7 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.tabs if tab is not None else self.start_page)
         self.registry.refresh()
         self._update_history()
-        self._update_status()
+        window_layout.update_status(self)
 
     def close_tab(self, index: int) -> None:
         tab = self.tabs.widget(index)
@@ -298,7 +213,7 @@ class MainWindow(QMainWindow):
         tab.progress.connect(lambda f, t=tab: self._on_tab_progress(t, f))
         tab.layoutFailed.connect(lambda msg: self.statusBar().showMessage(f"layout failed: {msg}", 8000))
         tab.layoutFailed.connect(self.layoutFailed)
-        tab.canvas.view.zoomChanged.connect(self._update_zoom)
+        tab.canvas.view.zoomChanged.connect(lambda z: window_layout.update_zoom(self, z))
         doc.history_changed.connect(self._update_history)
         doc.clean_changed.connect(lambda _clean, t=tab: self._update_title(t))
         doc.path_changed.connect(lambda _p, t=tab: self._update_title(t))
@@ -315,7 +230,7 @@ class MainWindow(QMainWindow):
     def _on_tab_ready(self, tab: DocumentTab) -> None:
         self._update_busy()
         if tab is self.current_tab():
-            self._update_status()
+            window_layout.update_status(self)
         self.modelShown.emit(tab)
 
     def _on_tab_busy(self, busy: bool) -> None:
@@ -413,30 +328,9 @@ class MainWindow(QMainWindow):
         for tab in self.tab_list():
             tab.set_dark(dark)
 
-    def _show_weights(self, target) -> None:
+    def show_weights(self, target) -> None:
         tab = self.current_tab()
         self.weights.show_tensor(tab.doc if tab is not None else None, target)
-
-    def _update_zoom(self, zoom: float) -> None:
-        self.zoom_info.setText(f"{zoom * 100:.0f}%")
-
-    def _update_status(self) -> None:
-        tab = self.current_tab()
-        if tab is None:
-            self.model_info.setText("")
-            self.zoom_info.setText("")
-            return
-        doc = tab.doc
-        total = sum(len(s.node_ids) for s in doc.index.scopes.values() if s.kind != "function")
-        main = len(doc.main.node_ids)
-        nodes = f"{main:,} nodes" if total == main else f"{main:,} nodes ({total:,} with subgraphs)"
-        size = human_bytes(doc.file_size) if getattr(doc, "file_size", 0) else ""
-        ext = ""
-        store = getattr(doc, "store", None)
-        if store is not None and store.files():
-            ext = f" + {len(store.files())} external file{'s' if len(store.files()) != 1 else ''}"
-        self.model_info.setText(" · ".join(x for x in (size + ext, nodes) if x))
-        self._update_zoom(tab.canvas.view.zoom())
 
     # -- shutdown --------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
