@@ -102,6 +102,8 @@ class ActionRegistry(QObject):
         #: each menu's sections and their actions, in placing order
         self._layout: dict[int, dict[str, list[QAction]]] = {}
         self._menu_sections: dict[str, str] = {}
+        #: submenus made of a spec's choices (menu id -> spec id)
+        self._choice_menus: dict[int, str] = {}
         #: user key bindings that replace a spec's default (loaded from settings)
         self._keys: dict[str, str | None] = {}
 
@@ -143,6 +145,7 @@ class ActionRegistry(QObject):
         if spec.menu:
             if spec.choices is not None:
                 sub = self.menu(spec.menu + "/" + spec.plain_title, spec.section)
+                self._choice_menus[id(sub)] = spec.id
                 sub.aboutToShow.connect(lambda sid=spec.id: self.refill(sid))
                 self.refill(spec.id)
             else:
@@ -179,6 +182,8 @@ class ActionRegistry(QObject):
             if i:
                 menu.addSeparator()
             menu.addActions(sections[name])
+        if id(menu) in self._choice_menus:  # its bound entries were taken out above
+            self.refill(self._choice_menus[id(menu)])
 
     def menu(self, path: str, section: str | None = None) -> QMenu:
         """The menu at ``path`` (``"Graph/Clean Up"``), created on first use; a new
@@ -190,7 +195,7 @@ class ActionRegistry(QObject):
         bar = self.window.menuBar()
         container: QMenu | None = None
         found: QMenu | None = None
-        for part in parts:
+        for depth, part in enumerate(parts):
             found = None
             holder = bar if container is None else container
             for act in holder.actions():
@@ -203,7 +208,7 @@ class ActionRegistry(QObject):
                     found = bar.addMenu("&" + part)
                 else:
                     found = QMenu("&" + part, container)
-                    sub_path = "/".join(parts[:parts.index(part) + 1])
+                    sub_path = "/".join(parts[:depth + 1])
                     where = section if section is not None and sub_path == path else self._menu_sections.get(sub_path, "9")
                     self._place(container, found.menuAction(), where)
             container = found
