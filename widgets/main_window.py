@@ -114,7 +114,7 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(self.tabs)
         self.setCentralWidget(self.stack)
 
-    MENU_ORDER = ("File", "Edit", "View", "Node", "Graph", "Model", "Surgery", "Tools", "Run", "Help")
+    MENU_ORDER = ("File", "Edit", "View", "Node", "Graph", "Model", "Tools", "Run", "Surgery", "Help")
 
     # -- tabs -------------------------------------------------------------------------------
     def current_tab(self) -> DocumentTab | None:
