@@ -31,7 +31,7 @@ NO_QT = textwrap.dedent("""
 
     if __name__ == "__main__":
         sys.meta_path.insert(0, NoQt())
-        from editor.cli import main
+        from onnx_studio.cli import main
         sys.exit(main(sys.argv[1:]))
 """)
 
