@@ -4,7 +4,7 @@ Layers, bottom to top: ``editor`` (the Qt-free core), ``widgets`` (the Qt window
 ``onnx_studio`` (the program: command line and window). A module may import its own layer
 and the ones below it, never one above. Imports are read statically with :mod:`ast`, so an
 import inside a function counts as much as one at the top (a runtime import walk would not
-see it until the function runs).
+see it until the function runs), and so does ``importlib.import_module("literal")``.
 
 Prints the edges between editor's packages and the upper layers (with how many imports
 each), the import cycles among editor's packages (strongly connected components, via
@@ -67,6 +67,9 @@ def imports_of(path: Path, module: str) -> list[str]:
             else:
                 name = node.module or ""
             out.append(name)
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            out.append(node.args[0].value)  # importlib.import_module("widgets.app") reaches up too
     return out
 
 
