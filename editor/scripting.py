@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -300,15 +300,20 @@ def command_source(cmd: Command) -> str | None:
     return f"doc.execute(commands.{name}({arglist}))"
 
 
-def history_script(document: Document) -> str:
-    """The applied commands of the session as a script ``onnx-studio script`` can replay."""
+def history_script(document: Document,
+                   formatter: Callable[[Command], str | None] = command_source) -> str:
+    """The applied commands of the session as a script ``onnx-studio script`` can replay.
+
+    ``formatter`` writes one command as a line of Python (None: no faithful form). The
+    undo stack records what each command was made with (``_ctor``) but does not know the
+    scripting API: the formatter comes from here, the caller's side."""
     lines = [
         "# ONNX Studio edit history. Replay with:",
         "#   onnx-studio script THIS_FILE.py MODEL.onnx -o OUT.onnx",
         "",
     ]
     for cmd in document.stack.commands[: document.stack.index]:
-        src = cmd.script()
+        src = formatter(cmd)
         lines.append(f"# {cmd.label}")
         lines.append(src if src is not None else "# (this step has no script form: it was made from non-literal data)")
     return "\n".join(lines) + "\n"

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from editor.errors import StudioError
+from widgets.actions.registry import ActionSpec
 from widgets.box_overlay import BoxOverlay, group_index, innermost_group
 from widgets.run.heatmap import HeatMapOverlay
 
@@ -105,12 +105,13 @@ def install_node_data(window) -> None:
         if overlay is not None:
             overlay.set_visible(False)
 
-    act_load = QAction("Node &Data Overlay…", window)
-    act_load.setStatusTip("Colour the nodes by values from a JSON or CSV file (node name → number or label)")
-    act_load.triggered.connect(load)
-    act_clear = QAction("Clear Node Data", window)
-    act_clear.triggered.connect(clear)
-    window.view_menu.addSeparator()
-    window.view_menu.addActions([act_load, act_clear])
+    has_tab = lambda: window.current_tab() is not None  # noqa: E731
+    window.registry.add_all([
+        ActionSpec("view.node_data", "Node &Data Overlay…", load, menu="View", section="7_overlay",
+                   enabled_when=has_tab,
+                   tip="Colour the nodes by values from a JSON or CSV file (node name → number or label)"),
+        ActionSpec("view.node_data_clear", "Clear Node Data", clear, menu="View", section="7_overlay",
+                   enabled_when=has_tab),
+    ])
     window.node_data_overlays = overlays
     window.show_node_data = show

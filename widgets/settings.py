@@ -1,4 +1,5 @@
-"""Settings kept between runs (QSettings): window layout, recent files, theme, view options.
+"""Settings kept between runs (QSettings): window layout, recent files, theme, view options,
+keyboard shortcuts the user rebound.
 
 Stored as an INI file in the user's config folder (``QSettings.IniFormat``, user scope) so
 tests can point it elsewhere with ``QSettings.setPath(IniFormat, UserScope, tmp)``.
@@ -86,3 +87,21 @@ class Settings:
 
     def set_last_dir(self, folder: str) -> None:
         self._qs.setValue("files/last_dir", folder)
+
+    # -- keyboard shortcuts ---------------------------------------------------------------
+    def shortcuts(self) -> dict[str, str]:
+        """Action id -> key sequence (portable text; ``""``: no key) the user chose in
+        place of the action's default."""
+        self._qs.beginGroup("shortcuts")
+        try:
+            return {key: str(self._qs.value(key, "")) for key in self._qs.childKeys()}
+        finally:
+            self._qs.endGroup()
+
+    def set_shortcut(self, action_id: str, keys: str | None) -> None:
+        """Store the user's key for ``action_id`` (``None``: back to the default)."""
+        name = "shortcuts/" + action_id
+        if keys is None:
+            self._qs.remove(name)
+        else:
+            self._qs.setValue(name, keys)

@@ -1,13 +1,16 @@
-"""``onnx-studio``: the command line over the same core the GUI uses.
+"""The headless subcommands of ``onnx-studio``: the command line over the core.
 
-``onnx-studio [MODEL]`` opens the GUI (on the bundled sample model when none is given);
-``onnx-studio SUBCOMMAND ...`` runs a headless tool. Every tool prints one ``error: ...``
-line and exits non-zero on failure, never a traceback (set ``ONNX_STUDIO_DEBUG=1`` to see
-one).
+``onnx-studio SUBCOMMAND ...`` runs a tool. Every tool prints one ``error: ...`` line and
+exits non-zero on failure, never a traceback (set ``ONNX_STUDIO_DEBUG=1`` to see one).
 
 Each subcommand lives in its own module ``editor.cli.<name>`` (dashes as underscores) exposing
 ``add_parser(subparsers)`` and ``run(args) -> int``; modules are imported only when used,
-so ``onnx-studio info`` does not pay for onnxruntime or Qt.
+so ``onnx-studio info`` does not pay for onnxruntime.
+
+The program users run is :mod:`onnx_studio.cli`, the application layer above both the
+core and the window: it adds the subcommands that need Qt (``render``) and opens the
+window when no subcommand is given. This package never imports it, nor ``widgets``; what
+it needs from above (the window) is handed to :func:`main`.
 """
 
 from __future__ import annotations
@@ -16,23 +19,26 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from editor import __version__
 from editor.errors import StudioError
 
 #: subcommand -> one-line help; the module editor.cli.<name> implements it
 SUBCOMMANDS: dict[str, str] = {}
+#: subcommands implemented outside this package (registered by the application layer)
+MODULES: dict[str, str] = {}
 
 
-def register(name: str, help_text: str) -> None:
+def register(name: str, help_text: str, module: str | None = None) -> None:
     SUBCOMMANDS[name] = help_text
+    if module is not None:
+        MODULES[name] = module
 
 
 register("info", "summarise a model (--json for machine-readable output)")
 register("check", "validate a model and list its problems (exit 1 when there are errors)")
 register("convert", "re-save a model: binary <-> text, inline <-> external data")
-register("render", "draw a model's graph to PNG or SVG (headless)")
 register("run", "run a model and summarise its outputs (shape, dtype, stats)")
 register("extract", "extract a subgraph (nodes, or inputs -> outputs) as a new model")
 register("diff", "compare two models (exit 0 same, 1 different, 2 unreadable)")
@@ -50,7 +56,7 @@ register("set-io-type", "change a graph input's or output's element type, with a
 
 def module_name(command: str) -> str:
     """The module that implements a subcommand (``set-dim`` -> ``editor.cli.set_dim``)."""
-    return f"editor.cli.{command.replace('-', '_')}"
+    return MODULES.get(command, f"editor.cli.{command.replace('-', '_')}")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -70,7 +76,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, gui: Callable[[list[str]], int] | None = None) -> int:
+    """Run the subcommand in ``argv``; without one, ``gui(argv)`` (the application layer
+    passes the window's entry), or an error line when there is none (``python -m editor.cli``)."""
     # In a frozen bundle the run worker (multiprocessing 'spawn') re-executes this program
     # with `--multiprocessing-fork ...`: let multiprocessing take over before any parsing.
     # A no-op outside a bundle.
@@ -79,7 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     multiprocessing.freeze_support()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
-        return _gui(argv)
+        if gui is None:
+            print("error: no subcommand given (the window opens with `onnx-studio`; "
+                  "`python -m editor.cli --help` lists the subcommands)", file=sys.stderr)
+            return 2
+        return gui(argv)
     try:
         args = build_parser(only=argv[0] if argv[0] in SUBCOMMANDS else None).parse_args(argv)
         module = importlib.import_module(module_name(args.command))
@@ -100,17 +112,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: unexpected {type(exc).__name__}: {exc} (set ONNX_STUDIO_DEBUG=1 for details)",
               file=sys.stderr)
         return 1
-
-
-def _gui(argv: list[str]) -> int:
-    """Start the desktop app. Qt is imported here only, never by the core."""
-    try:
-        app = importlib.import_module("widgets.app")
-    except ImportError as exc:
-        print(f"error: the window is not part of this installation ({exc}); reinstall onnx-studio",
-              file=sys.stderr)
-        return 2
-    return int(app.main(argv) or 0)
 
 
 def emit_json(data: object) -> None:

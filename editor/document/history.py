@@ -83,13 +83,6 @@ class Command:
     def run(self, doc: Document, tx: Transaction) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def script(self) -> str | None:
-        """One line of Python that re-does this command in a script (``doc`` bound to the
-        scripting API), or None when an argument has no faithful literal form."""
-        from editor.scripting import command_source
-
-        return command_source(self)
-
     # -- used by the stack -------------------------------------------------------------
     # NOTE: undo keeps the inverses of the ops it applies as the new forward list, and redo
     # keeps the inverses of its ops as the new undo list. Replaying the *original* forward

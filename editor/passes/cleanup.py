@@ -6,6 +6,8 @@ values captured by subgraph bodies count as used.
 
 from __future__ import annotations
 
+import networkx as nx
+
 from editor.commands import DeleteNodes, RemoveInitializer
 from editor.document import Document, ScopeId, Transaction
 from editor.document.ops import InsertItem, RemoveItem, scope_target
@@ -103,37 +105,41 @@ def plan_remove_identity(doc: Document, scope: ScopeId | None = None) -> PassPla
     return plan_from("Remove Identity nodes", changes, apply, skipped)
 
 
-def topological_order(doc: Document, sid: ScopeId) -> list[int] | None:
-    """A stable topological order of the scope's nodes (original order where possible);
-    None when the graph has a cycle."""
+def dependency_graph(doc: Document, sid: ScopeId) -> nx.DiGraph:
+    """The scope's nodes, with an edge producer -> consumer for every value one uses of
+    the other (a node's subgraphs count as its own uses: what their bodies capture)."""
     s = doc.scope(sid)
-    ids = list(s.node_ids)
-    pos = {nid: i for i, nid in enumerate(ids)}
-    deps: dict[int, set[int]] = {nid: set() for nid in ids}
-    users: dict[int, list[int]] = {nid: [] for nid in ids}
-    for nid in ids:
+    g = nx.DiGraph()
+    g.add_nodes_from(s.node_ids)
+    for nid in s.node_ids:
         names = list(doc.node(nid).input)
         for sub in doc.index.children.get(nid, ()):
             names += list(_captured(doc, sub))
         for name in names:
             p = s.producers.get(name)
-            if p is not None and p != nid and p not in deps[nid]:
-                deps[nid].add(p)
-                users[p].append(nid)
-    import heapq
+            if p is not None and p != nid:
+                g.add_edge(p, nid)
+    return g
 
-    ready = [pos[n] for n in ids if not deps[n]]
-    heapq.heapify(ready)
-    order = []
-    remaining = {n: len(d) for n, d in deps.items()}
-    while ready:
-        nid = ids[heapq.heappop(ready)]
-        order.append(nid)
-        for u in users[nid]:
-            remaining[u] -= 1
-            if remaining[u] == 0:
-                heapq.heappush(ready, pos[u])
-    return order if len(order) == len(ids) else None
+
+def topological_order(doc: Document, sid: ScopeId) -> list[int] | None:
+    """A stable topological order of the scope's nodes (original order where possible);
+    None when the graph has a cycle."""
+    pos = {nid: i for i, nid in enumerate(doc.scope(sid).node_ids)}
+    try:
+        # NOTE: the lexicographic sort takes, of the ready nodes, the one earliest in the
+        # file, so an already sorted graph comes back unchanged and a sort moves the fewest
+        return list(nx.lexicographical_topological_sort(dependency_graph(doc, sid), key=pos.__getitem__))
+    except nx.NetworkXUnfeasible:
+        return None
+
+
+def node_cycle(doc: Document, sid: ScopeId) -> list[int]:
+    """The nodes of one dependency cycle of the scope, in order (empty when there is none)."""
+    try:
+        return [u for u, _v in nx.find_cycle(dependency_graph(doc, sid))]
+    except nx.NetworkXNoCycle:
+        return []
 
 
 def plan_toposort(doc: Document, scope: ScopeId | None = None) -> PassPlan:
@@ -141,7 +147,9 @@ def plan_toposort(doc: Document, scope: ScopeId | None = None) -> PassPlan:
     sid = doc.index.main if scope is None else scope
     order = topological_order(doc, sid)
     if order is None:
-        return PassPlan("Topological sort", [], None, ["the graph has a cycle: it cannot be sorted"])
+        names = [doc.node(nid).name or doc.node(nid).op_type for nid in node_cycle(doc, sid)]
+        loop = " -> ".join(names[:8] + (["…"] if len(names) > 8 else []) + names[:1])
+        return PassPlan("Topological sort", [], None, [f"the graph has a cycle ({loop}): it cannot be sorted"])
     current = list(doc.scope(sid).node_ids)
     if order == current:
         return PassPlan("Topological sort", [], None, [])

@@ -333,7 +333,7 @@ def test_changed_if_body_and_added_inner_node() -> None:
 
 
 def test_external_initializers_compared_in_chunks(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    import editor.diff as diff_module
+    import editor.diff.values as diff_module  # where tensors are compared chunk by chunk
     from tests.editor.test_summary_support import external_model
 
     monkeypatch.setattr(diff_module, "_CHUNK", 1000)  # several chunks for a 5,000-element tensor

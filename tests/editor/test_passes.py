@@ -168,6 +168,37 @@ def test_toposort_keeps_ids_and_orders() -> None:
     assert plan_toposort(Document(doc.model)).changes  # still unsorted after undo
 
 
+def test_toposort_moves_only_what_it_must_and_names_a_cycle() -> None:
+    from editor.passes import topological_order
+
+    # of the nodes ready at each step the earliest in the file goes first: "uses_late" waits
+    nodes = [
+        helper.make_node("Neg", ["x"], ["p"], name="p1"),
+        helper.make_node("Relu", ["late_out"], ["q"], name="uses_late"),
+        helper.make_node("Abs", ["x"], ["r"], name="r1"),
+        helper.make_node("Neg", ["x"], ["late_out"], name="late"),
+        helper.make_node("Sum", ["p", "q", "r"], ["y"], name="sum"),
+    ]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    doc = Document(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8))
+    order = [doc.node(n).name for n in topological_order(doc, doc.index.main)]
+    assert order == ["p1", "r1", "late", "uses_late", "sum"]
+    # a cycle: no order, and the plan says which nodes form it
+    loop = [
+        helper.make_node("Add", ["x", "b"], ["a"], name="n_a"),
+        helper.make_node("Relu", ["a"], ["b"], name="n_b"),
+        helper.make_node("Neg", ["a"], ["y"], name="out"),
+    ]
+    g = helper.make_graph(loop, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    doc = Document(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8))
+    assert topological_order(doc, doc.index.main) is None
+    plan = plan_toposort(doc)
+    assert plan.command is None and "n_a" in plan.warnings[0] and "n_b" in plan.warnings[0]
+    assert "out" not in plan.warnings[0]
+
+
 @pytest.mark.parametrize("model", ["light/light_squeezenet.onnx", "node/test_conv_with_strides_padding/model.onnx"])
 def test_convert_opset_is_one_undoable_step(model: str) -> None:
     path = CORPUS / "onnx-backend" / model

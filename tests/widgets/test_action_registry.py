@@ -74,3 +74,64 @@ def test_main_window_has_a_registry(qtbot):
     win = MainWindow()
     qtbot.addWidget(win)
     assert isinstance(win.registry, ActionRegistry)
+
+
+def test_sections_sort_by_name_whatever_the_order_features_register(window):
+    reg = ActionRegistry(window)
+    reg.add(ActionSpec("m.late", "Late", lambda: None, menu="Menu", section="2_b"))
+    reg.add(ActionSpec("m.early", "Early", lambda: None, menu="Menu", section="1_a"))
+    reg.declare_menu("Menu/Sub", "1_a")
+    reg.add(ActionSpec("m.sub", "Inside", lambda: None, menu="Menu/Sub"))
+    kinds = ["sep" if x.isSeparator() else x.text().replace("&", "") for x in reg.menu("Menu").actions()]
+    assert kinds == ["Early", "Sub", "sep", "Late"]
+
+
+def test_choices_become_bound_entries_the_registry_owns(window):
+    from PySide6.QtWidgets import QMenu
+
+    reg = ActionRegistry(window)
+    ran = []
+    items = ["a.onnx", "b.onnx"]
+    reg.add(ActionSpec("f.recent", "Open &Recent", ran.append, menu="File", choices=lambda _t: [(i, i) for i in items]))
+    reg.add(ActionSpec("f.clear", "Clear", lambda: items.clear(), menu="File/Open Recent"))
+    sub = reg.menu("File/Open Recent")
+    entries = [a for a in sub.actions() if not a.isSeparator()]
+    assert [a.text() for a in entries] == ["a.onnx", "b.onnx", "Clear"]
+    assert all(reg.owns(a) for a in entries)
+    entries[1].trigger()
+    assert ran == ["b.onnx"]
+    items.pop()
+    reg.refill("f.recent")
+    assert [a.text() for a in sub.actions() if not a.isSeparator()] == ["a.onnx", "Clear"]
+    # a context menu: visible_when, a bound entry per choice, a submenu context
+    reg.add(ActionSpec("n.rename", "Rename", lambda: None, contexts=("node",), section="1"))
+    reg.add(ActionSpec("n.only_big", "Big only", lambda: None, contexts=("node",), visible_when=lambda t: t > 10))
+    reg.add(ActionSpec("n.weights", "Weights", lambda w: None, contexts=("node",), section="2",
+                       choices=lambda t: [(f"w{k}", k) for k in range(t)], submenu_context="weight"))
+    reg.add(ActionSpec("w.show", "Show", ran.append, contexts=("weight",), takes_target=True,
+                       enabled_for=lambda w: w != 0))
+    menu = reg.fill(QMenu(), "node", 2)
+    texts = [a.text() if not a.isSeparator() else "sep" for a in menu.actions()]
+    assert texts == ["Rename", "sep", "Weights"]
+    weights = menu.actions()[-1].menu()
+    w1 = weights.actions()[1].menu().actions()[0]
+    assert reg.owns(w1) and w1.isEnabled() and not weights.actions()[0].menu().actions()[0].isEnabled()
+    w1.trigger()
+    assert ran[-1] == 1
+    other = QMenu()
+    assert not reg.owns(other.addAction("not declared"))
+
+
+def test_user_keys_apply_to_actions_declared_later_and_adopted_actions(window):
+    from PySide6.QtWidgets import QDockWidget
+
+    reg = ActionRegistry(window)
+    reg.set_shortcut("late.one", "Ctrl+Alt+L")  # settings are read before features register
+    act = reg.add(ActionSpec("late.one", "Late", lambda: None, shortcut="Ctrl+L"))
+    assert reg.shortcut("late.one") == "Ctrl+Alt+L" and reg.default_shortcut("late.one") == "Ctrl+L"
+    assert reg.custom_shortcuts() == {"late.one": "Ctrl+Alt+L"}
+    dock = QDockWidget("Panel", window)
+    dock.setObjectName("panel")
+    adopted = reg.add(ActionSpec("view.panel.panel", "Panel", lambda: None, menu="View/Panels"),
+                      action=dock.toggleViewAction())
+    assert adopted is dock.toggleViewAction() and reg.owns(adopted) and act is reg.action("late.one")

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "editor.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "onnx_studio", *args], capture_output=True, text=True,
                           timeout=180, env=env, cwd=ROOT)
 
 
@@ -80,7 +80,7 @@ def test_open_dialog_opens_the_chosen_files(qtbot, window, monkeypatch):
     chosen = [str(CORPUS / "real" / "asr_prep_kaldi.onnx"), str(CORPUS / "real" / "ort_logreg_iris.onnx")]
     monkeypatch.setattr(QFileDialog, "getOpenFileNames", staticmethod(lambda *a, **k: (chosen, "")))
     with qtbot.waitSignals([window.modelShown, window.modelShown], timeout=60_000):
-        window.act_open.trigger()
+        window.registry.action("file.open").trigger()
     qtbot.waitUntil(lambda: window.tabs.count() == 2, timeout=60_000)
 
 
@@ -132,7 +132,7 @@ def test_screenshot_ended_by_a_signal_leaves_no_temporary_folder(tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT), TMPDIR=str(scratch))
     # a model that never finishes loading in time: the screenshot is still waiting when stopped
     model = CORPUS / "onnx-backend" / "light" / "light_densenet121.onnx"
-    proc = subprocess.Popen([sys.executable, "-m", "editor.cli", str(model), "--screenshot", str(tmp_path / "s.png")],
+    proc = subprocess.Popen([sys.executable, "-m", "onnx_studio", str(model), "--screenshot", str(tmp_path / "s.png")],
                             env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60

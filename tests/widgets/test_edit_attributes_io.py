@@ -50,7 +50,7 @@ def test_attribute_dialog_edits_as_one_step(qtbot, window, tmp_path):
         return True
 
     editing.run_dialog = fill
-    editing.act_attributes.trigger()
+    window.registry.action("node.attributes").trigger()
     assert seen
     assert list(_attr(doc, pool, "strides").ints) == [1, 1]
     assert _attr(doc, pool, "storage_order").i == 0
@@ -127,7 +127,7 @@ def test_graph_input_rename_retype_and_output(qtbot, window, tmp_path):
         return dialog.apply()
 
     editing.run_dialog = edit
-    editing.act_edit_value.trigger()
+    window.registry.action("graph.edit_value").trigger()
     assert doc.scope(doc.index.main).input_names()[0] == "image"
     outs = check_saved(doc, tmp_path / "renamed.onnx", ppocr_feed("image"))
     assert outs[0].shape[0] == 1
@@ -152,7 +152,7 @@ def test_graph_input_rename_retype_and_output(qtbot, window, tmp_path):
         return dialog.apply()
 
     editing.run_dialog = add
-    editing.act_add_input.trigger()
+    window.registry.action("graph.add_input").trigger()
     assert "extra" in doc.scope(doc.index.main).input_names()
     select_value(tab, "extra")
     assert editing.remove_graph_value()
@@ -171,7 +171,7 @@ def test_batch_size_across_the_model_lists_hardcoded_constants(qtbot, window, tm
         return True
 
     editing.run_dialog = batch
-    editing.act_batch.trigger()
+    window.registry.action("graph.batch").trigger()
     assert seen["targets"] == ["x"]
     dim0 = doc.value_info(doc.index.main, "x").type.tensor_type.shape.dim[0]
     assert dim0.dim_value == 1
@@ -188,7 +188,7 @@ def test_batch_size_across_the_model_lists_hardcoded_constants(qtbot, window, tm
         return dialog.apply()
 
     editing.run_dialog = symbolic
-    editing.act_batch.trigger()
+    window.registry.action("graph.batch").trigger()
     assert doc.value_info(doc.index.main, "x").type.tensor_type.shape.dim[0].dim_param == "N"
     assert seen["hardcoded"] == listed_before
     # the Reshape constants that pinned batch 1 were rewritten in the same step: batch 3 runs

@@ -32,7 +32,7 @@ def test_rename_inline_with_keyboard_and_undo_label(qtbot, window, tmp_path):
     nid = first_node(tab.doc, "Conv")
     select_node(tab, nid)
     wait_layout_if_pending(qtbot, tab)
-    editing.act_rename.trigger()
+    window.registry.action("node.rename").trigger()
     editor = editing._rename_editor
     assert editor is not None and editor.isVisible()
     editor.selectAll()
@@ -40,7 +40,7 @@ def test_rename_inline_with_keyboard_and_undo_label(qtbot, window, tmp_path):
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     assert tab.doc.node(nid).name == "stem"
     # the Edit menu names the step: the node had no name, the core labels it by its id
-    assert window.act_undo.text() == f"&Undo {tab.doc.stack.undo_label}"
+    assert window.registry.action("edit.undo").text() == f"&Undo {tab.doc.stack.undo_label}"
     assert tab.doc.stack.undo_label.startswith("Rename node '")
     assert window.isWindowModified()
     # Esc cancels a second rename: nothing changes
@@ -75,7 +75,7 @@ def test_palette_add_insert_on_edge_runs_in_onnxruntime(qtbot, window, tmp_path)
     editing.run_dialog = pick("Identity")
     out = editing.insert_on_edge()
     assert out is not None and doc.producer(doc.index.main, out) is not None
-    assert "Insert Identity" in window.act_undo.text()
+    assert "Insert Identity" in window.registry.action("edit.undo").text()
     after = check_saved(doc, tmp_path / "inserted.onnx", ppocr_feed())
     np.testing.assert_allclose(after[0], before[0], rtol=1e-5, atol=1e-6)
     # add a lone node from the palette: it lands on the stack, validation flags its open input
@@ -124,7 +124,7 @@ def test_delete_reconnect_and_change_op_type(qtbot, window, tmp_path):
     # Delete key with "reconnect through" (Shift+Del): the model still runs
     select_node(tab, relu)
     tab.canvas.view.setFocus()
-    editing.act_delete_reconnect.trigger()
+    window.registry.action("node.delete_reconnect").trigger()
     assert not doc.has_node(relu)
     check_saved(doc, tmp_path / "reconnected.onnx", squeezenet_feed())
     doc.undo()

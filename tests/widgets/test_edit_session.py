@@ -35,7 +35,7 @@ def test_history_panel_click_and_export_script(qtbot, window, tmp_path):
     history.show()
     assert history.model.rowCount() == 3
     qtbot.waitUntil(lambda: history.list.currentIndex().row() == 2)
-    assert window.act_undo.text() == f"&Undo {doc.stack.undo_label}"
+    assert window.registry.action("edit.undo").text() == f"&Undo {doc.stack.undo_label}"
     # click the first row: back to the original model
     rect = history.list.visualRect(history.model.index(0))
     qtbot.mouseClick(history.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())

@@ -94,7 +94,7 @@ def test_replace_cast_convert_rename_delete_unused(qtbot, window, tmp_path):
     editing.console.set_document(doc)
     assert editing.console.run_source(
         "doc.execute(commands.AddInitializer(doc.main, 'junk', np.zeros(3, np.float32)))")
-    editing.act_delete_unused.trigger()
+    window.registry.action("graph.delete_unused").trigger()
     assert doc.initializer(sid, "junk") is None
     assert doc.stack.undo_label.startswith("Delete 1 unused initializer")
     doc.undo_all()
@@ -117,7 +117,7 @@ def test_metadata_dialog_one_step(qtbot, window, tmp_path):
         return dialog.apply()
 
     editing.run_dialog = edit
-    editing.act_metadata.trigger()
+    window.registry.action("model.metadata").trigger()
     m = doc.model
     assert m.producer_name == "ONNX Studio test" and m.model_version == 7 and m.doc_string == "edited"
     assert {p.key: p.value for p in m.metadata_props}["license"] == "MIT"
@@ -135,7 +135,7 @@ def test_metadata_dialog_one_step(qtbot, window, tmp_path):
 
     snapshot = doc.serialize()
     editing.run_dialog = drop_ml
-    editing.act_metadata.trigger()
+    window.registry.action("model.metadata").trigger()
     assert doc.serialize() == snapshot
     doc.undo_all()
     assert doc.serialize() == original
@@ -155,7 +155,7 @@ def test_cleanup_preview_apply_fixed_point(qtbot, window, tmp_path):
         return True
 
     editing.run_dialog = preview
-    editing.pass_actions["remove-identity"].trigger()
+    window.registry.action("model.cleanup.remove-identity").trigger()
     assert seen["changes"] and seen["changes"][0] != "(nothing to change)"
     assert seen["rounds"] >= 1 and seen["after"] == ["(nothing to change)"]
     assert not any(n.op_type == "Identity" for n in doc.model.graph.node)
@@ -178,7 +178,7 @@ def test_opset_conversion_one_step(qtbot, window, tmp_path):
         return dialog.apply()
 
     editing.run_dialog = convert
-    editing.act_opset.trigger()
+    window.registry.action("model.opset").trigger()
     assert "default opset 9 -> 13" in seen["changes"]
     assert doc.opset("") == 13 and doc.stack.undo_label == "Convert to opset 13"
     check_saved(doc, tmp_path / "op13.onnx", squeezenet_feed())
@@ -192,7 +192,7 @@ def test_opset_conversion_one_step(qtbot, window, tmp_path):
         return dialog.apply()
 
     editing.run_dialog = too_old
-    editing.act_opset.trigger()
+    window.registry.action("model.opset").trigger()
     assert seen["old"] and doc.serialize() == original
 
 
@@ -209,7 +209,7 @@ def test_new_model_tab(qtbot, window, tmp_path):
         return dialog.apply()
 
     editing.run_dialog = add_input
-    editing.act_add_input.trigger()
+    window.registry.action("graph.add_input").trigger()
     editing.run_dialog = lambda d: True
     nid = editing.add_node(choice=("", "Relu", None))
     from editor.commands import SetNodeInput
@@ -225,7 +225,7 @@ def test_new_model_tab(qtbot, window, tmp_path):
         return dialog.apply()
 
     editing.run_dialog = older
-    editing.act_metadata.trigger()
+    window.registry.action("model.metadata").trigger()
     assert tab.doc.model.ir_version == 10 and tab.doc.opset("") == 21
     outs = check_saved(tab.doc, tmp_path / "new.onnx", {"x": -np.ones((2, 3), np.float32)})
     assert (outs[0] == 0).all()
@@ -247,7 +247,7 @@ def test_optimize_preview_checks_outputs_and_applies_one_step(qtbot, window, tmp
         return True
 
     editing.run_dialog = preview
-    editing.pass_actions["optimize-extended"].trigger()
+    window.registry.action("model.cleanup.optimize-extended").trigger()
     assert any("Constant" in c for c in seen["changes"]), seen["changes"]
     assert seen["check"].startswith("outputs equal"), seen["check"]
     assert seen["rounds"] == 1 and len(doc.model.graph.node) < nodes_before

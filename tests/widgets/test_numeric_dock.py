@@ -41,7 +41,7 @@ def _wait(qtbot, dock) -> None:  # noqa: ANN001
 def test_compare_with_a_perturbed_copy_shows_the_first_divergence(qtbot, window, dock, tmp_path) -> None:  # noqa: ANN001
     b = _changed(tmp_path / "b.onnx", "encoder.conv_layers.2.weight", lambda w: w.__iadd__(np.float32(0.3)))
     tab = open_model(qtbot, window, VAD)
-    window.findChild(type(dock.show_action), "action_compare_runs").trigger()
+    window.registry.action("tools.compare_runs").trigger()
     assert dock.isVisible()
     dock._b_file = str(b)
     dock.refresh_sides()

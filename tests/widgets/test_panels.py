@@ -75,16 +75,16 @@ def test_undo_redo_labels_and_modified_title(qtbot, window):
     doc = tab.doc
     nid = next(n for n in doc.main.node_ids if doc.node(n).name)
     old = doc.node(nid).name
-    assert not window.act_undo.isEnabled()
+    assert not window.registry.action("edit.undo").isEnabled()
     doc.execute(SetNodeField(nid, "name", "conv1"))
     label = doc.stack.undo_label
-    assert label and window.act_undo.text() == f"&Undo {label}" and window.act_undo.isEnabled()
+    assert label and window.registry.action("edit.undo").text() == f"&Undo {label}" and window.registry.action("edit.undo").isEnabled()
     assert window.isWindowModified() and window.tabs.tabText(0).endswith("*")
-    window.act_undo.trigger()
+    window.registry.action("edit.undo").trigger()
     assert doc.node(nid).name == old
     assert not window.isWindowModified() and not window.tabs.tabText(0).endswith("*")
-    assert window.act_redo.text() == f"&Redo {label}"
-    window.act_redo.trigger()
+    assert window.registry.action("edit.redo").text() == f"&Redo {label}"
+    window.registry.action("edit.redo").trigger()
     assert doc.node(nid).name == "conv1"
     # the properties panel shows the edit
     tab.selection.select([Target.of_node(doc.index.main, nid)], "test")
@@ -95,21 +95,21 @@ def test_standard_shortcuts(window):
     from PySide6.QtGui import QKeySequence
 
     K = QKeySequence.StandardKey
-    pairs = [(window.act_open, K.Open), (window.act_save, K.Save), (window.act_close, K.Close),
-             (window.act_find, K.Find), (window.act_zoom_in, K.ZoomIn), (window.act_zoom_out, K.ZoomOut),
-             (window.act_undo, K.Undo), (window.act_redo, K.Redo), (window.act_select_all, K.SelectAll)]
+    pairs = [(window.registry.action("file.open"), K.Open), (window.registry.action("file.save"), K.Save), (window.registry.action("file.close"), K.Close),
+             (window.registry.action("edit.find"), K.Find), (window.registry.action("view.zoom_in"), K.ZoomIn), (window.registry.action("view.zoom_out"), K.ZoomOut),
+             (window.registry.action("edit.undo"), K.Undo), (window.registry.action("edit.redo"), K.Redo), (window.registry.action("edit.select_all"), K.SelectAll)]
     for action, key in pairs:
         assert action.shortcuts() == QKeySequence.keyBindings(key), action.text()
 
 
 def test_select_all_and_names_toggle(qtbot, window):
     tab = open_model(qtbot, window, sample_model_path())
-    window.act_select_all.trigger()
+    window.registry.action("edit.select_all").trigger()
     assert set(tab.canvas.scene.selected_keys()) == set(tab.canvas.scene.node_items())
-    window.act_names.setChecked(True)
+    window.registry.action("view.names").setChecked(True)
     assert tab.canvas.scene.show_names()
     assert window.settings.view_option("show_names")
-    window.act_names.setChecked(False)
+    window.registry.action("view.names").setChecked(False)
     assert not tab.canvas.scene.show_names()
 
 
@@ -225,7 +225,7 @@ def test_problems_follow_edits_and_select(qtbot, window):
     assert tab.selection.current == Target.of_node(doc.index.main, nid)
     qtbot.waitUntil(lambda: f"n:{nid}" in tab.canvas.scene.selected_keys(), timeout=10_000)
     with qtbot.waitSignal(panel.countChanged, timeout=5_000):
-        window.act_undo.trigger()
+        window.registry.action("edit.undo").trigger()
     assert not [p for p in panel.problems() if p.node_id == nid and p.severity == "error"]
 
 
@@ -234,7 +234,7 @@ def test_full_check_runs_in_background(qtbot, window):
     tab = open_model(qtbot, window, CORPUS / "real" / "asr_prep_resample_44_16.onnx")
     panel = window.problems
     with qtbot.waitSignal(panel.countChanged, timeout=60_000):
-        window.act_full_check.trigger()
+        window.registry.action("tools.full_check").trigger()
         assert "Running" in panel.summary.text()
     assert panel.full_button.isEnabled()
     assert panel.summary.text() in ("No problems found.",) or "error" in panel.summary.text()
@@ -253,17 +253,17 @@ def test_boxes_show_toggles(qtbot, window):
     assert any(e.label for e in scene.graph.edges)
     tall = max(b.height for b in conv_boxes())
     with qtbot.waitSignal(tab.canvas.controller.laidOut, timeout=30_000):
-        window.act_attributes.setChecked(False)
+        window.registry.action("view.attributes").setChecked(False)
     assert conv_boxes() and not any(b.details for b in conv_boxes())
     assert max(b.height for b in conv_boxes()) < tall
     with qtbot.waitSignal(tab.canvas.controller.laidOut, timeout=30_000):
-        window.act_initializers.setChecked(False)
+        window.registry.action("view.initializers").setChecked(False)
     assert not any(b.weights for b in conv_boxes())
     with qtbot.waitSignal(tab.canvas.controller.laidOut, timeout=30_000):
-        window.act_shapes.setChecked(False)
+        window.registry.action("view.shapes").setChecked(False)
     assert not any(e.label for e in scene.graph.edges)
     assert not window.settings.view_option("show_shapes")
-    for act in (window.act_attributes, window.act_initializers, window.act_shapes):
+    for act in (window.registry.action("view.attributes"), window.registry.action("view.initializers"), window.registry.action("view.shapes")):
         with qtbot.waitSignal(tab.canvas.controller.laidOut, timeout=30_000):
             act.setChecked(True)
     assert all(b.details for b in conv_boxes()) and any(e.label for e in scene.graph.edges)

@@ -20,9 +20,7 @@ pytestmark = pytest.mark.skipif(not SQUEEZENET.is_file() or not SILERO.is_file()
 
 @pytest.fixture
 def dock(window):
-    from widgets.run import install_run_dock
-
-    return install_run_dock(window)
+    return window.run_dock  # the window installs it (widgets.run.install_run_dock)
 
 
 def run_and_wait(qtbot, dock, *, profile: bool = False):

@@ -15,9 +15,7 @@ SQUEEZENET = CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx"
 
 @pytest.fixture
 def dock(window):
-    from widgets.run import install_run_dock
-
-    return install_run_dock(window)
+    return window.run_dock  # the window installs it (widgets.run.install_run_dock)
 
 
 @pytest.mark.timeout(120)

@@ -28,7 +28,7 @@ def test_fp16_from_the_menu_is_one_undo_step(qtbot, window, tmp_path):
         return True
 
     editing.run_dialog = accept
-    editing.surgery.act_fp16.trigger()
+    window.registry.action("surgery.fp16").trigger()
     qtbot.waitUntil(lambda: doc.stack.index == depth + 1, timeout=60_000)
     assert any(t.data_type == TensorProto.FLOAT16 for t in doc.model.graph.initializer)
     assert all(i.type.tensor_type.elem_type == TensorProto.FLOAT for i in doc.model.graph.input)
@@ -77,7 +77,7 @@ def test_set_io_type_dialog_refuses_what_does_not_fit(qtbot, window, tmp_path):
         return True
 
     editing.run_dialog = accept
-    editing.surgery.act_io_type.trigger()
+    window.registry.action("surgery.io_type").trigger()
     assert "fit" in seen["refused"]
     assert doc.model.graph.input[0].type.tensor_type.elem_type == TensorProto.UINT8
     assert doc.model.graph.node[0].op_type == "Cast"

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import shiboken6
 from PySide6.QtCore import Qt, QThreadPool
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QMenu
+from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow
 
 from editor.errors import StudioError
+from widgets.actions.registry import ActionSpec
+from widgets.actions.view import register_dock
 from widgets.compare.extract import extract_selection, open_new_document
 from widgets.compare.overlay import CanvasDiff
 from widgets.compare.panel import ChangeRef, DiffPanel
@@ -30,11 +31,6 @@ from widgets.selection import Target
 
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.txt);;All files (*)"
 SOURCE = "diff"
-
-
-def _menu_named(bar, name: str) -> QMenu | None:
-    return next((a.menu() for a in bar.actions() if a.menu() is not None and a.text().replace("&", "") == name),
-                None)
 
 
 def _alive(obj) -> bool:
@@ -70,7 +66,6 @@ class CompareDock(QDockWidget):
         self.overlays: dict[int, CanvasDiff] = {}
         self._doc_a = self._doc_b = None  # the documents whose edits make the list stale
         self.stale = False
-        self._patched_views: set[int] = set()
         self._watched: set[int] = set()  # ids of tabs whose destroyed signal we follow
         self.panel.changeActivated.connect(self.reveal)
         self.panel.overlayToggled.connect(self.set_overlay_visible)
@@ -84,68 +79,21 @@ class CompareDock(QDockWidget):
     # -- actions and menus ---------------------------------------------------------------------
     def _build_actions(self) -> None:
         w = self.window_
-        self.act_compare = QAction("Compare &With…", self)
-        self.act_compare.setShortcut(QKeySequence("Ctrl+Shift+D"))
-        self.act_compare.setStatusTip("Diff the current model against another model file")
-        self.act_compare.triggered.connect(self.compare_dialog)
-        self.act_extract = QAction("E&xtract Selection to New Model", self)
-        self.act_extract.setShortcut(QKeySequence("Ctrl+Shift+E"))
-        self.act_extract.setStatusTip("Cut the selected nodes out into a new, untitled model")
-        self.act_extract.triggered.connect(self.extract)
-        for act in (self.act_compare, self.act_extract):
-            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-            w.addAction(act)
-        bar = w.menuBar()
-        tools = _menu_named(bar, "Tools")
-        if tools is None:
-            tools = QMenu("&Tools", w)
-            before = next((a for a in bar.actions() if a.text().replace("&", "") in ("Run", "Help")), None)
-            if before is not None:
-                bar.insertMenu(before, tools)
-            else:
-                bar.addMenu(tools)
-        elif tools.actions():
-            tools.addSeparator()
-        tools.addAction(self.act_compare)
-        tools.addAction(self.act_extract)
-        self.tools_menu = tools
-        edit = _menu_named(bar, "Edit")
-        if edit is not None:
-            edit.addSeparator()
-            edit.addAction(self.act_extract)
-        view = _menu_named(bar, "View")
-        panels = _menu_named(view, "Panels") if view is not None else None
-        if panels is not None:
-            panels.addAction(self.toggleViewAction())
+        has_tab = lambda: w.current_tab() is not None  # noqa: E731
+        w.registry.add_all([
+            ActionSpec("tools.compare", "Compare &With…", self.compare_dialog, "Ctrl+Shift+D", "Tools", "2_compare",
+                       enabled_when=has_tab, tip="Diff the current model against another model file",
+                       contexts=("node", "canvas"), context_section="9_tools", keywords="diff"),
+            ActionSpec("tools.extract", "E&xtract Selection to New Model", self.extract, "Ctrl+Shift+E", "Tools",
+                       "2_compare", enabled_when=has_tab, contexts=("node", "canvas"), context_section="9_tools",
+                       tip="Cut the selected nodes out into a new, untitled model", keywords="subgraph"),
+        ])
+        register_dock(w, self, "3")
+        self.act_compare = w.registry.action("tools.compare")
+        self.act_extract = w.registry.action("tools.extract")
 
     def _on_current_tab(self, *_args) -> None:
-        tab = self.window_.current_tab()
-        self.act_compare.setEnabled(tab is not None)
-        self.act_extract.setEnabled(tab is not None)
-        if tab is not None:
-            self._patch_context_menu(tab)
-
-    def _patch_context_menu(self, tab) -> None:
-        """Add "Extract Selection…" (and "Compare With…") to the tab's canvas menu.
-
-        NOTE: the canvas builds its menu in ``GraphView.context_menu(item)``; we wrap that
-        method on the view instance, as DocumentTab wraps the controller's display-model
-        builder, so the canvas package needs no hook for this."""
-        view = tab.canvas.view
-        if id(view) in self._patched_views:
-            return
-        self._patched_views.add(id(view))
-        view.destroyed.connect(lambda *_a, k=id(view): self._patched_views.discard(k))
-        build = view.context_menu
-
-        def context_menu(item, _build=build):
-            menu = _build(item)
-            menu.addSeparator()
-            menu.addAction(self.act_extract)
-            menu.addAction(self.act_compare)
-            return menu
-
-        view.context_menu = context_menu
+        self.window_.registry.refresh("tools.")
 
     # -- comparing --------------------------------------------------------------------------
     def compare_dialog(self) -> None:

@@ -9,7 +9,8 @@ protobuf itself.
 from __future__ import annotations
 
 import onnx
-from PySide6.QtWidgets import QComboBox, QMainWindow, QWidget
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QComboBox, QMainWindow, QPushButton, QWidget
 
 from editor.errors import StudioError
 from editor.types import dims_text, shape_dims
@@ -96,3 +97,35 @@ def format_shape(vi: onnx.ValueInfoProto | None) -> tuple[int, str]:
     if dims is None:
         return elem, ""
     return elem, dims_text(dims, ", ") if dims else "[]"
+
+
+def announce_with_undo(window: QMainWindow, doc, message: str, timeout_ms: int = 10000) -> QPushButton:
+    """Say ``message`` in the status bar with an Undo button beside it (a big edit made
+    with one key must be easy to see and to take back). The button undoes the document's
+    last step if that is still the announced one, and goes away with the message."""
+    bar = window.statusBar()
+    old = bar.findChild(QPushButton, "announce_undo")
+    if old is not None:
+        bar.removeWidget(old)
+        old.deleteLater()
+    button = QPushButton("Undo", bar)
+    button.setObjectName("announce_undo")
+    button.setFlat(True)
+    index = doc.stack.index
+
+    def undo() -> None:
+        if doc.stack.index == index and doc.stack.can_undo:
+            doc.undo()
+        drop()
+
+    def drop() -> None:
+        bar.removeWidget(button)
+        button.deleteLater()
+
+    button.clicked.connect(undo)
+    # permanent: a normal status-bar widget would hide while the message shows
+    bar.insertPermanentWidget(0, button)
+    button.show()
+    bar.showMessage(message, timeout_ms)
+    QTimer.singleShot(timeout_ms, button, drop)
+    return button

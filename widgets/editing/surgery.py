@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.errors import StudioError
+from widgets.actions.registry import ActionSpec
 from widgets.editing.common import elem_type_combo, run_command, show_refusal
 
 NEW_INPUT = "(stays an input)"
@@ -171,10 +172,16 @@ class SurgeryActions(QObject):
     def __init__(self, controller) -> None:
         super().__init__(controller)
         self.controller = controller
-        menu = controller._menu("&Surgery")
-        self.act_fp16 = menu.addAction("Convert to &fp16…", self.convert_fp16)
-        self.act_append = menu.addAction("&Append Model…", self.append_model)
-        self.act_io_type = menu.addAction("Set Input/Output &Type…", self.set_io_type)
+        window = controller.window
+        has_tab = lambda: window.current_tab() is not None  # noqa: E731
+        window.registry.add_all([
+            ActionSpec("surgery.fp16", "Convert to &fp16…", self.convert_fp16, menu="Surgery", enabled_when=has_tab,
+                       keywords="half precision float16"),
+            ActionSpec("surgery.append", "&Append Model…", self.append_model, menu="Surgery", enabled_when=has_tab,
+                       keywords="merge"),
+            ActionSpec("surgery.io_type", "Set Input/Output &Type…", self.set_io_type, menu="Surgery",
+                       enabled_when=has_tab),
+        ])
         #: the conversion running off the GUI thread (tests wait on it)
         self.pending: threading.Thread | None = None
         self.last_result = None

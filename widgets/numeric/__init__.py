@@ -36,7 +36,6 @@ def install_numeric_dock(main_window) -> NumericDock:  # noqa: ANN001
 
     Call it after the Diff dock is installed and before ``restoreState``."""
     from PySide6.QtCore import Qt
-    from PySide6.QtGui import QAction
 
     dock = NumericDock(main_window)
     main_window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
@@ -44,23 +43,20 @@ def install_numeric_dock(main_window) -> NumericDock:  # noqa: ANN001
     if neighbour is not None:
         main_window.tabifyDockWidget(neighbour, dock)
     dock.hide()
-    docks = getattr(main_window, "docks", None)
-    if isinstance(docks, list):
-        docks.append(dock)
+    main_window.docks.append(dock)
 
     def show() -> None:
         dock.refresh_sides()
         dock.show()
         dock.raise_()
 
-    action = QAction("Compare Runs…", main_window)
-    action.setObjectName("action_compare_runs")
-    action.triggered.connect(show)
-    main_window.addAction(action)
-    dock.show_action = action
-    tools = getattr(getattr(main_window, "compare_dock", None), "tools_menu", None)
-    if tools is not None:
-        tools.addAction(action)
+    from widgets.actions.registry import ActionSpec
+    from widgets.actions.view import register_dock
+
+    dock.show_action = main_window.registry.add(ActionSpec(
+        "tools.compare_runs", "Compare Runs…", show, menu="Tools", section="2_compare",
+        tip="Compare the values of two runs tensor by tensor", keywords="numeric error heat map"))
+    register_dock(main_window, dock, "3")
     main_window.tabs.currentChanged.connect(lambda _i: dock.refresh_sides() if dock.isVisible() else None)
     main_window.numeric_dock = dock
     return dock

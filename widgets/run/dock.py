@@ -14,10 +14,11 @@ from html import escape
 import shiboken6
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
+from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from editor.errors import StudioError
+from widgets.actions.registry import ActionSpec
+from widgets.actions.view import register_dock
 from widgets.run.controller import RunController, RunService
 from widgets.run.heatmap import HeatMap
 from widgets.run.panel import RunPanel
@@ -72,49 +73,24 @@ class RunDock(QDockWidget):
     # -- actions and menu ------------------------------------------------------------------------
     def _build_actions(self) -> None:
         w = self.window_
-        self.act_run = QAction("&Run", self)
-        self.act_run.setShortcut(QKeySequence("F5"))
-        self.act_run.triggered.connect(lambda: self.run(profile=False))
-        self.act_cancel = QAction("&Cancel Run", self)
-        self.act_cancel.setShortcut(QKeySequence("Shift+F5"))
-        self.act_cancel.triggered.connect(self.cancel)
-        self.act_profile = QAction("&Profile", self)
-        self.act_profile.setShortcut(QKeySequence("Ctrl+F5"))
-        self.act_profile.triggered.connect(lambda: self.run(profile=True))
-        self.act_capture = QAction("Run Capturing &Selected Values", self)
-        self.act_capture.triggered.connect(self.capture_selection)
-        for act in (self.act_run, self.act_cancel, self.act_profile, self.act_capture):
-            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-            w.addAction(act)
-        menu = QMenu("&Run", w)
-        menu.addActions([self.act_run, self.act_profile, self.act_cancel])
-        menu.addSeparator()
-        menu.addAction(self.act_capture)
-        menu.addSeparator()
-        menu.addAction(self.toggleViewAction())
-        bar = w.menuBar()
-        help_action = next((a for a in bar.actions() if a.text().replace("&", "") == "Help"), None)
-        if help_action is not None:
-            bar.insertMenu(help_action, menu)
-        else:
-            bar.addMenu(menu)
-        self.menu = menu
-        view = next((a.menu() for a in bar.actions() if a.text().replace("&", "") == "View"), None)
-        panels = None
-        if view is not None:
-            panels = next((a.menu() for a in view.actions() if a.menu() is not None
-                           and a.text().replace("&", "") == "Panels"), None)
-        if panels is not None:
-            panels.addAction(self.toggleViewAction())
+        can_run = lambda: self._tab is not None and not self.service.busy  # noqa: E731
+        w.registry.add_all([
+            ActionSpec("run.run", "&Run", lambda: self.run(profile=False), "F5", "Run", "1_run",
+                       enabled_when=can_run, tip="Run the model on the inputs of the Run panel", keywords="execute"),
+            ActionSpec("run.profile", "&Profile", lambda: self.run(profile=True), "Ctrl+F5", "Run", "1_run",
+                       enabled_when=can_run, tip="Run and time every node"),
+            ActionSpec("run.cancel", "&Cancel Run", self.cancel, "Shift+F5", "Run", "1_run",
+                       enabled_when=lambda: self.service.busy),
+            ActionSpec("run.capture", "Run Capturing &Selected Values", self.capture_selection, menu="Run",
+                       section="2_capture", enabled_when=can_run),
+        ])
+        register_dock(w, self, "3")
+        self.act_run, self.act_profile = w.registry.action("run.run"), w.registry.action("run.profile")
+        self.act_cancel, self.act_capture = w.registry.action("run.cancel"), w.registry.action("run.capture")
         self._update_actions()
 
     def _update_actions(self) -> None:
-        has = self._tab is not None
-        busy = self.service.busy
-        self.act_run.setEnabled(has and not busy)
-        self.act_profile.setEnabled(has and not busy)
-        self.act_capture.setEnabled(has and not busy)
-        self.act_cancel.setEnabled(busy)
+        self.window_.registry.refresh("run.")
 
     # -- tabs ------------------------------------------------------------------------------------
     def controller_for(self, tab) -> RunController:

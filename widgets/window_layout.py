@@ -1,0 +1,117 @@
+"""Where the window's panels go and what its status bar shows.
+
+The panels over the current document dock in an IDE layout (outline and find on the left,
+properties, summary and cost on the right, problems under the canvas); the status bar
+carries the open progress with its Cancel, the model's size and node count, and the zoom.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QLabel, QProgressBar, QPushButton, QWidget
+
+from widgets.formatting import human_bytes
+from widgets.panels.cost import CostPanel
+from widgets.panels.find import FindPanel
+from widgets.panels.op_docs import OpDocsPanel
+from widgets.panels.outline import OutlinePanel
+from widgets.panels.problems import ProblemsPanel
+from widgets.panels.properties import PropertiesPanel
+from widgets.panels.summary import SummaryPanel
+from widgets.panels.weights import WeightsView
+
+
+def add_dock(window, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+    dock = QDockWidget(title, window)
+    dock.setObjectName(name)  # saveState/restoreState key
+    dock.setWidget(widget)
+    window.addDockWidget(area, dock)
+    return dock
+
+
+def build_docks(window) -> None:
+    left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
+                           Qt.DockWidgetArea.BottomDockWidgetArea)
+    # IDE layout: side docks run the full height, the problems dock sits under the canvas
+    window.setCorner(Qt.Corner.BottomLeftCorner, left)
+    window.setCorner(Qt.Corner.BottomRightCorner, right)
+    window.outline = OutlinePanel(window)
+    window.find_panel = FindPanel(window)
+    window.properties = PropertiesPanel(window)
+    window.op_docs = OpDocsPanel(window)
+    window.outline_dock = add_dock(window, "Outline", "outline", window.outline, left)
+    window.find_dock = add_dock(window, "Find", "find", window.find_panel, left)
+    window.tabifyDockWidget(window.outline_dock, window.find_dock)
+    window.outline_dock.raise_()
+    window.properties_dock = add_dock(window, "Properties", "properties", window.properties, right)
+    window.op_docs_dock = add_dock(window, "Operator", "op_docs", window.op_docs, right)
+    window.splitDockWidget(window.properties_dock, window.op_docs_dock, Qt.Orientation.Vertical)
+    window.panels: list = [window.outline, window.find_panel, window.properties, window.op_docs]
+    window.docks = [window.outline_dock, window.find_dock, window.properties_dock, window.op_docs_dock]
+    window.problems = ProblemsPanel(window)
+    window.problems_dock = add_dock(window, "Problems", "problems", window.problems, bottom)
+    window.problems.countChanged.connect(
+        lambda errors, total: window.problems_dock.setWindowTitle(f"Problems ({total})" if total else "Problems"))
+    window.summary = SummaryPanel(window)
+    window.summary_dock = add_dock(window, "Summary", "summary", window.summary, right)
+    window.cost = CostPanel(window)
+    window.cost_dock = add_dock(window, "Cost", "cost", window.cost, right)
+    for dock in (window.summary_dock, window.cost_dock):
+        window.tabifyDockWidget(window.properties_dock, dock)
+    window.properties_dock.raise_()
+    window.panels += [window.problems, window.summary, window.cost]
+    window.docks += [window.problems_dock, window.summary_dock, window.cost_dock]
+    window.weights = WeightsView(window)
+    window.properties.set_weights_view(window.weights)
+    window.properties.tensorShown.connect(window.show_weights)
+
+
+def default_dock_sizes(window) -> None:
+    """First-run proportions: roomy side panels, a modest bottom area, Problems in front.
+
+    NOTE: resizeDocks only takes effect once the window has its real size, so this runs
+    from the event loop after the first show (a saved window state replaces it)."""
+    window.resizeDocks([window.outline_dock], [300], Qt.Orientation.Horizontal)
+    window.resizeDocks([window.properties_dock], [380], Qt.Orientation.Horizontal)
+    window.resizeDocks([window.problems_dock], [230], Qt.Orientation.Vertical)
+    window.problems_dock.raise_()
+
+
+def build_status(window) -> None:
+    bar = window.statusBar()
+    window.model_info = QLabel(window)
+    window.zoom_info = QLabel(window)
+    window.progress = QProgressBar(window)
+    window.progress.setMaximumWidth(180)
+    window.progress.setTextVisible(False)
+    window.progress.hide()
+    window.cancel_button = QPushButton("Cancel", window)
+    window.cancel_button.setFlat(True)
+    window.cancel_button.hide()
+    window.cancel_button.clicked.connect(window.cancel_loading)
+    bar.addPermanentWidget(window.progress)
+    bar.addPermanentWidget(window.cancel_button)
+    bar.addPermanentWidget(window.model_info)
+    bar.addPermanentWidget(window.zoom_info)
+
+
+def update_zoom(window, zoom: float) -> None:
+    window.zoom_info.setText(f"{zoom * 100:.0f}%")
+
+def update_status(window) -> None:
+    tab = window.current_tab()
+    if tab is None:
+        window.model_info.setText("")
+        window.zoom_info.setText("")
+        return
+    doc = tab.doc
+    total = sum(len(s.node_ids) for s in doc.index.scopes.values() if s.kind != "function")
+    main = len(doc.main.node_ids)
+    nodes = f"{main:,} nodes" if total == main else f"{main:,} nodes ({total:,} with subgraphs)"
+    size = human_bytes(doc.file_size) if getattr(doc, "file_size", 0) else ""
+    ext = ""
+    store = getattr(doc, "store", None)
+    if store is not None and store.files():
+        ext = f" + {len(store.files())} external file{'s' if len(store.files()) != 1 else ''}"
+    window.model_info.setText(" · ".join(x for x in (size + ext, nodes) if x))
+    update_zoom(window, tab.canvas.view.zoom())
