@@ -2,7 +2,7 @@
 
 import sys
 
-from onnx_studio.cli import main
+from widgets.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,7 +7,7 @@ Each subcommand lives in its own module ``editor.cli.<name>`` (dashes as undersc
 ``add_parser(subparsers)`` and ``run(args) -> int``; modules are imported only when used,
 so ``onnx-studio info`` does not pay for onnxruntime.
 
-The program users run is :mod:`onnx_studio.cli`, the application layer above both the
+The program users run is :mod:`widgets.cli`, the application layer above both the
 core and the window: it adds the subcommands that need Qt (``render``) and opens the
 window when no subcommand is given. This package never imports it, nor ``widgets``; what
 it needs from above (the window) is handed to :func:`main`.

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def check(*args: str | Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "onnx_studio", "check", *map(str, args)],
+        [sys.executable, "-m", "widgets", "check", *map(str, args)],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
 

@@ -248,7 +248,7 @@ def test_shape_engine_keeps_named_dims_through_a_real_detector() -> None:
 
 def test_cli_info_cost_json_contract() -> None:
     path = CORPUS / "real" / "fw_silero_vad_v6.onnx"
-    r = subprocess.run([sys.executable, "-m", "onnx_studio", "info", str(path), "--cost", "--json"],
+    r = subprocess.run([sys.executable, "-m", "widgets", "info", str(path), "--cost", "--json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
@@ -257,9 +257,9 @@ def test_cli_info_cost_json_contract() -> None:
     assert isinstance(total["macs"], str) and "seq_len" in total["macs"]  # symbolic, not refused
     assert len(data["nodes"]) == 25 and {"name", "op_type", "macs", "params", "weight_bytes", "output_bytes"} <= data[
         "nodes"][0].keys()
-    r = subprocess.run([sys.executable, "-m", "onnx_studio", "info", str(path), "--cost", "--json", "--dim", "seq_len=512"],
+    r = subprocess.run([sys.executable, "-m", "widgets", "info", str(path), "--cost", "--json", "--dim", "seq_len=512"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0 and isinstance(json.loads(r.stdout)["total"]["macs"], int)
-    r = subprocess.run([sys.executable, "-m", "onnx_studio", "info", str(path), "--cost", "--dim", "nope=1"],
+    r = subprocess.run([sys.executable, "-m", "widgets", "info", str(path), "--cost", "--dim", "nope=1"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode != 0 and r.stderr.startswith("error:") and "Traceback" not in r.stderr

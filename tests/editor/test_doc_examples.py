@@ -94,7 +94,7 @@ def _check_command(line: str) -> None:
     if words[0] == "python":
         prefix = ["-m", words[2]]
     else:  # onnx-studio SUBCOMMAND
-        prefix = ["-m", "onnx_studio", words[1]]
+        prefix = ["-m", "widgets", words[1]]
     help_text = _accepted_flags(prefix)
     for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", line):
         assert flag in help_text, f"{line!r}: {flag} is not an option of {' '.join(prefix)}"
@@ -135,7 +135,7 @@ def test_readme_sh_examples_name_make_targets() -> None:
 
 def test_readme_command_table_flags_exist() -> None:
     rows = re.findall(r"^\| `(onnx-studio [a-z]+[^`]*)` \|", README.read_text(encoding="utf-8"), flags=re.M)
-    from onnx_studio.cli import SUBCOMMANDS, module_name
+    from widgets.cli import SUBCOMMANDS, module_name
 
     checked = 0
     for row in rows:

@@ -71,7 +71,7 @@ def test_cli_find_json_and_exit_codes() -> None:
     path = CORPUS / "real" / "fw_silero_vad_v6.onnx"
 
     def find(*args):
-        return subprocess.run([sys.executable, "-m", "onnx_studio", "find", str(path), *args],
+        return subprocess.run([sys.executable, "-m", "widgets", "find", str(path), *args],
                               capture_output=True, text=True, cwd=ROOT, timeout=120)
 
     r = find("op:Conv", "--json")

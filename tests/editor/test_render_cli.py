@@ -23,7 +23,7 @@ REAL = [
 
 
 def _run(argv: list[str]) -> int:
-    from onnx_studio import render
+    from widgets import render
 
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
@@ -33,7 +33,7 @@ def _run(argv: list[str]) -> int:
 
 
 def test_importing_render_does_not_load_qt():
-    code = "import sys, onnx_studio.render; assert not any(m.startswith(('PySide6', 'shiboken6')) for m in sys.modules), 'Qt loaded'"
+    code = "import sys, widgets.render; assert not any(m.startswith(('PySide6', 'shiboken6')) for m in sys.modules), 'Qt loaded'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
@@ -94,7 +94,7 @@ def test_render_large_png_draws_the_overview_without_a_scene(tmp_path):
     import onnx
     from onnx import TensorProto, helper
 
-    from onnx_studio.render import configure_parser, render_model
+    from widgets.render import configure_parser, render_model
 
     nodes, x = [], "x"
     for i in range(500):

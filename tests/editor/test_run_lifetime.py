@@ -72,7 +72,7 @@ def doubler(tmp_path_factory) -> Path:
 def cli(*args: str, **kw) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "ONNX_STUDIO_DEBUG"}
     env["PYTHONPATH"] = str(ROOT)
-    return subprocess.Popen([sys.executable, "-m", "onnx_studio", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "widgets", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, **kw)
 
 

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnx_studio", *map(str, args)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "widgets", *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True, timeout=180)
 
 

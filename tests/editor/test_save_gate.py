@@ -18,7 +18,7 @@ SQUEEZENET = CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx"
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnx_studio", *map(str, args)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "widgets", *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
 
 

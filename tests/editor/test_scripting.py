@@ -68,7 +68,7 @@ def test_cli_script(tmp_path: Path) -> None:
     script = tmp_path / "edit.py"
     script.write_text("doc.set_metadata('edited_by', 'cli')\n")
     out = tmp_path / "out.onnx"
-    r = subprocess.run([sys.executable, "-m", "onnx_studio", "script", str(script), str(SQUEEZENET), "-o", str(out)],
+    r = subprocess.run([sys.executable, "-m", "widgets", "script", str(script), str(SQUEEZENET), "-o", str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     m = onnx.load(str(out))
@@ -79,7 +79,7 @@ def test_cli_script_failure_writes_nothing(tmp_path: Path) -> None:
     script = tmp_path / "bad.py"
     script.write_text("doc.rename_node('no such node', 'x')\n")
     out = tmp_path / "out.onnx"
-    r = subprocess.run([sys.executable, "-m", "onnx_studio", "script", str(script), str(SQUEEZENET), "-o", str(out)],
+    r = subprocess.run([sys.executable, "-m", "widgets", "script", str(script), str(SQUEEZENET), "-o", str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 1
     assert r.stderr.startswith("error: bad.py:1:") and "Traceback" not in r.stderr

@@ -18,7 +18,7 @@ REAL = sorted((CORPUS / "real").glob("*.onnx"))
 
 
 def shapes(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnx_studio", "shapes", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "widgets", "shapes", *map(str, args)],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
@@ -86,7 +86,7 @@ def test_render_labels_nearly_every_edge_of_the_paddle_detector(tmp_path) -> Non
     assert sum(1 for e in declared_only.edges if e.label) < 0.1 * len(declared_only.edges)  # the file declares few
     # labels stay short: long formulas read by their leading term
     assert max(len(e.label) for e in labelled.edges) < 60
-    r = subprocess.run([sys.executable, "-m", "onnx_studio", "render", str(CORPUS / "real" / "ppocrv4_det.onnx"),
+    r = subprocess.run([sys.executable, "-m", "widgets", "render", str(CORPUS / "real" / "ppocrv4_det.onnx"),
                         "-o", str(tmp_path / "det.svg"), "--expanded"], capture_output=True, text=True, cwd=ROOT,
                        timeout=300)
     assert r.returncode == 0, r.stderr

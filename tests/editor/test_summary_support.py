@@ -125,7 +125,7 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "ONNX_STUDIO_DEBUG"}
     env["PYTHONPATH"] = str(ROOT)
     return subprocess.run(
-        [sys.executable, "-m", "onnx_studio", *args], capture_output=True, text=True, cwd=cwd or ROOT, env=env,
+        [sys.executable, "-m", "widgets", *args], capture_output=True, text=True, cwd=cwd or ROOT, env=env,
         timeout=120,
     )
 

@@ -21,7 +21,7 @@ from tests.packaging.smoke import Installed, check_errors_are_one_line, check_ev
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "requirements" / "dev.txt"
 #: what a source distribution holds: all a wheel is built from
-SOURCES = ("pyproject.toml", "README.md", "editor", "widgets", "onnx_studio", "resources")
+SOURCES = ("pyproject.toml", "README.md", "editor", "widgets", "resources")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_carries_every_module_resource_and_the_command(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for package in ("editor", "widgets", "onnx_studio", "resources"):
+    for package in ("editor", "widgets", "resources"):
         for path in (ROOT / package).rglob("*"):
             if path.is_file() and "__pycache__" not in path.parts:
                 rel = path.relative_to(ROOT).as_posix()
@@ -52,7 +52,7 @@ def test_wheel_carries_every_module_resource_and_the_command(wheel):
     assert {"resources/squeezenet.onnx", "resources/onnx-studio.svg"} <= names
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert re.search(r"^onnx-studio\s*=\s*onnx_studio\.cli:main$", text, flags=re.MULTILINE), text
+    assert re.search(r"^onnx-studio\s*=\s*widgets\.cli:main$", text, flags=re.MULTILINE), text
     (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
     requires = zipfile.ZipFile(wheel).read(metadata).decode()
     # the window after a plain install: Qt is a default dependency, not behind an extra

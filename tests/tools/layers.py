@@ -1,8 +1,9 @@
 """The import graph between the layers, read from the source (``python -m tests.tools.layers``).
 
-Layers, bottom to top: ``editor`` (the Qt-free core), ``widgets`` (the Qt window),
-``onnx_studio`` (the program: command line and window). A module may import its own layer
-and the ones below it, never one above. Imports are read statically with :mod:`ast`, so an
+Layers, bottom to top: ``editor`` (the Qt-free core) and ``widgets`` (the Qt window and
+the program ``onnx-studio`` itself: :mod:`widgets.cli` composes the core's subcommands with
+the window and ``render``). A module may import its own layer and the one below it, never
+one above. Imports are read statically with :mod:`ast`, so an
 import inside a function counts as much as one at the top (a runtime import walk would not
 see it until the function runs), and so does ``importlib.import_module("literal")``.
 
@@ -22,7 +23,7 @@ from pathlib import Path
 import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = ("editor", "widgets", "onnx_studio")
+LAYERS = ("editor", "widgets")
 
 
 @dataclass

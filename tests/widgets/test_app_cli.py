@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "onnx_studio", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "widgets", *args], capture_output=True, text=True,
                           timeout=180, env=env, cwd=ROOT)
 
 
@@ -132,7 +132,7 @@ def test_screenshot_ended_by_a_signal_leaves_no_temporary_folder(tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT), TMPDIR=str(scratch))
     # a model that never finishes loading in time: the screenshot is still waiting when stopped
     model = CORPUS / "onnx-backend" / "light" / "light_densenet121.onnx"
-    proc = subprocess.Popen([sys.executable, "-m", "onnx_studio", str(model), "--screenshot", str(tmp_path / "s.png")],
+    proc = subprocess.Popen([sys.executable, "-m", "widgets", str(model), "--screenshot", str(tmp_path / "s.png")],
                             env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60

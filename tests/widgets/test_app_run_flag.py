@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _app(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "onnx_studio", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "widgets", *args], capture_output=True, text=True,
                           timeout=180, env=env, cwd=ROOT)
 
 

@@ -31,7 +31,7 @@ NO_QT = textwrap.dedent("""
 
     if __name__ == "__main__":
         sys.meta_path.insert(0, NoQt())
-        from onnx_studio.cli import main
+        from widgets.cli import main
         sys.exit(main(sys.argv[1:]))
 """)
 
@@ -39,7 +39,7 @@ NO_QT = textwrap.dedent("""
 def _app(*args: str, env: dict[str, str], script: Path | None = None) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     base["PYTHONPATH"] = str(ROOT)
-    cmd = [sys.executable, str(script)] if script else [sys.executable, "-m", "onnx_studio"]
+    cmd = [sys.executable, str(script)] if script else [sys.executable, "-m", "widgets"]
     return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, env={**base, **env}, cwd=ROOT)
 
 

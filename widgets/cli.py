@@ -1,6 +1,10 @@
 """``onnx-studio``: every subcommand of :mod:`editor.cli`, plus the ones that draw with Qt,
 and the window when no subcommand is given.
 
+This is the composition root: it lives in the Qt layer and wires the window and ``render``
+into the core's command line, so the core never reaches up into the views
+(``tests/tools/layers.py`` checks the direction). ``python -m widgets`` is the same program.
+
 ``onnx-studio [MODEL]`` opens the GUI (on the bundled sample model when none is given);
 ``onnx-studio SUBCOMMAND ...`` runs a headless tool (see :mod:`editor.cli`).
 """
@@ -14,7 +18,7 @@ from collections.abc import Sequence
 from editor import cli as core_cli
 from editor.cli import SUBCOMMANDS, emit_json, module_name  # noqa: F401 - the CLI's facade
 
-core_cli.register("render", "draw a model's graph to PNG or SVG (headless)", module="onnx_studio.render")
+core_cli.register("render", "draw a model's graph to PNG or SVG (headless)", module="widgets.render")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
