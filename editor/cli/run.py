@@ -5,6 +5,7 @@
                           [--backend ort|reference] [--providers P1,P2]
                           [--outputs NAME ... | --all-intermediates] [--save DIR]
                           [--json] [--timeout S] [--memory-limit SIZE] [--profile]
+                          [--backend ray --cluster ADDRESS [--num-gpus N]]
 
 The run happens in a child process (see :mod:`editor.runtime.runner`): a crashing kernel
 gives ``error: ... died with SIGFPE`` and a non-zero exit, never a traceback. Exit codes:
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from editor.cli.remote_args import add_remote_arguments, open_runner
 from editor.errors import RuntimeBackendError, StudioError
 from editor.runtime import Runner, RunOptions, RunResult, input_specs, load_input_file
 from editor.runtime.inputs import make_inputs, save_inputs
@@ -66,6 +68,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory-limit", metavar="SIZE",
                    help="cap the run's memory, e.g. 8G or 512M; 'none' for no cap (default: half the RAM)")
     p.add_argument("--profile", action="store_true", help="per-node times (onnxruntime profiling)")
+    add_remote_arguments(p)
 
 
 def safe_file_name(name: str, taken: set[str]) -> str:
@@ -221,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         timeout = parse_timeout(args.timeout) if args.timeout is not None else None
         memory = parse_memory_limit(args.memory_limit) if args.memory_limit is not None else None
+        remote = open_runner(args)  # --backend ray: the runs go to the cluster
         model = load_model(args.model)
         feeds = _build_inputs(args, model)
         outputs = None
@@ -234,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
         backend = args.backend
         if providers and backend is None:
             backend = "ort"  # providers only mean something to onnxruntime: pin it
-        with Runner() as runner, _terminate_as_interrupt():
+        with remote or Runner() as runner, _terminate_as_interrupt():
             result = runner.run(
                 ModelSource.from_path(args.model), feeds, outputs=outputs, backend=backend, options=options, timeout=timeout
             )

@@ -1,0 +1,147 @@
+"""Where the remote runs go: the cluster address and the resources each run asks for.
+
+Ray is an optional dependency (``pip install onnx-studio[ray]``): nothing here imports it
+at module level, so the editor and the CLI import and work without it, and only asking for
+the ``ray`` backend says that it is missing (:func:`require_ray`).
+
+NOTE: an address may carry what lets one into a cluster (a host name, a port, a
+``ray://`` client endpoint behind a tunnel). It lives in the window's QSettings or the
+``ONNX_STUDIO_RAY_ADDRESS`` / ``RAY_ADDRESS`` environment variables, is handed to
+``ray.init`` and nowhere else: never written into a model, a result, an error message or a
+log line (:func:`redact` is what messages show instead), and Ray's own start-up logging,
+which prints the address, is turned down in :func:`connect`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from editor.errors import RuntimeBackendError
+
+__all__ = ["ADDRESS_ENV", "ClusterConfig", "connect", "ray_available", "redact", "require_ray"]
+
+#: environment variables of the cluster address, first found wins
+ADDRESS_ENV = ("ONNX_STUDIO_RAY_ADDRESS", "RAY_ADDRESS")
+#: a JSON object: the Ray runtime environment of the run hosts (pip, env_vars, py_modules ...)
+RUNTIME_ENV_ENV = "ONNX_STUDIO_RAY_RUNTIME_ENV"
+
+INSTALL_HINT = "the ray backend needs Ray: install onnx-studio[ray] (pip install 'onnx-studio[ray]')"
+
+
+def ray_available() -> bool:
+    """Whether Ray can be imported here (without importing it for nothing twice)."""
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
+def require_ray() -> Any:
+    """The ``ray`` module, or a :class:`RuntimeBackendError` saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeBackendError(INSTALL_HINT) from None
+    return ray
+
+
+def redact(address: str | None) -> str:
+    """What messages say instead of an address: its scheme only ("a ray:// cluster")."""
+    if not address:
+        return "the cluster"
+    if address == "auto":
+        return "the local cluster (auto)"
+    if address.startswith("ray://"):
+        return "the ray:// cluster"
+    return "the cluster"
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """A cluster and what each run host (one Ray actor) asks of it.
+
+    ``address``: ``ray://host:10001`` (Ray Client), ``host:6379`` (a GCS address, from a
+    node of the cluster), ``auto`` (the cluster this machine belongs to) or None: the one
+    ``ray.init`` is already connected to in this process, else the environment's address.
+    ``num_gpus``/``num_cpus``: what each host reserves (a run is pinned to a GPU by asking
+    for one). ``resources``: custom Ray resources, e.g. ``{"a100": 1}`` or a node label
+    ``{"node:10.0.0.5": 0.01}`` to pin runs to one machine. ``runtime_env``: Ray's runtime
+    environment for the hosts (``{"pip": ["onnxruntime-gpu==1.20.1"]}``, ``py_modules`` with
+    this package when the cluster does not have it installed).
+    """
+
+    address: str | None = None
+    num_gpus: float = 0.0
+    num_cpus: float = 1.0
+    resources: dict[str, float] = field(default_factory=dict)
+    runtime_env: dict[str, Any] | None = None
+
+    @classmethod
+    def from_env(cls, address: str | None = None, *, num_gpus: float | None = None) -> ClusterConfig:
+        """``address`` if given, else the first of :data:`ADDRESS_ENV` that is set; the
+        runtime environment from ``ONNX_STUDIO_RAY_RUNTIME_ENV`` (JSON)."""
+        if not address:
+            address = next((os.environ[k] for k in ADDRESS_ENV if os.environ.get(k)), None)
+        runtime_env = None
+        text = os.environ.get(RUNTIME_ENV_ENV)
+        if text:
+            try:
+                runtime_env = json.loads(text)
+            except ValueError as exc:
+                raise RuntimeBackendError(f"{RUNTIME_ENV_ENV} is not JSON: {exc}") from None
+            if not isinstance(runtime_env, dict):
+                raise RuntimeBackendError(f"{RUNTIME_ENV_ENV} must be a JSON object")
+        if num_gpus is not None and num_gpus < 0:
+            raise RuntimeBackendError(f"--num-gpus {num_gpus:g}: give a number >= 0")
+        return cls(address=address, num_gpus=float(num_gpus or 0.0), runtime_env=runtime_env)
+
+    def actor_options(self) -> dict[str, Any]:
+        """``ray.remote(...)`` options of a run host."""
+        opts: dict[str, Any] = {"num_cpus": self.num_cpus, "num_gpus": self.num_gpus,
+                                # a second thread answers cancel/stats while a run holds the first
+                                "max_concurrency": 4, "max_restarts": 0}
+        if self.resources:
+            opts["resources"] = dict(self.resources)
+        if self.runtime_env:
+            opts["runtime_env"] = dict(self.runtime_env)
+        return opts
+
+
+_connect_lock = threading.Lock()
+_connected_to: list[str | None] = []  # the address this process connected to (one at most)
+
+
+def connect(address: str | None) -> Any:
+    """Connect this process to the cluster at ``address`` once; returns the ``ray`` module.
+
+    An existing connection is reused when it is the same address (or ``address`` is None);
+    a different address replaces a connection this module made. Failures are one
+    :class:`RuntimeBackendError` line that does not quote the address.
+    """
+    ray = require_ray()
+    with _connect_lock:
+        if ray.is_initialized():
+            if address is None or not _connected_to or _connected_to[0] == address:
+                return ray
+            ray.shutdown()
+            _connected_to.clear()
+        if address is None:
+            raise RuntimeBackendError("no cluster address: give --cluster ADDRESS, set ONNX_STUDIO_RAY_ADDRESS, "
+                                      "or set it in Settings > Backends")
+        # Ray logs "Connecting to existing Ray cluster at address: ..." at INFO: keep the
+        # address out of the terminal and the editor's log (module NOTE)
+        for name in ("ray", "ray._private", "ray.util.client", "ray._private.worker"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        try:
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
+                     ignore_reinit_error=True, configure_logging=True)
+        except Exception as exc:  # noqa: BLE001 - any failure to connect is one line
+            msg = str(exc).replace(address, "<address>").splitlines()
+            raise RuntimeBackendError(f"cannot connect to {redact(address)}: "
+                                      f"{type(exc).__name__}: {msg[0] if msg else ''}"[:300]) from None
+        _connected_to[:] = [address]
+        return ray
