@@ -37,19 +37,6 @@ DIV = CORPUS / "onnx-backend" / "node" / "test_div_int32_trunc" / "model.onnx"
 pytestmark = pytest.mark.timeout(240)
 
 
-@pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[str]:
-    """A local cluster for the whole session; yields its address (for CLI subprocesses)."""
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=4, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-    try:
-        yield ray.get_runtime_context().gcs_address
-    finally:
-        if started:
-            ray.shutdown()
-
-
 @pytest.fixture(scope="module")
 def remote(ray_cluster: str) -> Iterator[RayRunner]:
     with RayRunner(ClusterConfig()) as r:
@@ -256,3 +243,11 @@ def test_cli_run_on_the_cluster_never_prints_the_address(ray_cluster: str) -> No
     done = _cli("run", str(MAGIKA), "--random", "--backend", "ray", env={"ONNX_STUDIO_RAY_ADDRESS": ray_cluster})
     assert done.returncode == 0, done.stderr
     assert ray_cluster not in done.stdout + done.stderr
+
+
+def test_cli_unreachable_cluster_is_one_quick_error_line(tmp_path: Path) -> None:
+    t0 = time.monotonic()
+    done = _cli("run", str(VAD), "--random", "--backend", "ray", "--cluster", "127.0.0.1:1")
+    assert done.returncode != 0 and time.monotonic() - t0 < 60
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: ") and "127.0.0.1" not in done.stderr

@@ -91,6 +91,7 @@ class RunDock(QDockWidget):
         menu.addSeparator()
         menu.addAction(self.act_capture)
         menu.addSeparator()
+        self.act_backends = menu.addAction("&Backends…", self.show_backends)
         menu.addAction(self.toggleViewAction())
         bar = w.menuBar()
         help_action = next((a for a in bar.actions() if a.text().replace("&", "") == "Help"), None)
@@ -107,6 +108,13 @@ class RunDock(QDockWidget):
         if panels is not None:
             panels.addAction(self.toggleViewAction())
         self._update_actions()
+
+    def show_backends(self) -> None:
+        """The Backends settings (cluster address, test connection); OK applies them."""
+        from widgets.run.backends_page import BackendsDialog
+
+        if BackendsDialog(self.window_).exec():
+            self.service.reset_remote()
 
     def _update_actions(self) -> None:
         has = self._tab is not None

@@ -111,6 +111,29 @@ class ClusterConfig:
         return opts
 
 
+#: seconds to wait for the cluster's port to answer before giving up
+PROBE_SECONDS = 10.0
+
+
+def _probe(address: str) -> None:
+    """Fail fast when nothing listens at ``address``: ``ray.init`` itself waits minutes for
+    an absent GCS (measured: over 5 minutes), which would be a hang to the user."""
+    import socket
+
+    if address in ("auto", "local"):
+        return
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        raise RuntimeBackendError("the cluster address is not HOST:PORT, ray://HOST:PORT or 'auto'")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS):
+            pass
+    except OSError as exc:
+        reason = "connection refused" if isinstance(exc, ConnectionRefusedError) else type(exc).__name__
+        raise RuntimeBackendError(f"cannot reach {redact(address)}: nothing answers at its address ({reason})") from None
+
+
 _connect_lock = threading.Lock()
 _connected_to: list[str | None] = []  # the address this process connected to (one at most)
 
@@ -132,6 +155,7 @@ def connect(address: str | None) -> Any:
         if address is None:
             raise RuntimeBackendError("no cluster address: give --cluster ADDRESS, set ONNX_STUDIO_RAY_ADDRESS, "
                                       "or set it in Settings > Backends")
+        _probe(address)
         # Ray logs "Connecting to existing Ray cluster at address: ..." at INFO: keep the
         # address out of the terminal and the editor's log (module NOTE)
         for name in ("ray", "ray._private", "ray.util.client", "ray._private.worker"):
