@@ -282,6 +282,9 @@ class ReduceResult:
     original_nodes: int
     check: str
     log: list[str] = field(default_factory=list)
+    #: rounds of waiting for checks of the bisection (sequential: one per check; a pool:
+    #: up to one check per runner a round)
+    rounds: int = 0
 
     def save(self, path: str | Path) -> tuple[Path, Path]:
         """Write the model to ``path`` and its inputs beside it (``path`` with ``.npz``)."""
@@ -313,6 +316,7 @@ class _Cutter:
         ]
         self.shapes = {k: list(v.shape) for k, v in values.items() if isinstance(v, np.ndarray)}
         self.cache: dict[frozenset[int], bool] = {}
+        self.rounds = 0
 
     def cut(self, idx: list[int]) -> tuple[onnx.ModelProto, dict[str, Any]] | None:
         from editor.passes.extract import extract_model
@@ -332,6 +336,8 @@ class _Cutter:
         if key in self.cache:
             return self.cache[key]
         made = self.cut(idx)
+        if made is not None:
+            self.rounds += 1
         result = False if made is None else self.check.fails(runner, *made)
         self.cache[key] = result
         return result
@@ -422,7 +428,7 @@ def reduce_model(
             raise RuntimeBackendError("the reduced subgraph cannot be extracted")  # pragma: no cover - it just ran
         sub, sub_feeds = made
         return ReduceResult(sub, sub_feeds, [_label(nd) for nd in nodes], check.runs, len(cutter.cache),
-                            n, check.describe(), log)
+                            n, check.describe(), log, rounds=cutter.rounds)
     finally:
         if own:
             runner.close()
@@ -566,5 +572,6 @@ def _speculate(cutter: _Cutter, runners: Sequence[Runner], n: int, stop: Callabl
                     cutter.cache[key] = False  # as _Cutter.fails: a cut that cannot be made passes
                 else:
                     made[key] = cut
+            cutter.rounds += 1 if made else 0
             for key, fails in zip(made, pool.map(check, made.values())):
                 cutter.cache[key] = fails

@@ -44,6 +44,9 @@ class RunHost:
         for k, v in (env or {}).items():
             os.environ[k] = v
         self.runner = Runner()
+        # the child process starts with the host, not on its first run: a pool's hosts
+        # start side by side, and the first check of a reduce does not pay for it
+        self.runner.start()
         self._lock = threading.Lock()
         self._models: OrderedDict[str, Any] = OrderedDict()  # key -> local ModelSource
         self._dir = tempfile.mkdtemp(prefix="onnx-studio-ray-")

@@ -113,6 +113,10 @@ def materialize(shipment: Shipment, bundle: dict[str, Any], folder: str) -> Mode
     return ModelSource.from_path(path, document=shipment.document)
 
 
+#: uploads of no document kept at once (a reduce uploads one cut per check)
+MAX_LOOSE = 16
+
+
 class ModelStore:
     """The driver's uploads: model key -> object reference, one revision per document.
 
@@ -138,9 +142,13 @@ class ModelStore:
             bundle = _bundle(source, with_external)
             ref = ray.put(bundle)
             if source.document is not None:  # the older revisions of this document go
-                for old in [k for k, d in self._documents.items() if d == source.document and k != key]:
-                    self._refs.pop(old, None)
-                    self._documents.pop(old, None)
+                stale = [k for k, d in self._documents.items() if d == source.document and k != key]
+            else:  # models of no document (reduce's cuts): the most recent few stay
+                loose = [k for k, d in self._documents.items() if d is None]
+                stale = loose[: max(0, len(loose) - MAX_LOOSE + 1)]
+            for old in stale:
+                self._refs.pop(old, None)
+                self._documents.pop(old, None)
             self._refs[key] = ref
             self._documents[key] = source.document
             self.uploads += 1
