@@ -29,6 +29,8 @@ __all__ = ["ADDRESS_ENV", "ClusterConfig", "connect", "ray_available", "redact",
 ADDRESS_ENV = ("ONNX_STUDIO_RAY_ADDRESS", "RAY_ADDRESS")
 #: a JSON object: the Ray runtime environment of the run hosts (pip, env_vars, py_modules ...)
 RUNTIME_ENV_ENV = "ONNX_STUDIO_RAY_RUNTIME_ENV"
+#: a JSON object: custom Ray resources each run host asks for, e.g. a node label
+RESOURCES_ENV = "ONNX_STUDIO_RAY_RESOURCES"
 
 INSTALL_HINT = "the ray backend needs Ray: install onnx-studio[ray] (pip install 'onnx-studio[ray]')"
 
@@ -86,18 +88,15 @@ class ClusterConfig:
         runtime environment from ``ONNX_STUDIO_RAY_RUNTIME_ENV`` (JSON)."""
         if not address:
             address = next((os.environ[k] for k in ADDRESS_ENV if os.environ.get(k)), None)
-        runtime_env = None
-        text = os.environ.get(RUNTIME_ENV_ENV)
-        if text:
-            try:
-                runtime_env = json.loads(text)
-            except ValueError as exc:
-                raise RuntimeBackendError(f"{RUNTIME_ENV_ENV} is not JSON: {exc}") from None
-            if not isinstance(runtime_env, dict):
-                raise RuntimeBackendError(f"{RUNTIME_ENV_ENV} must be a JSON object")
+        runtime_env = _json_object(RUNTIME_ENV_ENV)
+        resources = _json_object(RESOURCES_ENV) or {}
+        try:
+            resources = {str(k): float(v) for k, v in resources.items()}
+        except (TypeError, ValueError):
+            raise RuntimeBackendError(f"{RESOURCES_ENV} must map resource names to numbers") from None
         if num_gpus is not None and num_gpus < 0:
             raise RuntimeBackendError(f"--num-gpus {num_gpus:g}: give a number >= 0")
-        return cls(address=address, num_gpus=float(num_gpus or 0.0), runtime_env=runtime_env)
+        return cls(address=address, num_gpus=float(num_gpus or 0.0), resources=resources, runtime_env=runtime_env)
 
     def actor_options(self) -> dict[str, Any]:
         """``ray.remote(...)`` options of a run host."""
@@ -132,6 +131,19 @@ def _probe(address: str) -> None:
     except OSError as exc:
         reason = "connection refused" if isinstance(exc, ConnectionRefusedError) else type(exc).__name__
         raise RuntimeBackendError(f"cannot reach {redact(address)}: nothing answers at its address ({reason})") from None
+
+
+def _json_object(variable: str) -> dict[str, Any] | None:
+    text = os.environ.get(variable)
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise RuntimeBackendError(f"{variable} is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise RuntimeBackendError(f"{variable} must be a JSON object")
+    return value
 
 
 _connect_lock = threading.Lock()
