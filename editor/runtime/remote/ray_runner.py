@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 
 import onnx
 
-from editor.errors import RuntimeBackendError
+from editor.errors import RuntimeBackendError, StudioError
 from editor.runtime.backends import RunOptions
 from editor.runtime.remote.config import ClusterConfig, connect
 from editor.runtime.remote.host import RunHost
@@ -263,6 +263,9 @@ class RayRunner:
                 except _HostGone as gone:
                     self._drop_actor(kill=True)
                     result = _crashed(name, str(gone))
+                except StudioError as exc:  # no address, no such resources, the host did not start
+                    result = RunResult(status="failed", error=f"ray: {exc.message}",
+                                       attempts=[Attempt("ray", "unavailable", exc.message)])
                 if result.ok:
                     where = self._info.get("host")
                     result.detail = f"{result.detail}; on {where}" if result.detail else f"on {where}"
