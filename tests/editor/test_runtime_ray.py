@@ -256,3 +256,33 @@ def test_cli_unreachable_cluster_is_one_quick_error_line(tmp_path: Path) -> None
     assert done.returncode != 0 and time.monotonic() - t0 < 60
     lines = done.stderr.strip().splitlines()
     assert lines[-1].startswith("error: ") and "127.0.0.1" not in done.stderr
+
+
+@pytest.mark.slow
+def test_cli_through_a_ray_client_address(ray_cluster: str) -> None:
+    """``ray://`` (Ray Client, what a laptop uses): a real client server in front of the
+    session's cluster, started here and ended by its pid."""
+    pytest.importorskip("grpc")  # the ray[client] extra
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "ray.util.client.server", "--host", "127.0.0.1", "-p", str(port),
+                               "--mode", "legacy", "--address", ray_cluster],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        address = f"ray://127.0.0.1:{port}"
+        done = _cli("run", str(MAGIKA), "--random", "--backend", "ray", "--cluster", address, "--json")
+        assert done.returncode == 0, done.stderr
+        assert address not in done.stdout + done.stderr
+    finally:
+        server.kill()
+        server.wait(30)
