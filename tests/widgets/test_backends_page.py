@@ -56,7 +56,12 @@ def test_test_connection_and_a_dock_run_on_the_cluster(qtbot, window, ray_cluste
     dock = install_run_dock(window)
     open_model(qtbot, window, SILERO)
     options = dock.panel.options
-    options.backend.setCurrentIndex(options.backend.findData("ray"))
+    dock.panel.left_tabs.setCurrentWidget(dock.panel.options_page)
+    # the provider list follows the backend: the cluster host's onnxruntime for the remote one
+    with qtbot.waitSignal(dock.service.remoteProvidersKnown, timeout=120_000) as known:
+        options.backend.setCurrentIndex(options.backend.findData("ray"))
+    assert "CPUExecutionProvider" in known.args[0]
+    assert options.providers.count() >= 1
     result = run_and_wait(qtbot, dock)
     assert result.ok, result.error
     assert dock.service.remote_runner is not None and result.detail and "on " in result.detail

@@ -148,6 +148,8 @@ class RunService(QObject):
 
     busyChanged = Signal(bool)
     providersKnown = Signal(list)
+    #: the cluster's onnxruntime providers (the remote backend's), when first known
+    remoteProvidersKnown = Signal(list)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -158,6 +160,8 @@ class RunService(QObject):
         self._thread: RunThread | None = None
         self._providers: list[str] | None = None
         self._providers_thread: ProvidersThread | None = None
+        self._remote_providers: list[str] | None = None
+        self._remote_providers_thread: ProvidersThread | None = None
         self.owner: RunController | None = None
 
     @property
@@ -172,6 +176,27 @@ class RunService(QObject):
             self._providers_thread = thread
             thread.start()
         return self._providers
+
+    def remote_providers(self) -> list[str] | None:
+        """The cluster host's providers if known; else asks (``remoteProvidersKnown`` later;
+        an empty list when the cluster cannot be reached)."""
+        if self._remote_providers is None and self._remote_providers_thread is None:
+            try:
+                runner = self._remote()
+            except StudioError:  # a bad cluster setting: the list stays empty
+                return None
+            thread = ProvidersThread(runner, self)
+            thread.done.connect(self._on_remote_providers)
+            self._remote_providers_thread = thread
+            thread.start()
+        return self._remote_providers
+
+    def _on_remote_providers(self, providers: list) -> None:
+        if self._remote_providers_thread is not None:
+            self._remote_providers_thread.wait()
+            self._remote_providers_thread = None
+        self._remote_providers = list(providers) if providers else None  # unreachable: ask again later
+        self.remoteProvidersKnown.emit(list(providers))
 
     def _on_providers(self, providers: list) -> None:
         if self._providers_thread is not None:
@@ -207,8 +232,10 @@ class RunService(QObject):
             owner._finish(result)
 
     def _runner_for(self, request: RunRequest) -> Any:
-        if not request.remote:
-            return self.runner
+        return self._remote() if request.remote else self.runner
+
+    def _remote(self) -> Any:
+        """The cluster's runner, made from the Backends settings on first use."""
         if self.remote_runner is None:
             from editor.runtime.remote import RayRunner
             from widgets.run.remote import cluster_config
@@ -218,6 +245,9 @@ class RunService(QObject):
 
     def reset_remote(self) -> None:
         """The Backends settings changed: the next remote run connects anew."""
+        if self._remote_providers_thread is not None:
+            self._remote_providers_thread.wait(30_000)
+        self._remote_providers = None
         runner, self.remote_runner = self.remote_runner, None
         if runner is not None:
             if self._active is runner:
@@ -241,8 +271,9 @@ class RunService(QObject):
         if self._thread is not None:
             self._active.cancel()
             self._thread.wait(10_000)
-        if self._providers_thread is not None:
-            self._providers_thread.wait(10_000)
+        for thread in (self._providers_thread, self._remote_providers_thread):
+            if thread is not None:
+                thread.wait(10_000)
         self.runner.close()
         if self.remote_runner is not None:
             self.remote_runner.close()

@@ -56,7 +56,9 @@ class RunDock(QDockWidget):
         self._tab = None
         self._debug: str | None = None  # test hook forwarded to the runtime worker
         self.service.busyChanged.connect(self._on_busy)
-        self.service.providersKnown.connect(self.panel.options.set_available_providers)
+        self.service.providersKnown.connect(lambda p: self._on_providers(p, remote=False))
+        self.service.remoteProvidersKnown.connect(lambda p: self._on_providers(p, remote=True))
+        self.panel.options.backend.currentIndexChanged.connect(lambda *_a: self._ask_providers())
         self.panel.runRequested.connect(lambda profile: self.run(profile=profile))
         self.panel.cancelRequested.connect(self.cancel)
         self.panel.captureRequested.connect(self.capture_selection)
@@ -167,9 +169,26 @@ class RunDock(QDockWidget):
 
     def _on_left_tab(self, index: int) -> None:
         if self.panel.left_tabs.widget(index) is self.panel.options_page:
-            providers = self.service.providers()
-            if providers is not None:
-                self.panel.options.set_available_providers(providers)
+            self._ask_providers()
+
+    def _backend_is_remote(self) -> bool:
+        from widgets.run.remote import is_remote
+
+        return is_remote(str(self.panel.options.backend.currentData()))
+
+    def _ask_providers(self) -> None:
+        """Fill the provider list from where runs will go: this machine's worker, or the
+        cluster's run host when a remote backend is picked."""
+        if self.panel.left_tabs.currentWidget() is not self.panel.options_page:
+            return
+        remote = self._backend_is_remote()
+        providers = self.service.remote_providers() if remote else self.service.providers()
+        if providers is not None:
+            self.panel.options.set_available_providers(providers)
+
+    def _on_providers(self, providers: list, *, remote: bool) -> None:
+        if remote == self._backend_is_remote():  # an answer for the backend still picked
+            self.panel.options.set_available_providers(providers)
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, *, profile: bool = False) -> bool:
