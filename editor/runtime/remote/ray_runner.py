@@ -74,6 +74,7 @@ class RayRunner:
         self._actor: Any = None
         self._info: dict[str, Any] = {}
         self._readable: dict[str, bool] = {}
+        self._external_names: dict[str, list[str]] = {}
         self._run_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._cancel_flag = False
@@ -211,13 +212,24 @@ class RayRunner:
             self._readable[key] = known
         return known
 
+    def _externals(self, source: ModelSource) -> list[str]:
+        """External data files of ``source``, found once per model version (parsing a
+        50 MB model for them costs as much as a warm run)."""
+        names = self._external_names.get(source.key)
+        if names is None:
+            names = _externals(source)
+            if len(self._external_names) > 64:
+                self._external_names.clear()
+            self._external_names[source.key] = names
+        return names
+
     def _ship(self, source: ModelSource) -> tuple[Shipment, list[Any]]:
         """How the host gets ``source``: by path, or by one upload (module docstring)."""
+        names = self._externals(source)
         if source.is_file and source.path is not None and self._node_reads(source.path):
-            if all(self._node_reads(os.path.join(source.base_dir or "", name)) for name in _externals(source)):
+            if all(self._node_reads(os.path.join(source.base_dir or "", name)) for name in names):
                 return Shipment(source.key, source.document, path=source.path), []
         external_dir = None
-        names = _externals(source)
         if names and source.base_dir is not None and \
                 all(self._node_reads(os.path.join(source.base_dir, n)) for n in names):
             external_dir = source.base_dir  # the weights are read in place; only the graph goes
