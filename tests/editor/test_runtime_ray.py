@@ -286,3 +286,27 @@ def test_cli_through_a_ray_client_address(ray_cluster: str) -> None:
     finally:
         server.kill()
         server.wait(30)
+
+
+def test_cancel_while_the_host_waits_for_resources(ray_cluster: str) -> None:
+    """A host that cannot be placed yet (its CPUs are taken) still answers Cancel at once."""
+
+    @ray.remote(num_cpus=1)
+    class Hog:
+        def ready(self) -> bool:
+            return True
+
+    hog = Hog.remote()
+    ray.get(hog.ready.remote())
+    try:
+        total = int(ray.cluster_resources()["CPU"])
+        runner = RayRunner(ClusterConfig(num_cpus=total))
+        thread, box = _in_thread(lambda: runner.run(str(VAD), _feeds(VAD)))
+        time.sleep(2)
+        t0 = time.monotonic()
+        assert runner.cancel()
+        thread.join(20)
+        assert not thread.is_alive() and box["result"].status == "cancelled"
+        assert time.monotonic() - t0 < 10
+    finally:
+        ray.kill(hog)

@@ -55,6 +55,10 @@ START_SECONDS = 120.0
 _POLL = 0.25
 
 
+class _Cancelled(Exception):
+    """Cancel arrived while the host was being placed."""
+
+
 class _HostGone(Exception):
     """The host died or could not be reached (the message says why, without the address)."""
 
@@ -92,9 +96,19 @@ class RayRunner:
         self._check_resources(ray)
         cls = ray.remote(**self.config.actor_options())(RunHost)
         actor = cls.remote(self._env)
+        ping = actor.ping.remote()
+        deadline = time.monotonic() + START_SECONDS
+        # waiting for a placement (a GPU that is busy) must still answer cancel at once
+        while not ray.wait([ping], timeout=_POLL)[0]:
+            if self._cancel_flag or time.monotonic() > deadline:
+                ray.kill(actor)
+                if self._cancel_flag:
+                    raise _Cancelled()
+                raise RuntimeBackendError(f"no run host could be placed on the cluster within {START_SECONDS:.0f} s "
+                                          "(are the resources asked for all taken?)")
         try:
-            info = ray.get(actor.ping.remote(), timeout=START_SECONDS)
-        except Exception as exc:  # noqa: BLE001 - placement timeout, runtime env failure, ...
+            info = ray.get(ping)
+        except Exception as exc:  # noqa: BLE001 - runtime env failure, import error on the node, ...
             ray.kill(actor)
             raise RuntimeBackendError(f"the run host did not start on the cluster: {_ray_reason(exc)}") from None
         with self._state_lock:
@@ -275,6 +289,8 @@ class RayRunner:
                 except _HostGone as gone:
                     self._drop_actor(kill=True)
                     result = _crashed(name, str(gone))
+                except _Cancelled:
+                    result = _stopped(name, "cancelled")
                 except StudioError as exc:  # no address, no such resources, the host did not start
                     result = RunResult(status="failed", error=f"ray: {exc.message}",
                                        attempts=[Attempt("ray", "unavailable", exc.message)])
