@@ -33,9 +33,20 @@ def test_page_saves_address_in_settings_only(qtbot, tmp_path) -> None:
     qtbot.addWidget(page)
     page.address.setText("ray://head.example:10001")
     page.gpus.setValue(1)
+    page.resources.setText('{"node:10.0.0.5": 0.01}')
+    page.runtime_env.setText('{"pip": ["onnxruntime-gpu"]}')
     page.save()
     config = cluster_config()
     assert config.address == "ray://head.example:10001" and config.num_gpus == 1
+    assert config.resources == {"node:10.0.0.5": 0.01} and config.runtime_env == {"pip": ["onnxruntime-gpu"]}
+    again = BackendsPage()  # the page shows what was saved
+    qtbot.addWidget(again)
+    assert again.address.text() == "ray://head.example:10001" and again.gpus.value() == 1
+    assert again.resources.text() == '{"node:10.0.0.5": 0.01}'
+    # a field that is not a JSON object is one clear line on the page, not an exception
+    again.runtime_env.setText("[1, 2]")
+    again.test_connection()
+    assert "Runtime environment must be a JSON object" in again.status.text()
 
 
 @pytest.mark.timeout(180)

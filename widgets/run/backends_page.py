@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from editor.runtime.remote.config import INSTALL_HINT, ClusterConfig, ray_available
-from widgets.run.remote import cluster_config, save_cluster_settings, stored_address
+from editor.runtime.remote.config import INSTALL_HINT, ClusterConfig, parse_json_object, ray_available
+from widgets.run.remote import GPUS_KEY, RESOURCES_KEY, RUNTIME_ENV_KEY, save_cluster_settings, stored, stored_address
 
 __all__ = ["BackendsDialog", "BackendsPage"]
 
@@ -74,9 +74,20 @@ class BackendsPage(QWidget):
         self.gpus = QDoubleSpinBox(self)
         self.gpus.setRange(0, 64)
         self.gpus.setDecimals(2)
-        self.gpus.setValue(cluster_config().num_gpus)
+        try:
+            self.gpus.setValue(float(stored(GPUS_KEY) or 0))
+        except (TypeError, ValueError):
+            self.gpus.setValue(0)
         self.gpus.setToolTip("GPUs each run reserves on the cluster (0: CPU nodes will do)")
         form.addRow("GPUs per run", self.gpus)
+        self.resources = QLineEdit(self)
+        self.resources.setPlaceholderText('optional JSON, e.g. {"node:10.0.0.5": 0.01} to pin runs to one node')
+        self.resources.setText(stored(RESOURCES_KEY))
+        form.addRow("Resources", self.resources)
+        self.runtime_env = QLineEdit(self)
+        self.runtime_env.setPlaceholderText('optional Ray runtime environment, e.g. {"pip": ["onnxruntime-gpu"]}')
+        self.runtime_env.setText(stored(RUNTIME_ENV_KEY))
+        form.addRow("Runtime environment", self.runtime_env)
         layout.addLayout(form)
         row = QHBoxLayout()
         self.test = QPushButton("Test Connection", self)
@@ -98,10 +109,14 @@ class BackendsPage(QWidget):
             self.status.setText(escape(INSTALL_HINT))
 
     def config(self) -> ClusterConfig:
-        return ClusterConfig.from_env(self.address.text().strip() or None, num_gpus=self.gpus.value())
+        """What the fields say (a bad JSON field raises one clear RuntimeBackendError)."""
+        return ClusterConfig.from_env(
+            self.address.text().strip() or None, num_gpus=self.gpus.value(),
+            resources=parse_json_object(self.resources.text(), "Resources"),
+            runtime_env=parse_json_object(self.runtime_env.text(), "Runtime environment"))
 
     def save(self) -> None:
-        save_cluster_settings(self.address.text(), self.gpus.value())
+        save_cluster_settings(self.address.text(), self.gpus.value(), self.resources.text(), self.runtime_env.text())
 
     def test_connection(self) -> None:
         if self._thread is not None:

@@ -14,7 +14,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox
 
-from editor.runtime.remote.config import INSTALL_HINT, ClusterConfig, ray_available
+from editor.runtime.remote.config import INSTALL_HINT, ClusterConfig, parse_json_object, ray_available
 from widgets.settings import APPLICATION, ORGANIZATION
 
 __all__ = ["REMOTE_BACKENDS", "add_remote_backends", "cluster_config", "save_cluster_settings"]
@@ -22,8 +22,10 @@ __all__ = ["REMOTE_BACKENDS", "add_remote_backends", "cluster_config", "save_clu
 #: picker key -> label, after the local backends
 REMOTE_BACKENDS = (("ray", "Ray cluster (remote)"),)
 
-_ADDRESS = "backends/ray/address"
-_GPUS = "backends/ray/num_gpus"
+ADDRESS_KEY = "backends/ray/address"
+GPUS_KEY = "backends/ray/num_gpus"
+RESOURCES_KEY = "backends/ray/resources"
+RUNTIME_ENV_KEY = "backends/ray/runtime_env"
 
 
 def _qs() -> QSettings:
@@ -33,22 +35,32 @@ def _qs() -> QSettings:
 def cluster_config() -> ClusterConfig:
     """The cluster the window runs on: its settings, else the environment's address."""
     qs = _qs()
-    address = str(qs.value(_ADDRESS, "") or "") or None
+    address = str(qs.value(ADDRESS_KEY, "") or "") or None
     try:
-        gpus = float(qs.value(_GPUS, 0) or 0)
+        gpus = float(qs.value(GPUS_KEY, 0) or 0)
     except (TypeError, ValueError):
         gpus = 0.0
-    return ClusterConfig.from_env(address, num_gpus=max(0.0, gpus))
+    return ClusterConfig.from_env(
+        address, num_gpus=max(0.0, gpus),
+        resources=parse_json_object(stored(RESOURCES_KEY), "Resources"),
+        runtime_env=parse_json_object(stored(RUNTIME_ENV_KEY), "Runtime environment"))
+
+
+def stored(key: str) -> str:
+    return str(_qs().value(key, "") or "")
 
 
 def stored_address() -> str:
-    return str(_qs().value(_ADDRESS, "") or "")
+    return stored(ADDRESS_KEY)
 
 
-def save_cluster_settings(address: str, num_gpus: float) -> None:
+def save_cluster_settings(address: str, num_gpus: float, resources: str = "", runtime_env: str = "") -> None:
+    """Keep the Backends page's values (JSON texts as typed: checked when used)."""
     qs = _qs()
-    qs.setValue(_ADDRESS, address.strip())
-    qs.setValue(_GPUS, float(num_gpus))
+    qs.setValue(ADDRESS_KEY, address.strip())
+    qs.setValue(GPUS_KEY, float(num_gpus))
+    qs.setValue(RESOURCES_KEY, resources.strip())
+    qs.setValue(RUNTIME_ENV_KEY, runtime_env.strip())
     qs.sync()
 
 

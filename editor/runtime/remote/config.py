@@ -23,7 +23,7 @@ from typing import Any
 
 from editor.errors import RuntimeBackendError
 
-__all__ = ["ADDRESS_ENV", "ClusterConfig", "connect", "ray_available", "redact", "require_ray"]
+__all__ = ["ADDRESS_ENV", "ClusterConfig", "connect", "parse_json_object", "ray_available", "redact", "require_ray"]
 
 #: environment variables of the cluster address, first found wins
 ADDRESS_ENV = ("ONNX_STUDIO_RAY_ADDRESS", "RAY_ADDRESS")
@@ -83,13 +83,16 @@ class ClusterConfig:
     runtime_env: dict[str, Any] | None = None
 
     @classmethod
-    def from_env(cls, address: str | None = None, *, num_gpus: float | None = None) -> ClusterConfig:
-        """``address`` if given, else the first of :data:`ADDRESS_ENV` that is set; the
-        runtime environment from ``ONNX_STUDIO_RAY_RUNTIME_ENV`` (JSON)."""
+    def from_env(cls, address: str | None = None, *, num_gpus: float | None = None,
+                 resources: dict[str, Any] | None = None, runtime_env: dict[str, Any] | None = None) -> ClusterConfig:
+        """What is given, else the environment: the first of :data:`ADDRESS_ENV` that is
+        set, ``ONNX_STUDIO_RAY_RESOURCES`` and ``ONNX_STUDIO_RAY_RUNTIME_ENV`` (JSON)."""
         if not address:
             address = next((os.environ[k] for k in ADDRESS_ENV if os.environ.get(k)), None)
-        runtime_env = _json_object(RUNTIME_ENV_ENV)
-        resources = _json_object(RESOURCES_ENV) or {}
+        if runtime_env is None:
+            runtime_env = _json_object(RUNTIME_ENV_ENV)
+        if resources is None:
+            resources = _json_object(RESOURCES_ENV) or {}
         try:
             resources = {str(k): float(v) for k, v in resources.items()}
         except (TypeError, ValueError):
@@ -134,15 +137,19 @@ def _probe(address: str) -> None:
 
 
 def _json_object(variable: str) -> dict[str, Any] | None:
-    text = os.environ.get(variable)
-    if not text:
+    return parse_json_object(os.environ.get(variable) or "", variable)
+
+
+def parse_json_object(text: str, what: str) -> dict[str, Any] | None:
+    """``text`` as a JSON object (None when blank); one clear error line otherwise."""
+    if not text.strip():
         return None
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise RuntimeBackendError(f"{variable} is not JSON: {exc}") from None
+        raise RuntimeBackendError(f"{what} is not JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise RuntimeBackendError(f"{variable} must be a JSON object")
+        raise RuntimeBackendError(f"{what} must be a JSON object")
     return value
 
 
