@@ -310,3 +310,17 @@ def test_cancel_while_the_host_waits_for_resources(ray_cluster: str) -> None:
         assert time.monotonic() - t0 < 10
     finally:
         ray.kill(hog)
+
+
+def test_out_of_memory_on_the_cluster_is_an_error_for_that_run(ray_cluster: str) -> None:
+    """A runaway allocation under the run's memory limit, and the OOM killer's SIGKILL, on
+    the cluster node (the runtime's test hooks, passed to the host's environment)."""
+    from tests.editor.test_runtime_models import chain_model
+
+    x = {"x": np.array([[1.0, -2.0, 3.0]], np.float32)}
+    with RayRunner(ClusterConfig(), env={"ONNX_STUDIO_RUNTIME_TEST_HOOKS": "1"}) as r:
+        result = r.run(chain_model(), x, backend="ort", debug="oom", options=RunOptions(memory_limit_mb=2048))
+        assert result.status == "failed" and "out of memory" in (result.error or "")
+        killed = r.run(chain_model(), x, backend="ort", debug="sigkill")
+        assert killed.status == "crashed" and "possibly out of memory" in (killed.error or "")
+        assert r.run(chain_model(), x).ok
