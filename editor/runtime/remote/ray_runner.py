@@ -66,10 +66,6 @@ class _HostGone(Exception):
 class RayRunner:
     """A run host on a Ray cluster with the :class:`~editor.runtime.Runner` interface."""
 
-    #: what the run dock and the CLI call this kind of runner
-    name = "ray"
-    remote = True
-
     def __init__(self, config: ClusterConfig | None = None, *, store: ModelStore | None = None,
                  env: Mapping[str, str] | None = None) -> None:
         self.config = config or ClusterConfig.from_env()
