@@ -51,7 +51,6 @@ def test_page_saves_address_in_settings_only(qtbot, tmp_path) -> None:
 
 @pytest.mark.timeout(180)
 def test_test_connection_and_a_dock_run_on_the_cluster(qtbot, window, ray_cluster) -> None:
-    from widgets.run import install_run_dock
     from widgets.run.backends_page import BackendsPage
 
     page = BackendsPage()
@@ -64,7 +63,7 @@ def test_test_connection_and_a_dock_run_on_the_cluster(qtbot, window, ray_cluste
     assert "CPU" in page.nodes.item(0, 4).text()
     page.save()
 
-    dock = install_run_dock(window)
+    dock = window.run_dock
     open_model(qtbot, window, SILERO)
     options = dock.panel.options
     dock.panel.left_tabs.setCurrentWidget(dock.panel.options_page)
