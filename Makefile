@@ -43,13 +43,13 @@ upgrade-deps: $(STAMP)
 	$(PY) -m pip install -q uv
 	$(VENV)/bin/uv pip compile --upgrade --universal --python-version 3.10 --generate-hashes \
 	  --no-header --annotation-style line pyproject.toml requirements/build.in \
-	  --extra dev --extra bench -o $(LOCK)
+	  --extra dev --extra bench --extra ray -o $(LOCK)
 
 # The suite against the newest releases, unlocked (what a user's `pip install` gets), in a
 # separate environment: the check that the next `upgrade-deps` will be green.
 test-latest:
 	test -x .venv-latest/bin/python || $(PYTHON) -m venv .venv-latest
-	.venv-latest/bin/python -m pip install -q --upgrade -e ".[dev,bench]"
+	.venv-latest/bin/python -m pip install -q --upgrade -e ".[dev,bench,ray]"
 	.venv-latest/bin/python -m pip list 2>/dev/null | grep -iE '^(onnx|onnxruntime|onnx-ir|numpy|protobuf|pyside6)'
 	QT_QPA_PLATFORM=offscreen .venv-latest/bin/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 

@@ -62,3 +62,19 @@ def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
     for item in items:
         if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(600))
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():  # noqa: ANN201
+    """A real local Ray cluster for the whole test session (a few logical CPUs, no
+    dashboard), shut down at the end; yields its address. Skips without Ray (the optional
+    ``onnx-studio[ray]`` extra)."""
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=4, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        if started:
+            ray.shutdown()

@@ -5,6 +5,7 @@
                         [--input NAME=FILE ...] [--seed N] [--val-range NAME:LO,HI ...] [--dim NAME=V ...]
                         [--atol A] [--rtol R] [--tol NAME:ATOL,RTOL ...] [--outputs-only]
                         [--json] [--all] [--save DIR] [--timeout S]
+                        [--backend ray --cluster ADDRESS [--num-gpus N] [--workers N]]
     onnx-studio compare A.onnx --vs-outputs SAVED.npz --inputs INPUTS.npz [...]
 
 Without B the model is compared with itself on another backend (``--vs-backend``, default:
@@ -71,6 +72,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all", action="store_true", help="list every tensor, not only the ones that differ")
     p.add_argument("--save", metavar="DIR", help="write inputs.npz, a_outputs.npz, b_outputs.npz and compare.json to DIR")
     p.add_argument("--timeout", type=float, metavar="S", help="time limit of each run")
+    from editor.cli.remote_args import add_remote_arguments
+
+    add_remote_arguments(p, workers=2)
 
 
 def _providers(text: str | None) -> tuple[str, ...] | None:
@@ -183,7 +187,7 @@ def _save(result: Any, folder: Path) -> None:
     (folder / "compare.json").write_text(json.dumps(result.to_json(), indent=1, default=str), encoding="utf-8")
 
 
-def _against_saved(args: argparse.Namespace, tolerance: Any) -> int:
+def _against_saved(args: argparse.Namespace, tolerance: Any, runner: Any = None) -> int:
     from editor.cli import emit_json
     from editor.cli.run import _parse_pairs, parse_val_ranges
     from editor.debug import RunSpec, compare_to_saved
@@ -204,7 +208,8 @@ def _against_saved(args: argparse.Namespace, tolerance: Any) -> int:
     dims = {k: int(v) for k, v in _parse_pairs(args.dim, "--dim")}
     try:
         result = compare_to_saved(a, args.vs_outputs, given_inputs(args, model), tolerance=tolerance, seed=args.seed,
-                                  dims=dims, val_ranges=parse_val_ranges(args.val_range), timeout=args.timeout)
+                                  dims=dims, val_ranges=parse_val_ranges(args.val_range), timeout=args.timeout,
+                                  runner=runner)
     except RuntimeBackendError as exc:
         if exc.exit_code == 1:
             exc.exit_code = 2
@@ -217,6 +222,17 @@ def _against_saved(args: argparse.Namespace, tolerance: Any) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from editor.cli.remote_args import open_pool
+
+    pool = open_pool(args)  # --backend ray: both sides run on the cluster, at once
+    try:
+        return _run(args, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _run(args: argparse.Namespace, pool: Any) -> int:
     from editor.cli import emit_json
     from editor.cli.run import _parse_pairs, parse_val_ranges
     from editor.debug import compare_runs
@@ -224,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
 
     tolerance = _tolerances(args)
     if args.vs_outputs:
-        return _against_saved(args, tolerance)
+        return _against_saved(args, tolerance, pool.runners[0] if pool is not None else None)
     a, b = sides(args)
     try:
         model_a = a.proto()
@@ -238,7 +254,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = compare_runs(a, b, feeds, tolerance=tolerance, seed=args.seed, dims=dims,
                               val_ranges=parse_val_ranges(args.val_range), intermediates=not args.outputs_only,
-                              keep_values=bool(args.save), timeout=args.timeout)
+                              keep_values=bool(args.save), timeout=args.timeout,
+                              runner=pool.runners[0] if pool is not None else None,
+                              pool=pool.runners if pool is not None else None)
     except RuntimeBackendError as exc:
         if exc.exit_code == 1:  # an input or a run that failed: no verdict, not "differ"
             exc.exit_code = 2

@@ -5,6 +5,7 @@
                        [--opt LEVEL] [--vs-opt LEVEL] [--input NAME=FILE ...] [--inputs FILE.npz]
                        [--seed N] [--val-range NAME:LO,HI ...] [--dim NAME=V ...]
                        [--atol A] [--rtol R] [--no-hints]
+                       [--backend ray --cluster ADDRESS [--num-gpus N] [--workers N]]
 
 The failure is one of: an output with NaN (``--check nan``), the backend crashing or
 refusing the model (``--check crash``), the backend disagreeing with another
@@ -63,6 +64,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance of the diff checks")
     p.add_argument("--no-hints", action="store_true", help="bisect even when the full run already points at a node")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit of each run (default 60)")
+    from editor.cli.remote_args import add_remote_arguments
+
+    add_remote_arguments(p, workers=4)
 
 
 def make_check(args: argparse.Namespace):  # noqa: ANN201
@@ -87,6 +91,22 @@ def make_check(args: argparse.Namespace):  # noqa: ANN201
 
 
 def run(args: argparse.Namespace) -> int:
+    from editor.cli.remote_args import open_pool
+
+    out = Path(args.output)
+    if out.suffix.lower() != ".onnx":
+        error = StudioError(f"-o {args.output!r}: give a path ending in .onnx (the inputs go beside it as .npz)")
+        error.exit_code = 2
+        raise error
+    pool = open_pool(args)  # --backend ray: bisection steps run on the cluster, several at once
+    try:
+        return _run(args, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _run(args: argparse.Namespace, pool: Any) -> int:
     from editor.cli.compare import given_inputs
     from editor.cli.run import _parse_pairs, parse_val_ranges
     from editor.debug import reduce_model
@@ -94,10 +114,6 @@ def run(args: argparse.Namespace) -> int:
     from editor.runtime.source import ModelSource
 
     out = Path(args.output)
-    if out.suffix.lower() != ".onnx":
-        error = StudioError(f"-o {args.output!r}: give a path ending in .onnx (the inputs go beside it as .npz)")
-        error.exit_code = 2
-        raise error
     try:
         model = ModelSource.from_path(args.model).load_proto()
         if args.vs:
@@ -110,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = reduce_model(model, check, feeds, seed=args.seed, dims=dims, val_ranges=parse_val_ranges(args.val_range),
                               use_hints=not args.no_hints,
-                              progress=lambda msg: print(f"  {msg}", file=sys.stderr))
+                              progress=lambda msg: print(f"  {msg}", file=sys.stderr),
+                              pool=pool.runners if pool is not None else None)
     except RuntimeBackendError as exc:
         if "does not fail" in exc.message:
             print(f"error: {exc.message}", file=sys.stderr)

@@ -5,6 +5,7 @@
                           [--backend ort|reference] [--providers P1,P2]
                           [--outputs NAME ... | --all-intermediates] [--save DIR]
                           [--json] [--timeout S] [--memory-limit SIZE] [--profile]
+                          [--backend ray --cluster ADDRESS [--num-gpus N]]
 
 The run happens in a child process (see :mod:`editor.runtime.runner`): a crashing kernel
 gives ``error: ... died with SIGFPE`` and a non-zero exit, never a traceback. Exit codes:
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from editor.cli.remote_args import add_remote_arguments, open_runner
 from editor.errors import RuntimeBackendError, StudioError
 from editor.runtime import Runner, RunOptions, RunResult, input_specs, load_input_file
 from editor.runtime.inputs import make_inputs, save_inputs
@@ -66,6 +68,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory-limit", metavar="SIZE",
                    help="cap the run's memory, e.g. 8G or 512M; 'none' for no cap (default: half the RAM)")
     p.add_argument("--profile", action="store_true", help="per-node times (onnxruntime profiling)")
+    add_remote_arguments(p)
 
 
 def safe_file_name(name: str, taken: set[str]) -> str:
@@ -232,11 +235,14 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``onnx-studio run``; returns the exit code (errors as one ``error:`` line)."""
-    runner = Runner()
+    runner = None
     try:
         timeout = parse_timeout(args.timeout) if args.timeout is not None else None
         memory = parse_memory_limit(args.memory_limit) if args.memory_limit is not None else None
-        runner.start(wait=False)  # the worker starts up while this process reads the model
+        remote = open_runner(args)  # --backend ray: the runs go to the cluster
+        runner = remote or Runner()
+        if remote is None:
+            runner.start(wait=False)  # the worker starts up while this process reads the model
         model = load_model(args.model)
         feeds = _build_inputs(args, model)
         outputs = None
@@ -250,11 +256,13 @@ def run(args: argparse.Namespace) -> int:
         backend = args.backend
         if providers and backend is None:
             backend = "ort"  # providers only mean something to onnxruntime: pin it
-        save_dir = _save_folder(args.save) if args.save else None
+        # a local worker writes big values straight into the save folder (linked, not copied)
+        save_dir = _save_folder(args.save) if args.save and remote is None else None
+        spill = {"spill_dir": str(save_dir)} if save_dir else {}
         with runner, _terminate_as_interrupt():
             result = runner.run(
                 ModelSource.from_path(args.model), feeds, outputs=outputs, backend=backend, options=options, timeout=timeout,
-                spill_dir=str(save_dir) if save_dir else None,
+                **spill,
             )
         if not result.ok:
             raise RuntimeBackendError(result.error or f"run {result.status}")
@@ -287,7 +295,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
         return 1
     finally:
-        runner.close()  # also when the model or an input was refused before the run
+        if runner is not None:
+            runner.close()  # also when the model or an input was refused before the run
 
 
 def main(argv: list[str] | None = None) -> int:

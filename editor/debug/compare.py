@@ -16,7 +16,7 @@ and ``outputs_ok`` is what the exit code reports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,6 +202,7 @@ def compare_runs(
     keep_values: bool = False,
     timeout: float | None = None,
     progress: Callable[[str], None] | None = None,
+    pool: Sequence[Runner] | None = None,
 ) -> Comparison:
     """Run ``a`` and ``b`` on the same inputs and compare them tensor by tensor.
 
@@ -209,6 +210,8 @@ def compare_runs(
     ``seed``, ``dims``, ``val_ranges``); the ones used are in ``Comparison.inputs``.
     ``intermediates=False`` compares the graph outputs only. Raises
     :class:`RuntimeBackendError` (exit code 2) when a side cannot be read or run.
+    ``pool``: two or more runners (remote hosts) run the two sides at once; the result is
+    the same as one runner running them in turn.
     """
     tolerance = tolerance or Tolerance()
     say = progress or (lambda _msg: None)
@@ -243,16 +246,34 @@ def compare_runs(
               [p.dequant.zero_point for p in tmap.pairs if p.dequant and p.dequant.zero_point]
     inits_b = {t.name: t for t in proto_b.graph.initializer}
     names_b += [n for n in dict.fromkeys(extra_b) if n not in inits_b and n not in names_b]
+    wanted_b = names_b or [o.name for o in proto_b.graph.output]
+    if pool is not None and len(pool) >= 2:
+        from concurrent.futures import ThreadPoolExecutor
+
+        say(f"running A: {a.label()} and B: {b.label()} at once")
+        with ThreadPoolExecutor(2, thread_name_prefix="onnx-studio-compare") as ex:
+            fa = ex.submit(_run_all, pool[0], a, names_a or outputs, feeds, timeout)
+            fb = ex.submit(_run_all, pool[1], b, wanted_b, feeds_b, timeout)
+            ra, rb = fa.result(), fb.result()
+        return _comparison(a, b, proto_a, tmap, outputs, tolerance, feeds, feeds_b, inits_b, ra, rb, keep_values, say)
     own = runner is None
     runner = runner or Runner()
     try:
         say(f"running A: {a.label()}")
         ra = _run_all(runner, a, names_a or outputs, feeds, timeout)
         say(f"running B: {b.label()}")
-        rb = _run_all(runner, b, names_b or [o.name for o in proto_b.graph.output], feeds_b, timeout)
+        rb = _run_all(runner, b, wanted_b, feeds_b, timeout)
     finally:
         if own:
             runner.close()
+    return _comparison(a, b, proto_a, tmap, outputs, tolerance, feeds, feeds_b, inits_b, ra, rb, keep_values, say)
+
+
+def _comparison(a: RunSpec, b: RunSpec, proto_a: onnx.ModelProto, tmap: TensorMap, outputs: list[str],
+                tolerance: Tolerance, feeds: dict[str, Any], feeds_b: dict[str, Any],
+                inits_b: Mapping[str, onnx.TensorProto], ra: RunResult, rb: RunResult, keep_values: bool,
+                say: Callable[[str], None]) -> Comparison:
+    """The comparison of two finished runs (however they were run)."""
     say("comparing")
     va = {k: r.value for k, r in ra.outputs.items()}
     va.update(feeds)

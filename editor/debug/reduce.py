@@ -28,8 +28,9 @@ runs two backends per check. ``ReduceResult.runs`` counts the backend runs made.
 from __future__ import annotations
 
 import math
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,9 @@ from editor.runtime.inputs import make_inputs, save_inputs
 from editor.runtime.source import ModelSource
 
 __all__ = ["BackendDiffCheck", "CrashCheck", "FailureCheck", "ModelDiffCheck", "NanCheck", "ReduceResult", "reduce_model"]
+
+
+_COUNT_LOCK = threading.Lock()
 
 
 class FailureCheck(ABC):
@@ -62,7 +66,8 @@ class FailureCheck(ABC):
 
     def _run(self, runner: Runner, model: onnx.ModelProto, feeds: Mapping[str, Any], backend: str | None,
              options: RunOptions, timeout: float | None) -> RunResult:
-        self.runs += 1
+        with _COUNT_LOCK:  # checks may run on several threads (a pool of remote runners)
+            self.runs += 1
         return runner.run(ModelSource.from_any(model), feeds, backend=backend, options=options, timeout=timeout)
 
     @abstractmethod
@@ -277,6 +282,9 @@ class ReduceResult:
     original_nodes: int
     check: str
     log: list[str] = field(default_factory=list)
+    #: rounds of waiting for checks of the bisection (sequential: one per check; a pool:
+    #: up to one check per runner a round)
+    rounds: int = 0
 
     def save(self, path: str | Path) -> tuple[Path, Path]:
         """Write the model to ``path`` and its inputs beside it (``path`` with ``.npz``)."""
@@ -308,6 +316,7 @@ class _Cutter:
         ]
         self.shapes = {k: list(v.shape) for k, v in values.items() if isinstance(v, np.ndarray)}
         self.cache: dict[frozenset[int], bool] = {}
+        self.rounds = 0
 
     def cut(self, idx: list[int]) -> tuple[onnx.ModelProto, dict[str, Any]] | None:
         from editor.passes.extract import extract_model
@@ -327,6 +336,8 @@ class _Cutter:
         if key in self.cache:
             return self.cache[key]
         made = self.cut(idx)
+        if made is not None:
+            self.rounds += 1
         result = False if made is None else self.check.fails(runner, *made)
         self.cache[key] = result
         return result
@@ -358,19 +369,23 @@ def reduce_model(
     use_hints: bool = True,
     progress: Callable[[str], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    pool: Sequence[Runner] | None = None,
 ) -> ReduceResult:
     """Bisect ``model`` to the smallest subgraph that still fails ``check`` (module docstring).
 
     Raises :class:`RuntimeBackendError` when the model cannot be run for its values or does
-    not fail ``check`` at all, and when ``cancelled()`` turns true.
+    not fail ``check`` at all, and when ``cancelled()`` turns true. ``pool``: runners (remote
+    hosts) that check bisection steps at once, speculatively; the result is the sequential
+    one (same cuts, same nodes), ``runs`` and ``checks`` also count the speculative checks.
     """
     say = progress or (lambda _m: None)
     stop = cancelled or (lambda: False)
     proto = model if isinstance(model, onnx.ModelProto) else ModelSource.from_path(model).load_proto()
     generated = make_inputs(proto, "random", dims=dims, seed=seed, val_ranges=val_ranges)
     feeds = {**generated, **dict(inputs or {})}
-    own = runner is None
-    runner = runner or Runner()
+    own = runner is None and not pool
+    runner = runner or (pool[0] if pool else Runner())
+    runners = list(pool) if pool else [runner]
     log: list[str] = []
     try:
         say("running the whole model for its intermediate values")
@@ -406,14 +421,14 @@ def reduce_model(
                     best = [hint]
                     log.append(f"the full run pointed at {_label(cutter.order[hint][1])}, which fails alone")
         if best is None:
-            best = _bisect(cutter, runner, n, log, say, stop)
+            best = _bisect(cutter, runners, n, log, say, stop)
         nodes = [cutter.order[k][1] for k in best]
         made = cutter.cut(best)
         if made is None:
             raise RuntimeBackendError("the reduced subgraph cannot be extracted")  # pragma: no cover - it just ran
         sub, sub_feeds = made
         return ReduceResult(sub, sub_feeds, [_label(nd) for nd in nodes], check.runs, len(cutter.cache),
-                            n, check.describe(), log)
+                            n, check.describe(), log, rounds=cutter.rounds)
     finally:
         if own:
             runner.close()
@@ -423,19 +438,24 @@ def _label(node: onnx.NodeProto) -> str:
     return node.name or f"<{node.op_type}>"
 
 
-def _bisect(cutter: _Cutter, runner: Runner, n: int, log: list[str], say: Callable[[str], None],
-            stop: Callable[[], bool]) -> list[int]:
-    def check(idx: list[int]) -> bool:
-        if stop():
-            raise RuntimeBackendError("reduce cancelled")
-        return cutter.fails(runner, idx)
+# A bisection is written once, as a generator that yields the cut to check next and is
+# sent whether it fails; a driver answers it. The sequential driver checks each cut in
+# turn. The speculative one (a pool of remote runners) replays the generator from the start
+# with the answers known so far plus *assumed* answers, to see which cuts the bisection
+# could ask next whichever way the pending checks go, and checks up to one per runner at
+# once. The real bisection then only ever reads answers from the cache, so it takes the
+# very path the sequential run takes: same cuts, same result, fewer rounds of waiting.
 
+_Bisection = Generator[list[int], bool, list[int]]
+
+
+def _bisect_steps(cutter: _Cutter, n: int, log: list[str], say: Callable[[str], None]) -> _Bisection:
     # smallest failing prefix: its last node is the culprit
     lo, hi = 1, n
     while lo < hi:
         mid = (lo + hi) // 2
         say(f"bisecting the end: nodes [0, {mid}) of {n}")
-        if check(list(range(mid))):
+        if (yield list(range(mid))):
             hi = mid
         else:
             lo = mid + 1
@@ -446,7 +466,7 @@ def _bisect(cutter: _Cutter, runner: Runner, n: int, log: list[str], say: Callab
     while lo < hi:
         mid = (lo + hi + 1) // 2
         say(f"bisecting the start: nodes [{mid}, {end}) of {n}")
-        if check(list(range(mid, end))):
+        if (yield list(range(mid, end))):
             lo = mid
         else:
             hi = mid - 1
@@ -456,9 +476,9 @@ def _bisect(cutter: _Cutter, runner: Runner, n: int, log: list[str], say: Callab
     last = end - 1
     # refine: only what the culprit depends on; the culprit alone; then drop nodes one by one
     anc = cutter.ancestors(best, last)
-    if len(anc) < len(best) and check(anc):
+    if len(anc) < len(best) and (yield anc):
         best = anc
-    if len(best) > 1 and check([last]):
+    if len(best) > 1 and (yield [last]):
         best = [last]
     budget = max(0, 20 - 4)
     for k in reversed(best[:-1]):
@@ -469,7 +489,89 @@ def _bisect(cutter: _Cutter, runner: Runner, n: int, log: list[str], say: Callab
         trial = cutter.ancestors([m for m in best if m != k], last)
         budget -= 1
         say(f"refining: {len(trial)} nodes")
-        if check(trial):
+        if (yield trial):
             best = trial
     log.append(f"refined to {len(best)} node(s)")
     return best
+
+
+def _bisect(cutter: _Cutter, runners: Sequence[Runner], n: int, log: list[str], say: Callable[[str], None],
+            stop: Callable[[], bool]) -> list[int]:
+    if len(runners) > 1:
+        _speculate(cutter, runners, n, stop)
+    steps = _bisect_steps(cutter, n, log, say)
+    try:
+        idx = next(steps)
+        while True:
+            if stop():
+                raise RuntimeBackendError("reduce cancelled")
+            idx = steps.send(cutter.fails(runners[0], idx))
+    except StopIteration as done:
+        return done.value
+
+
+def _frontier(cutter: _Cutter, n: int, assumed: Mapping[frozenset[int], bool]) -> list[int] | None:
+    """The first cut the bisection asks whose answer is neither known nor assumed (None:
+    it finishes on these answers)."""
+    steps = _bisect_steps(cutter, n, [], lambda _m: None)
+    try:
+        idx = next(steps)
+        while True:
+            key = frozenset(idx)
+            answer = cutter.cache.get(key, assumed.get(key))
+            if answer is None:
+                return idx
+            idx = steps.send(answer)
+    except StopIteration:
+        return None
+
+
+def _speculate(cutter: _Cutter, runners: Sequence[Runner], n: int, stop: Callable[[], bool]) -> None:
+    """Fill ``cutter.cache`` with every answer the bisection needs, a round of up to
+    ``len(runners)`` concurrent checks at a time (the next cut, then the cuts after each
+    possible answer, breadth first)."""
+    import queue
+    from concurrent.futures import ThreadPoolExecutor
+
+    free: queue.Queue[Runner] = queue.Queue()
+    for r in runners:
+        free.put(r)
+
+    def check(made: tuple[onnx.ModelProto, dict[str, Any]]) -> bool:
+        runner = free.get()
+        try:
+            return cutter.check.fails(runner, *made)
+        finally:
+            free.put(runner)
+
+    width = len(runners)
+    with ThreadPoolExecutor(width, thread_name_prefix="onnx-studio-reduce") as pool:
+        while True:
+            if stop():
+                raise RuntimeBackendError("reduce cancelled")
+            batch: dict[frozenset[int], list[int]] = {}
+            todo: list[dict[frozenset[int], bool]] = [{}]
+            expanded = 0
+            while todo and len(batch) < width and expanded < 4 * width + 8:
+                assumed = todo.pop(0)
+                expanded += 1
+                idx = _frontier(cutter, n, assumed)
+                if idx is None:
+                    continue
+                key = frozenset(idx)
+                batch.setdefault(key, idx)
+                todo += [{**assumed, key: True}, {**assumed, key: False}]
+            if not batch:
+                return
+            # cuts are made here, one at a time (the document is not shared across
+            # threads); only the runs go out at once
+            made = {}
+            for key, idx in batch.items():
+                cut = cutter.cut(idx)
+                if cut is None:
+                    cutter.cache[key] = False  # as _Cutter.fails: a cut that cannot be made passes
+                else:
+                    made[key] = cut
+            cutter.rounds += 1 if made else 0
+            for key, fails in zip(made, pool.map(check, made.values())):
+                cutter.cache[key] = fails

@@ -74,6 +74,8 @@ class RunRequest:
     auto_providers: tuple[str, ...] | None = None
     #: bound on the bytes of models the worker keeps (None: its default)
     cache_bytes: int | None = None
+    #: run on the remote backend of the Backends settings (a Ray cluster), not this machine
+    remote: bool = False
 
 
 def execute(runner: Runner, req: RunRequest) -> RunResult:
@@ -146,13 +148,20 @@ class RunService(QObject):
 
     busyChanged = Signal(bool)
     providersKnown = Signal(list)
+    #: the cluster's onnxruntime providers (the remote backend's), when first known
+    remoteProvidersKnown = Signal(list)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.runner = Runner()
+        #: the Ray cluster's run host, made on the first remote run (widgets.run.remote)
+        self.remote_runner: Any = None
+        self._active: Any = self.runner
         self._thread: RunThread | None = None
         self._providers: list[str] | None = None
         self._providers_thread: ProvidersThread | None = None
+        self._remote_providers: list[str] | None = None
+        self._remote_providers_thread: ProvidersThread | None = None
         self.owner: RunController | None = None
 
     @property
@@ -168,6 +177,27 @@ class RunService(QObject):
             thread.start()
         return self._providers
 
+    def remote_providers(self) -> list[str] | None:
+        """The cluster host's providers if known; else asks (``remoteProvidersKnown`` later;
+        an empty list when the cluster cannot be reached)."""
+        if self._remote_providers is None and self._remote_providers_thread is None:
+            try:
+                runner = self._remote()
+            except StudioError:  # a bad cluster setting: the list stays empty
+                return None
+            thread = ProvidersThread(runner, self)
+            thread.done.connect(self._on_remote_providers)
+            self._remote_providers_thread = thread
+            thread.start()
+        return self._remote_providers
+
+    def _on_remote_providers(self, providers: list) -> None:
+        if self._remote_providers_thread is not None:
+            self._remote_providers_thread.wait()
+            self._remote_providers_thread = None
+        self._remote_providers = list(providers) if providers else None  # unreachable: ask again later
+        self.remoteProvidersKnown.emit(list(providers))
+
     def _on_providers(self, providers: list) -> None:
         if self._providers_thread is not None:
             self._providers_thread.wait()
@@ -180,7 +210,9 @@ class RunService(QObject):
             raise StudioError("a run is already in progress")
         # NOTE: a providers query still in flight is not waited for here (that could be a
         # worker start on the GUI thread): the Runner's own lock puts the run after it
-        thread = RunThread(self.runner, request, self)
+        runner = self._runner_for(request)
+        self._active = runner
+        thread = RunThread(runner, request, self)
         thread.done.connect(self._on_done)
         self._thread = thread
         self.owner = owner
@@ -199,24 +231,52 @@ class RunService(QObject):
         if owner is not None and shiboken6.isValid(owner):  # its tab may have closed meanwhile
             owner._finish(result)
 
+    def _runner_for(self, request: RunRequest) -> Any:
+        return self._remote() if request.remote else self.runner
+
+    def _remote(self) -> Any:
+        """The cluster's runner, made from the Backends settings on first use."""
+        if self.remote_runner is None:
+            from editor.runtime.remote import RayRunner
+            from widgets.run.remote import cluster_config
+
+            self.remote_runner = RayRunner(cluster_config())
+        return self.remote_runner
+
+    def reset_remote(self) -> None:
+        """The Backends settings changed: the next remote run connects anew."""
+        if self._remote_providers_thread is not None:
+            self._remote_providers_thread.wait(30_000)
+        self._remote_providers = None
+        runner, self.remote_runner = self.remote_runner, None
+        if runner is not None:
+            if self._active is runner:
+                runner.cancel()
+            runner.close()
+
     def cancel(self) -> bool:
         """Stop the run in progress (kills the worker; the next run starts a fresh one)."""
-        return self._thread is not None and self.runner.cancel()
+        return self._thread is not None and self._active.cancel()
 
     def release(self, controller: RunController) -> None:
         """A tab closed: the worker drops its models and sessions (in the background)."""
         if self.owner is controller:
-            self.runner.cancel()  # its run's result has nowhere to go
-        self.runner.release(controller.document_key)
+            self._active.cancel()  # its run's result has nowhere to go
+        for runner in (self.runner, self.remote_runner):
+            if runner is not None:
+                runner.release(controller.document_key)
 
     def shutdown(self) -> None:
         """Cancel any run and stop the worker process (window closing)."""
         if self._thread is not None:
-            self.runner.cancel()
+            self._active.cancel()
             self._thread.wait(10_000)
-        if self._providers_thread is not None:
-            self._providers_thread.wait(10_000)
+        for thread in (self._providers_thread, self._remote_providers_thread):
+            if thread is not None:
+                thread.wait(10_000)
         self.runner.close()
+        if self.remote_runner is not None:
+            self.remote_runner.close()
 
 
 _keys = itertools.count(1)
@@ -344,7 +404,10 @@ class RunController(QObject):
             profile=profile,
             memory_limit_mb=settings.memory_limit_mb or None,
         )
-        backend = None if settings.backend == "auto" else settings.backend
+        from widgets.run.remote import is_remote
+
+        remote = is_remote(settings.backend)
+        backend = None if settings.backend == "auto" or remote else settings.backend
         auto_providers = None
         if settings.providers:
             if backend == "ort":
@@ -363,6 +426,7 @@ class RunController(QObject):
             debug=debug,
             auto_providers=auto_providers,
             cache_bytes=settings.cache_mb * 1024 * 1024 if settings.cache_mb else None,
+            remote=remote,
         )
 
     def run(self, settings: RunSettings, *, profile: bool = False, debug: str | None = None) -> RunThread:

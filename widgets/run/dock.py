@@ -57,7 +57,9 @@ class RunDock(QDockWidget):
         self._tab = None
         self._debug: str | None = None  # test hook forwarded to the runtime worker
         self.service.busyChanged.connect(self._on_busy)
-        self.service.providersKnown.connect(self.panel.options.set_available_providers)
+        self.service.providersKnown.connect(lambda p: self._on_providers(p, remote=False))
+        self.service.remoteProvidersKnown.connect(lambda p: self._on_providers(p, remote=True))
+        self.panel.options.backend.currentIndexChanged.connect(lambda *_a: self._ask_providers())
         self.panel.runRequested.connect(lambda profile: self.run(profile=profile))
         self.panel.cancelRequested.connect(self.cancel)
         self.panel.captureRequested.connect(self.capture_selection)
@@ -83,11 +85,21 @@ class RunDock(QDockWidget):
                        enabled_when=lambda: self.service.busy),
             ActionSpec("run.capture", "Run Capturing &Selected Values", self.capture_selection, menu="Run",
                        section="2_capture", enabled_when=can_run),
+            ActionSpec("run.backends", "&Backends…", self.show_backends, menu="Run", section="2_capture",
+                       tip="Where runs happen: local backends and a Ray cluster (address, test connection)",
+                       keywords="ray cluster remote gpu settings"),
         ])
         register_dock(w, self, "3")
         self.act_run, self.act_profile = w.registry.action("run.run"), w.registry.action("run.profile")
         self.act_cancel, self.act_capture = w.registry.action("run.cancel"), w.registry.action("run.capture")
         self._update_actions()
+
+    def show_backends(self) -> None:
+        """The Backends settings (cluster address, test connection); OK applies them."""
+        from widgets.run.backends_page import BackendsDialog
+
+        if BackendsDialog(self.window_).exec():
+            self.service.reset_remote()
 
     def _update_actions(self) -> None:
         self.window_.registry.refresh("run.")
@@ -135,9 +147,26 @@ class RunDock(QDockWidget):
 
     def _on_left_tab(self, index: int) -> None:
         if self.panel.left_tabs.widget(index) is self.panel.options_page:
-            providers = self.service.providers()
-            if providers is not None:
-                self.panel.options.set_available_providers(providers)
+            self._ask_providers()
+
+    def _backend_is_remote(self) -> bool:
+        from widgets.run.remote import is_remote
+
+        return is_remote(str(self.panel.options.backend.currentData()))
+
+    def _ask_providers(self) -> None:
+        """Fill the provider list from where runs will go: this machine's worker, or the
+        cluster's run host when a remote backend is picked."""
+        if self.panel.left_tabs.currentWidget() is not self.panel.options_page:
+            return
+        remote = self._backend_is_remote()
+        providers = self.service.remote_providers() if remote else self.service.providers()
+        if providers is not None:
+            self.panel.options.set_available_providers(providers)
+
+    def _on_providers(self, providers: list, *, remote: bool) -> None:
+        if remote == self._backend_is_remote():  # an answer for the backend still picked
+            self.panel.options.set_available_providers(providers)
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, *, profile: bool = False) -> bool:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from editor.runtime.limits import default_memory_limit_mb, describe_limit
 from widgets.run.controller import RunSettings
+from widgets.run.remote import add_remote_backends
 from widgets.settings import APPLICATION, ORGANIZATION
 
 BACKENDS = (
@@ -57,6 +58,7 @@ class RunOptionsPanel(QWidget):
         self.backend = QComboBox(self)
         for key, label in BACKENDS:
             self.backend.addItem(label, key)
+        add_remote_backends(self.backend)  # remote ones after the local ones
         self.backend.setToolTip("Automatic: onnxruntime, and the ONNX reference evaluator when onnxruntime "
                                 "cannot load or run the model; or pin one backend (no fallback)")
         form.addRow("Backend", self.backend)
