@@ -24,3 +24,61 @@ def test_canvas_edges_carry_inferred_shapes(qtbot, window) -> None:
                                      expanded=None, sync=True)
     edges = tab.canvas.scene.graph.edges
     assert sum(1 for e in edges if e.label) >= 0.95 * len(edges)
+
+
+def test_refresh_shapes_in_the_window_is_one_undoable_registry_action(qtbot, window) -> None:
+    import onnx
+
+    from widgets.shapes_refresh import RefreshShapesDialog
+
+    tab = open_model(qtbot, window, CORPUS / "real" / "ppocrv4_det.onnx")
+    doc = tab.doc
+    assert "graph.refresh_shapes" in window.registry
+    action = window.registry.action("graph.refresh_shapes")
+    assert action.isEnabled()
+    menu_titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
+    assert "Graph" in menu_titles
+    before = [vi.SerializeToString() for vi in doc.model.graph.value_info]
+    depth = doc.stack.index
+    chosen: list[str] = []
+
+    def pick(dialog: RefreshShapesDialog) -> bool:
+        dialog.group.button(0).setChecked(True)  # update: correct stale, add missing
+        chosen.append(dialog.mode())
+        return True
+
+    window.refresh_shapes.run_dialog = pick
+    action.trigger()
+    qtbot.waitUntil(lambda: doc.stack.index == depth + 1, timeout=30_000)
+    assert chosen == ["update"]
+    names = {n for node in doc.model.graph.node for n in node.output}
+    declared = {vi.name for vi in doc.model.graph.value_info}
+    interface = {vi.name for vi in doc.model.graph.output}
+    # the Paddle detector declares almost nothing; now nearly every inner value has a shape
+    assert len(declared) >= 0.95 * len(names - interface)
+    onnx.checker.check_model(doc.model)
+    doc.undo()
+    assert [vi.SerializeToString() for vi in doc.model.graph.value_info] == before
+    # strip removes every entry, and undo brings them back in their order
+    doc.redo()
+    window.refresh_shapes.start(doc, "strip")
+    assert len(doc.model.graph.value_info) == 0
+    doc.undo()
+    assert len(doc.model.graph.value_info) == len(declared)
+
+
+def test_refresh_shapes_refuses_when_the_model_changed_meanwhile(qtbot, window) -> None:
+    from editor.commands import SetNodeField
+
+    tab = open_model(qtbot, window, CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx")
+    doc = tab.doc
+    behaviour = window.refresh_shapes
+    depth = doc.stack.index
+    behaviour.start(doc, "update")
+    nid = doc.scope(doc.index.main).node_ids[0]
+    doc.execute(SetNodeField(nid, "doc_string", "edited while inferring"))  # lands before the worker's table
+    qtbot.waitUntil(lambda: behaviour._timer is not None and not behaviour._timer.isActive(), timeout=30_000)
+    assert doc.stack.index == depth + 1  # the rename only: the stale table was not applied
+    from widgets.editing.common import last_refusal
+
+    assert "changed" in last_refusal[0]
