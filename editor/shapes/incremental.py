@@ -67,20 +67,28 @@ class LiveShapes:
         self._outs = self._outputs_by_node()
         return UpdateStats(True, len(self.doc.model.graph.node), None)
 
+    def needs_full(self, changes: Any) -> bool:
+        """Whether ``changes`` take a whole pass (see the module docstring): a caller with a
+        large model runs that off the GUI thread instead of calling :meth:`update`."""
+        main = self.doc.index.main
+        fields = {f for sid, f in changes.scope_fields if sid == main}
+        fields |= {f for sid, f, _k in changes.items if sid == main}
+        reshaped = {f for sid, f in changes.lists_reshaped if sid == main}
+        # NOTE: body tables are keyed by their owner's position: nodes added or removed in a
+        # graph with bodies shift those keys, so such an edit takes a full pass
+        moved = bool(changes.nodes_added or changes.nodes_removed) and bool(self.table.bodies)
+        return bool(changes.graph_replaced or changes.structure or moved
+                    or {"opset_import", "ir_version"} & changes.model_fields
+                    or fields & set(_FULL_FIELDS) or reshaped & {"value_info", "output", *_FULL_FIELDS})
+
     def update(self, changes: Any) -> UpdateStats:
         """Bring the table in line with the document after ``changes`` (a ChangeSet)."""
+        if self.needs_full(changes):
+            return self.full()
         index = self.doc.index
         main = index.main
         fields = {f for sid, f in changes.scope_fields if sid == main}
         fields |= {f for sid, f, _k in changes.items if sid == main}
-        reshaped = {f for sid, f in changes.lists_reshaped if sid == main}
-        moved = bool(changes.nodes_added or changes.nodes_removed) and bool(self.table.bodies)
-        if (changes.graph_replaced or changes.structure or moved
-                or {"opset_import", "ir_version"} & changes.model_fields
-                or fields & set(_FULL_FIELDS) or reshaped & {"value_info", "output", *_FULL_FIELDS}):
-            # NOTE: body tables are keyed by their owner's position: nodes added or removed
-            # in a graph with bodies shift those keys, so such an edit takes a full pass
-            return self.full()
         scope = self._main()
         values = self.table.values
         dirty_nodes: set[int] = set()

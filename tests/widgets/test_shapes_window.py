@@ -82,3 +82,80 @@ def test_refresh_shapes_refuses_when_the_model_changed_meanwhile(qtbot, window) 
     from widgets.editing.common import last_refusal
 
     assert "changed" in last_refusal[0]
+
+
+def _stale_model(path) -> None:
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Reshape", ["x", "s"], ["y"], name="reshape"),
+             h.make_node("Relu", ["y"], ["z"], name="relu")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 4])],
+                     [h.make_tensor_value_info("z", T.FLOAT, None)],
+                     value_info=[h.make_tensor_value_info("y", T.FLOAT, ["n", 4, 1])])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), str(path))
+
+
+def test_edge_tooltip_says_where_the_shape_comes_from(qtbot, window, tmp_path) -> None:
+    path = tmp_path / "stale.onnx"
+    _stale_model(path)
+    tab = open_model(qtbot, window, path)
+    scene = tab.canvas.scene
+    edges = {e.value: e for e in scene.graph.edges}
+    y = scene.value_tooltip(edges["y"])
+    assert "declared in the file: float32 [n, 4, 1]" in y and "inferred: float32 [n, 4]" in y
+    assert "conflict" in y and "rank" in y
+    x = scene.value_tooltip(edges["x"])
+    assert "declared in the file" in x and "conflict" not in x
+    # the conflict is a problem of the document, drawn as a badge like any other
+    problems = [p for p in tab.validator.problems if p.value == "y"]
+    assert problems and all(p.code == "declared-dim" for p in problems)
+
+
+def test_large_models_are_labelled_off_the_gui_thread(qtbot, window, monkeypatch) -> None:
+    import widgets.shape_labels as sl
+
+    monkeypatch.setattr(sl, "SYNC_MAX_NODES", 10)  # squeezenet (66 nodes) counts as large
+    tab = open_model(qtbot, window, CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx")
+    labels = tab.shape_labels
+    qtbot.waitUntil(lambda: labels.live is not None, timeout=30_000)
+    # once the table arrived the edges are labelled from it, and edits update it in place
+    qtbot.waitUntil(lambda: all(e.label for e in tab.canvas.scene.graph.edges), timeout=30_000)
+    from editor.commands import SetNodeField
+
+    first = tab.doc.scope(tab.doc.index.main).node_ids[0]
+    tab.doc.execute(SetNodeField(first, "name", "renamed"))
+    assert labels.live is not None and labels.pending is None
+
+
+def test_shapes_of_the_last_run_replace_the_symbolic_ones(qtbot, window) -> None:
+    tab = open_model(qtbot, window, CORPUS / "real" / "fw_silero_vad_v6.onnx")
+    dock = window.run_dock
+    action = window.registry.action("view.shapes_of_last_run")
+    assert not action.isEnabled()  # no run yet
+    dock.panel.options.set_capture("all")
+    with qtbot.waitSignal(dock.controller.finished, timeout=90_000) as blocker:
+        assert dock.run()
+    qtbot.waitUntil(lambda: not dock.service.busy)
+    result = blocker.args[0]
+    assert result.ok, result.error
+    assert action.isEnabled()
+
+    def labels() -> dict[str, str]:
+        return {e.value: e.label for e in tab.canvas.scene.graph.edges}
+
+    symbolic = labels()
+    assert any("seq_len" in (text or "") for text in symbolic.values())
+    action.setChecked(True)
+    qtbot.waitUntil(lambda: labels() != symbolic, timeout=10_000)
+    seen = labels()
+    assert not any("seq_len" in (text or "") for text in seen.values())
+    # every captured tensor's edge shows its observed size, and the tooltip says so
+    for name, rec in result.outputs.items():
+        if name in seen and rec.shape:
+            assert "x".join(str(d) for d in rec.shape) in seen[name].replace("×", "x") or rec.shape == ()
+    edge = next(e for e in tab.canvas.scene.graph.edges if e.value in result.outputs)
+    assert "seen in the last run" in tab.canvas.scene.value_tooltip(edge)
+    action.setChecked(False)
+    qtbot.waitUntil(lambda: labels() == symbolic, timeout=10_000)
