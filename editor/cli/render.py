@@ -25,6 +25,8 @@ from typing import Any
 from editor.errors import LoadError, StudioError
 
 FORMATS = (".png", ".svg")
+#: pixels per layout unit of ``--tiles`` (box text ~10 px high)
+TILE_SCALE = 1.0
 
 
 def load_model(path: str | Path) -> Any:
@@ -59,6 +61,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    help="longest PNG side in pixels (default: 8192, raised up to 32000 when the text "
                         "would otherwise be too small to read)")
     p.add_argument("--names", action="store_true", help="show node names in the boxes")
+    p.add_argument("--tiles", action="store_true",
+                   help="when one PNG cannot hold the picture with readable text, write it as a grid of "
+                        "readable tiles FILE-r1c1.png, FILE-r1c2.png, ... instead of shrinking it")
     p.add_argument("--bodies", action="store_true",
                    help="draw the bodies of If/Loop/Scan nodes in place, as the window's "
                         "'Expand bodies in place' does (all of them, at every depth)")
@@ -210,10 +215,14 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
                 "width": size.width(), "height": size.height(), "timings": timings, "stats": stats}
     scale, readable = _png_scale(display, result, args)
     caps = {"max_side": HARD_MAX_SIDE, "max_pixels": HARD_MAX_PIXELS}
-    if suffix == ".png" and not readable:
+    # --tiles: a picture one PNG cannot hold readably becomes readable tiles instead
+    tiles = suffix == ".png" and getattr(args, "tiles", False) and not readable
+    if tiles:
+        scale = min(args.scale, TILE_SCALE)
+    elif suffix == ".png" and not readable:
         print(f"note: {out.name} is drawn at {scale:.2f} px per unit, too small for its text to be read; "
-              f"use .svg or --scope for a readable picture", file=sys.stderr)
-    if suffix == ".png" and not args.scope and len(display.boxes) >= 1500 and overlay is None:
+              f"use .svg, --tiles or --scope for a readable picture", file=sys.stderr)
+    if suffix == ".png" and not args.scope and len(display.boxes) >= 1500 and overlay is None and not tiles:
         # too big for text at the capped scale: draw the zoomed-out picture directly
         size = overview_png(display, result, out, scale=scale, dark=args.dark, **caps)
         if size is not None:
@@ -239,8 +248,25 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
             from widgets.canvas.export import export_rect
 
             scale = _png_scale_for(export_rect(scene, selection_only=True), args)[0]
-        size = export_png(scene, out, selection_only=selection_only, scale=scale, **caps)
-        if overlay is not None:
+        if tiles:
+            from PySide6.QtCore import QSize
+
+            from widgets.canvas.export import export_rect
+            from widgets.canvas.tiles import export_png_tiles
+
+            rows, cols, files = export_png_tiles(scene, out, scale=scale, selection_only=selection_only)
+            rect = export_rect(scene, selection_only=selection_only)
+            size = QSize(int(rect.width() * scale), int(rect.height() * scale))
+            print(f"note: {out.name} is {size.width()}x{size.height()} px at a readable {scale:.2f} px per unit: "
+                  f"written as {rows}x{cols} tiles {files[0].name} … {files[-1].name}", file=sys.stderr)
+            out = files[0]  # a legend goes on the first tile
+        else:
+            size = export_png(scene, out, selection_only=selection_only, scale=scale, **caps)
+        if overlay is not None and tiles:
+            from widgets.canvas.overlay_export import add_png_legend
+
+            add_png_legend(out, overlay[2], overlay[3], scale=scale, dark=args.dark, numeric=overlay[4])
+        elif overlay is not None:
             from PySide6.QtCore import QSize
 
             from widgets.canvas.overlay_export import add_png_legend

@@ -122,3 +122,34 @@ def test_overlay_bad_file_is_one_error_line(tmp_path, capsys) -> None:
     assert _run([str(DET), "-o", str(tmp_path / "x.png"), "--overlay", str(bad)]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:")
+
+
+def test_tiles_keep_a_picture_too_tall_for_one_png_readable(tmp_path, capsys) -> None:
+    from onnx import TensorProto, helper
+    from PySide6.QtGui import QImage
+
+    from widgets.canvas.export import HARD_MAX_SIDE, READABLE_SCALE
+    from widgets.canvas.tiles import TILE_PX
+
+    nodes, x = [], "x"
+    for i in range(450):
+        nodes += [helper.make_node("Relu", [x], [f"r{i}"], name=f"/m/b{i}/Relu"),
+                  helper.make_node("Add", [x, f"r{i}"], [f"o{i}"], name=f"/m/b{i}/Add")]
+        x = f"o{i}"
+    graph = helper.make_graph(nodes, "tall", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)])
+    path = tmp_path / "tall.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    stats = _stats(capsys, [str(path), "-o", str(tmp_path / "t.svg"), "--expanded", "--strip"])
+    assert stats["height"] * READABLE_SCALE > HARD_MAX_SIDE  # one PNG would shrink its text
+    out = tmp_path / "t.png"
+    capsys.readouterr()
+    assert _run([str(path), "-o", str(out), "--expanded", "--strip", "--tiles"]) == 0
+    assert "tiles" in capsys.readouterr().err
+    tiles = sorted(tmp_path.glob("t-r*c*.png"), key=lambda p: int(p.stem.split("-r")[1].split("c")[0]))
+    assert len(tiles) >= 2 and not out.exists()
+    images = [QImage(str(p)) for p in tiles]
+    assert all(not im.isNull() and max(im.width(), im.height()) <= TILE_PX for im in images)
+    # together the tiles are the whole picture at a readable scale (1 px per unit)
+    total = sum(im.height() for im in images)
+    assert total >= stats["height"] * 0.99
