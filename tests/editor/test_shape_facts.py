@@ -54,3 +54,18 @@ def test_a_stale_declaration_onnx_cannot_judge_is_a_warning() -> None:
     findings = declared_dim_findings(stale)
     assert [(code, name) for code, _msg, name, _sev in findings] == [("declared-dim", "y")]
     assert declared_dim_findings(fresh) == []
+
+
+def test_refresh_shapes_from_a_script_is_one_step_with_its_own_history_line(tmp_path) -> None:
+    from editor.document import Document
+    from editor.scripting import history_script, run_script_source
+
+    path = tmp_path / "m.onnx"
+    onnx.save(_model(["n", 4, 1]), str(path))  # a stale declaration of y
+    doc = Document.open(path)
+    run_script_source("doc.refresh_shapes()", doc)
+    vis = {vi.name: vi for vi in doc.model.graph.value_info}
+    assert [d.dim_param or d.dim_value for d in vis["y"].type.tensor_type.shape.dim] == ["n", 4]
+    assert "commands.RefreshShapes('update')" in history_script(doc)
+    doc.undo()
+    assert len(doc.model.graph.value_info) == 1 and doc.model.graph.value_info[0].name == "y"
