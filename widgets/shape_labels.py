@@ -49,6 +49,8 @@ class ShapeLabels(QObject):
         self.pending: threading.Thread | None = None
         self._edits = 0  # counts edits, so a table computed before the last one is not used
         self._timer: QTimer | None = None
+        #: the engine's labels of the main graph, relabelled per edit where the shapes changed
+        self._labels: dict | None = None
         self.doc.changed.connect(self._on_changed)
 
     # -- the table ---------------------------------------------------------------------------
@@ -64,6 +66,7 @@ class ShapeLabels(QObject):
     def _make_live(self, table) -> None:
         from editor.shapes.incremental import LiveShapes
 
+        self._labels = None
         try:
             self.live = LiveShapes(self.doc, table)
         except Exception:  # noqa: BLE001 - labels are a help: a model the engine cannot read keeps its own
@@ -110,13 +113,36 @@ class ShapeLabels(QObject):
         large = len(self.doc.model.graph.node) > SYNC_MAX_NODES
         if large and self.live.needs_full(changes):
             self.live = None
+            self._labels = None
             if self.pending is None:
                 self._start()
             return
         try:
-            self.live.update(changes)
+            stats = self.live.update(changes)
         except Exception:  # noqa: BLE001 - a failed update must not leave wrong labels: start over
             self.live = None
+            self._labels = None
+            return
+        main = self.doc.index.main
+        declarations = any(sid == main and f in ("value_info", "input", "output")
+                           for sid, f in list(changes.scope_fields) + list(changes.lists_reshaped)
+                           + [(s, f) for s, f, _k in changes.items])
+        if stats.changed is None or declarations:
+            self._labels = None  # relabel everything at the next view
+        elif self._labels is not None and stats.changed:
+            self._relabel(stats.changed)
+
+    def _relabel(self, names: set[str]) -> None:
+        from editor.shapes.declare import label_value_info
+
+        labels = self._labels
+        for name in names:
+            labels.pop(name, None)
+        try:
+            labels.update(label_value_info(self.doc.model.graph, self.live.table,
+                                           names=[n for n in names if n in self.live.table.values]))
+        except Exception:  # noqa: BLE001
+            self._labels = None
 
     # -- labels ------------------------------------------------------------------------------
     def value_info(self, graph) -> dict:
@@ -125,12 +151,14 @@ class ShapeLabels(QObject):
         out: dict = {}
         table = self.table()
         if table is not None:
-            from editor.shapes.declare import label_value_info
+            if self._labels is None:
+                from editor.shapes.declare import label_value_info
 
-            try:
-                out.update(label_value_info(graph, table))
-            except Exception:  # noqa: BLE001 - labels are a help, never a failure
-                pass
+                try:
+                    self._labels = label_value_info(graph, table)
+                except Exception:  # noqa: BLE001 - labels are a help, never a failure
+                    self._labels = {}
+            out.update(self._labels)
         if self.observed:
             from editor.shapes.facts import observed_value_info
 

@@ -159,3 +159,36 @@ def test_shapes_of_the_last_run_replace_the_symbolic_ones(qtbot, window) -> None
     assert "seen in the last run" in tab.canvas.scene.value_tooltip(edge)
     action.setChecked(False)
     qtbot.waitUntil(lambda: labels() == symbolic, timeout=10_000)
+
+
+def test_labels_after_edits_equal_a_fresh_labelling(qtbot, window) -> None:
+    from editor.commands import DeleteNodes, SetAttribute, SetNodeField
+    from editor.commands.values import RenameValue
+    from editor.shapes import infer_model
+    from editor.shapes.declare import label_value_info
+
+    tab = open_model(qtbot, window, CORPUS / "real" / "ppocrv4_det.onnx")
+    doc = tab.doc
+    labels = tab.shape_labels
+
+    def check() -> None:
+        graph = doc.model.graph
+        ours = {k: v.SerializeToString() for k, v in labels.value_info(graph).items()}
+        fresh = {k: v.SerializeToString() for k, v in label_value_info(graph, infer_model(doc.model)).items()}
+        assert ours == fresh
+
+    check()
+    scope = doc.scope(doc.index.main)
+    conv = next(nid for nid in scope.node_ids if doc.node(nid).op_type == "Conv")
+    doc.execute(SetAttribute(conv, "strides", [1, 1]))
+    check()
+    doc.execute(SetNodeField(conv, "name", "first_conv"))
+    check()
+    relu = next(nid for nid in scope.node_ids if doc.node(nid).op_type in ("Relu", "HardSwish", "Sigmoid"))
+    doc.execute(RenameValue(doc.index.main, doc.node(relu).output[0], "renamed_value"))
+    check()
+    doc.execute(DeleteNodes([relu], reconnect=True))
+    check()
+    for _ in range(4):
+        doc.undo()
+        check()
