@@ -18,6 +18,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 VAD = CORPUS / "real" / "silero_vad_16k_op15.onnx"
 DET = CORPUS / "real" / "ppocrv4_det.onnx"
+SMALL = CORPUS / "real" / "fw_silero_vad_v6.onnx"
 
 
 def _run(argv: list[str]) -> int:
@@ -103,17 +104,18 @@ def test_overlay_svg_colours_each_matched_box_and_has_a_legend(tmp_path, capsys)
 def test_overlay_png_adds_a_legend_and_colours(tmp_path, capsys) -> None:
     from PySide6.QtGui import QColor, QImage
 
-    f, _ = _profile(tmp_path, DET, numeric=False)
+    f, names = _profile(tmp_path, SMALL, numeric=False)
+    assert len(names) >= 4
     plain, coloured = tmp_path / "a.png", tmp_path / "b.png"
-    assert _run([str(DET), "-o", str(plain), "--expanded", "--scale", "1"]) == 0
-    assert _run([str(DET), "-o", str(coloured), "--expanded", "--scale", "1", "--overlay", str(f)]) == 0
+    assert _run([str(SMALL), "-o", str(plain), "--expanded", "--scale", "1"]) == 0
+    assert _run([str(SMALL), "-o", str(coloured), "--expanded", "--scale", "1", "--overlay", str(f)]) == 0
     a, b = QImage(str(plain)), QImage(str(coloured))
     assert b.height() > a.height() and b.width() >= a.width()
     # saturated overlay colours appear that the plain picture does not have
     def saturated(img: QImage) -> int:
         return sum(1 for y in range(0, img.height(), 9) for x in range(0, img.width(), 9)
                    if QColor(img.pixel(x, y)).hsvSaturationF() > 0.6)
-    assert saturated(b) > saturated(a) + 50
+    assert saturated(b) > saturated(a) + 20
 
 
 def test_overlay_bad_file_is_one_error_line(tmp_path, capsys) -> None:
