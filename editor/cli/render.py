@@ -7,6 +7,10 @@ is no display), so importing this module — and ``editor`` as a whole — never
 
 ``--collapsed`` (default) draws name-scope groups as single boxes, ``--expanded`` draws every
 node; ``--scope PATH`` opens the groups down to PATH and draws only what lies inside it.
+``--bodies`` opens every If/Loop/Scan body in place (:mod:`editor.viewmodel.bodies`);
+``--overlay FILE`` colours the boxes by per-node data with a legend
+(:mod:`widgets.canvas.overlay_export`); ``--tiles`` writes a PNG too big to stay readable as
+readable tiles (:mod:`widgets.canvas.tiles`).
 ``--stats`` prints the drawing's quality figures (see :mod:`editor.layout.quality`) as one
 JSON object on stdout. Exit codes: 0 written, 2 the model cannot be loaded or the scope does not exist, 1 other
 errors (output not writable, unknown format).
@@ -249,14 +253,9 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
 
             scale = _png_scale_for(export_rect(scene, selection_only=True), args)[0]
         if tiles:
-            from PySide6.QtCore import QSize
-
-            from widgets.canvas.export import export_rect
             from widgets.canvas.tiles import export_png_tiles
 
-            rows, cols, files = export_png_tiles(scene, out, scale=scale, selection_only=selection_only)
-            rect = export_rect(scene, selection_only=selection_only)
-            size = QSize(int(rect.width() * scale), int(rect.height() * scale))
+            rows, cols, files, size = export_png_tiles(scene, out, scale=scale, selection_only=selection_only)
             print(f"note: {out.name} is {size.width()}x{size.height()} px at a readable {scale:.2f} px per unit: "
                   f"written as {rows}x{cols} tiles {files[0].name} … {files[-1].name}", file=sys.stderr)
             out = files[0]  # a legend goes on the first tile
@@ -267,12 +266,9 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
 
             add_png_legend(out, overlay[2], overlay[3], scale=scale, dark=args.dark, numeric=overlay[4])
         elif overlay is not None:
-            from PySide6.QtCore import QSize
-
             from widgets.canvas.overlay_export import add_png_legend
 
-            size = QSize(*add_png_legend(out, overlay[2], overlay[3], scale=scale, dark=args.dark,
-                                         numeric=overlay[4]))
+            size = add_png_legend(out, overlay[2], overlay[3], scale=scale, dark=args.dark, numeric=overlay[4])
     else:
         size = export_svg(scene, out, selection_only=selection_only, title=graph.name)
     timings["draw"] = time.perf_counter() - t

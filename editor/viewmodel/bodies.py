@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["all_body_paths", "count_body_nodes"]
+__all__ = ["all_body_paths"]
 
 
 def all_body_paths(doc: Any, *, groups: str = "default") -> set[str]:
@@ -41,7 +41,3 @@ def all_body_paths(doc: Any, *, groups: str = "default") -> set[str]:
             out |= {prefix + g for g in opened}
     return out
 
-
-def count_body_nodes(doc: Any) -> int:
-    """Nodes that lie inside bodies (all depths): what ``--bodies`` adds to a picture."""
-    return sum(len(doc.scope(sid).node_ids) for scopes in doc.index.children.values() for sid in scopes)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter
 
 from widgets.run.heatmap import HeatMapOverlay, heat_colour
@@ -63,7 +63,7 @@ def _legend_layout(entries: Sequence[tuple[float, str]], title: str, fm: QFontMe
 
 
 def add_png_legend(path: str | Path, entries: Sequence[tuple[float, str]], title: str, *,
-                   scale: float = 1.0, dark: bool = False, numeric: bool = True) -> tuple[int, int]:
+                   scale: float = 1.0, dark: bool = False, numeric: bool = True) -> QSize:
     """Rewrite the PNG at ``path`` with a legend strip above the picture; returns its size."""
     from widgets.canvas.palette import dark_palette, light_palette
 
@@ -99,7 +99,7 @@ def add_png_legend(path: str | Path, entries: Sequence[tuple[float, str]], title
     painter.end()
     if not out.save(str(path), "PNG", 50):
         raise OSError(f"cannot write PNG {str(path)!r}")
-    return out.width(), out.height()
+    return out.size()
 
 
 _SVG_HEAD = re.compile(r'<svg ([^>]*?)width="([\d.]+)" height="([\d.]+)" viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)">')

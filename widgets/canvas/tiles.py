@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QImage, QPainter
 
 from widgets.canvas.export import _clean_render, export_rect
@@ -31,9 +31,10 @@ def tile_paths(path: str | Path, rows: int, cols: int) -> list[Path]:
 
 
 def export_png_tiles(scene, path: str | Path, *, scale: float, tile_px: int = TILE_PX,
-                     selection_only: bool = False) -> tuple[int, int, list[Path]]:
+                     selection_only: bool = False) -> tuple[int, int, list[Path], QSize]:
     """Write the graph (or the selection's region) at ``scale`` as tiles; returns (rows,
-    cols, files). Raises OSError when a tile cannot be written."""
+    cols, files, the size of the whole picture in pixels). Raises OSError when a tile
+    cannot be written."""
     rect = export_rect(scene, selection_only=selection_only)
     width, height = rect.width() * scale, rect.height() * scale
     cols = max(1, math.ceil(width / tile_px))
@@ -56,4 +57,4 @@ def export_png_tiles(scene, path: str | Path, *, scale: float, tile_px: int = TI
             painter.end()
             if not image.save(str(out), "PNG", 50):
                 raise OSError(f"cannot write PNG {str(out)!r}")
-    return rows, cols, files
+    return rows, cols, files, QSize(int(round(width)), int(round(height)))
