@@ -18,12 +18,14 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from editor.errors import StudioError
 
-__all__ = ["NodeData", "load_node_data"]
+__all__ = ["NodeData", "load_node_data", "innermost_group", "box_values", "overlay_amounts", "legend_entries"]
 
 NAME_KEYS = ("name", "node", "node_name", "layer")
 
@@ -144,3 +146,78 @@ def _from_csv(text: str, p: Path, column: str | None) -> NodeData:
         if len(row) > max(name_col, value_col) and row[name_col].strip():
             values[row[name_col].strip()] = _value(row[value_col].strip())
     return NodeData(values, header[value_col])
+
+
+def innermost_group(groups: Mapping[str, str], name: str) -> str | None:
+    """The key of the innermost collapsed group whose path (``groups``: path without the
+    trailing ``/`` -> box key) prefixes node ``name``; looked up prefix by prefix, so the
+    cost is linear in the name, not in the number of groups."""
+    if not groups:
+        return None
+    parts = name.split("/")
+    for i in range(len(parts) - 1, 0, -1):
+        key = groups.get("/".join(parts[:i]))
+        if key is not None:
+            return key
+    return None
+
+
+def box_values(boxes: Iterable[tuple[str, str]], values: Mapping[int, float | str],
+               names: Mapping[int, str]) -> dict[str, float | str]:
+    """Box key -> the value it shows: a node box (``n:<id>``) its node's, a collapsed group
+    (``g:<path>``) the largest number of the nodes inside it (labels: the most common).
+
+    ``boxes`` are (key, name) of the drawn boxes (a group's name is its path); ``values``
+    node id -> value (:meth:`NodeData.match`); ``names`` node id -> node name."""
+    keys: set[str] = set()
+    groups: dict[str, str] = {}
+    for key, name in boxes:
+        keys.add(key)
+        if key.startswith("g:") and name:
+            groups[name.rstrip("/")] = key
+    per_key: dict[str, list[float | str]] = {}
+    for nid, value in values.items():
+        key = f"n:{nid}"
+        if key not in keys:
+            key = innermost_group(groups, names.get(nid, ""))
+            if key is None:
+                continue
+        per_key.setdefault(key, []).append(value)
+    out: dict[str, float | str] = {}
+    for key, vals in per_key.items():
+        numbers = [v for v in vals if isinstance(v, float)]
+        out[key] = max(numbers) if numbers else Counter(map(str, vals)).most_common(1)[0][0]
+    return out
+
+
+def _fmt_number(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def overlay_amounts(values: Mapping[str, float | str], numeric: bool
+                    ) -> tuple[dict[str, float], Callable[[float], str]]:
+    """(box key -> a non-negative amount for the heat scale, amount -> the text a badge
+    shows). Numbers are shifted so the smallest is pale and the largest deep red (scores
+    can be negative); labels are numbered 1..n in sorted order, each a colour of its own."""
+    if numeric:
+        offset = min(0.0, min((float(v) for v in values.values()), default=0.0))
+        return {k: float(v) - offset for k, v in values.items()}, lambda a: _fmt_number(a + offset)
+    labels = sorted({str(v) for v in values.values()})
+    index = {label: k + 1 for k, label in enumerate(labels)}
+    return ({k: float(index[str(v)]) for k, v in values.items()},
+            lambda a: labels[min(len(labels), max(1, int(round(a)))) - 1])
+
+
+def legend_entries(values: Mapping[str, float | str], numeric: bool, *, steps: int = 5) -> list[tuple[float, str]]:
+    """(amount, text) pairs a legend shows for the box values ``values``: ``steps`` points
+    from the smallest to the largest number, or every label (amounts as
+    :func:`overlay_amounts` gives them, so the legend's colours are the boxes')."""
+    amounts, text = overlay_amounts(values, numeric)
+    if not amounts:
+        return []
+    if not numeric:
+        return sorted({(a, text(a)) for a in amounts.values()})
+    lo, hi = min(amounts.values()), max(amounts.values())
+    if hi == lo:
+        return [(hi, text(hi))]
+    return [(lo + (hi - lo) * k / (steps - 1), text(lo + (hi - lo) * k / (steps - 1))) for k in range(steps)]

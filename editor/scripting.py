@@ -195,6 +195,11 @@ class ScriptAPI:
     def set_metadata(self, key: str, value: str | None) -> None:
         self.execute(commands.SetMetadataProp(key, value))
 
+    def refresh_shapes(self, mode: str = "update", dims: dict[str, int] | None = None) -> None:
+        """Rewrite value_info from the shape engine, one undoable step: ``"update"`` corrects
+        stale entries and adds missing ones, ``"add"`` only adds, ``"strip"`` removes all."""
+        self.execute(commands.RefreshShapes(mode, dims))
+
     def run_pass(self, name: str, *, fixed_point: bool = True) -> int:
         """Run a clean-up pass by name (see ``passes.CLEANUP_PASSES``); returns the rounds."""
         if name not in passes.CLEANUP_PASSES:

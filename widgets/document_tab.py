@@ -31,10 +31,9 @@ from widgets.canvas import CanvasWidget
 from widgets.display_options import DisplayOptions, apply_options
 from widgets.formatting import shown
 from widgets.selection import SelectionModel, Target
+from widgets.shape_labels import ShapeLabels
 
 SOURCE = "canvas"
-#: the shape engine labels the edges of main graphs up to this size on every rebuild (~30 µs a node)
-EDGE_SHAPES_MAX_NODES = 5000
 #: a first view fitted below this zoom is unreadable: show the top at READABLE_ZOOM instead
 READABLE_ZOOM = 0.55
 
@@ -101,6 +100,10 @@ class DocumentTab(QWidget):
         self.canvas.openBody.connect(self._on_open_body)
         self.canvas.valueClicked.connect(self._on_value_clicked)
         self.selection.changed.connect(self._on_selection)
+        # edge labels from the shape engine, kept current off the GUI thread for big models
+        self.shape_labels = ShapeLabels(self)
+        self.shape_labels.ready.connect(lambda: self._rebuild_timer.start())
+        self.canvas.scene.value_notes = self._value_notes
         # psygnal -> Qt: document events may come from commands run on this thread only
         self._rebuild_timer = QTimer(self)
         self._rebuild_timer.setSingleShot(True)
@@ -145,20 +148,21 @@ class DocumentTab(QWidget):
         self.scopeChanged.emit(sid)
 
     def _edge_shapes(self, scope) -> dict:
-        """What the edges are labelled with: the declared types, and for the main graph of a
-        model up to :data:`EDGE_SHAPES_MAX_NODES` nodes the shape engine's shapes where the
-        file declares none (recomputed with every rebuild, so never stale after an edit)."""
+        """What the edges are labelled with: the declared types, and for the main graph the
+        shape engine's shapes where the file declares none (:class:`ShapeLabels`: kept
+        current after each edit, computed off the GUI thread for big models), or the last
+        run's sizes when View ▸ Shapes of the Last Run is on."""
         value_info = {vi.name: vi for vi in list(self._graph.value_info) + list(self._graph.input)
                       + list(self._graph.output) if vi.HasField("type")}
-        if scope.kind == "main" and len(self._graph.node) <= EDGE_SHAPES_MAX_NODES:
-            from editor.shapes import infer_model
-            from editor.shapes.declare import label_value_info
-
-            try:
-                value_info.update(label_value_info(self._graph, infer_model(self.doc.model)))
-            except Exception:  # noqa: BLE001 - labels are a help: a model the engine cannot read keeps its own
-                pass
+        if scope.kind == "main":
+            value_info.update(self.shape_labels.value_info(self._graph))
         return value_info
+
+    def _value_notes(self, name: str) -> str:
+        """Where a hovered edge's shape comes from (main graph; bodies say nothing more)."""
+        if self.doc.scope(self._scope_id).kind != "main":
+            return ""
+        return self.shape_labels.notes(name)
 
     def _tree(self):
         tree = self._trees.get(self._scope_id)

@@ -31,6 +31,8 @@ from widgets.file_watch import install_file_watch
 from widgets.loader import LoadRequest, ModelLoader, show_error
 from widgets.panels.start_page import StartPage
 from widgets.node_data import install_node_data
+from widgets.shape_labels import install_shape_labels
+from widgets.shapes_refresh import install_refresh_shapes
 from widgets.numeric import install_numeric_dock
 from widgets.run import install_run_dock
 from widgets.settings import Settings
@@ -81,6 +83,8 @@ class MainWindow(QMainWindow):
         self.editing = install_editing(self, recovery_store=recovery_store)
         install_compare(self)  # sets self.compare_dock; before restoreState like the others
         install_node_data(self)
+        install_refresh_shapes(self)  # Graph ▸ Refresh Shapes… (registry action graph.refresh_shapes)
+        install_shape_labels(self)  # View ▸ Shapes of the Last Run (registry action view.shapes_of_last_run)
         install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
         install_file_watch(self)  # sets self.file_watch: files changed on disk
         self.registry.order_menubar(self.MENU_ORDER)

@@ -9,20 +9,14 @@ it. Names in the file that match no node are counted in the status bar.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from editor.errors import StudioError
 from widgets.actions.registry import ActionSpec
-from widgets.box_overlay import BoxOverlay, group_index, innermost_group
+from widgets.box_overlay import BoxOverlay
 from widgets.run.heatmap import HeatMapOverlay
 
 FILTER = "Node data (*.json *.csv *.tsv *.txt);;All files (*)"
-
-
-def _fmt_number(v: float) -> str:
-    return f"{v:.4g}"
 
 
 class NodeDataOverlay(BoxOverlay):
@@ -35,37 +29,21 @@ class NodeDataOverlay(BoxOverlay):
         super().__init__(tab, HeatMapOverlay())
 
     def by_key(self) -> dict[str, float | str]:
-        items = self.scene.node_items()
-        groups = group_index(items)
-        per_key: dict[str, list] = {}
-        for nid, value in self.values.items():
-            key = f"n:{nid}"
-            if key not in items:
-                key = innermost_group(groups, self.tab.doc.node(nid).name) if self.tab.doc.has_node(nid) else None
-                if key is None:
-                    continue
-            per_key.setdefault(key, []).append(value)
-        out: dict[str, float | str] = {}
-        for key, vals in per_key.items():
-            numbers = [v for v in vals if isinstance(v, float)]
-            out[key] = max(numbers) if numbers else Counter(map(str, vals)).most_common(1)[0][0]
-        return out
+        from editor.node_data import box_values
+
+        doc = self.tab.doc
+        names = {nid: doc.node(nid).name for nid in self.values if doc.has_node(nid)}
+        boxes = ((key, item.box.name) for key, item in self.scene.node_items().items())
+        return box_values(boxes, {nid: v for nid, v in self.values.items() if nid in names}, names)
 
     def _rebuild(self) -> None:
         if not self._visible:
             return
-        values = self.by_key()
-        if self.data.numeric:
-            low = min(values.values(), default=0.0)
-            # shift so the smallest value is pale and the largest deep red (scores can be negative)
-            shifted = {k: float(v) - min(0.0, float(low)) for k, v in values.items()}
-            offset = min(0.0, float(low))
-            self.overlay.set_times(self.scene, shifted, lambda v: _fmt_number(v + offset))
-        else:
-            labels = sorted({str(v) for v in values.values()})
-            index = {label: k + 1 for k, label in enumerate(labels)}
-            self.overlay.set_times(self.scene, {k: float(index[str(v)]) for k, v in values.items()},
-                                   lambda v: labels[int(round(v)) - 1])
+        from editor.node_data import overlay_amounts
+        from widgets.canvas.overlay_export import overlay_colour
+
+        amounts, text = overlay_amounts(self.by_key(), self.data.numeric)
+        self.overlay.set_times(self.scene, amounts, text, overlay_colour(self.data.numeric))
         self.overlay.update()
 
 

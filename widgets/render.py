@@ -7,6 +7,10 @@ is no display), so importing this module — and ``editor`` as a whole — never
 
 ``--collapsed`` (default) draws name-scope groups as single boxes, ``--expanded`` draws every
 node; ``--scope PATH`` opens the groups down to PATH and draws only what lies inside it.
+``--bodies`` opens every If/Loop/Scan body in place (:mod:`editor.viewmodel.bodies`);
+``--overlay FILE`` colours the boxes by per-node data with a legend
+(:mod:`widgets.canvas.overlay_export`); ``--tiles`` writes a PNG too big to stay readable as
+readable tiles (:mod:`widgets.canvas.tiles`).
 ``--stats`` prints the drawing's quality figures (see :mod:`editor.layout.quality`) as one
 JSON object on stdout. Exit codes: 0 written, 2 the model cannot be loaded or the scope does not exist, 1 other
 errors (output not writable, unknown format).
@@ -25,6 +29,8 @@ from typing import Any
 from editor.errors import LoadError, StudioError
 
 FORMATS = (".png", ".svg")
+#: pixels per layout unit of ``--tiles`` (box text ~10 px high)
+TILE_SCALE = 1.0
 
 
 def load_model(path: str | Path) -> Any:
@@ -59,8 +65,19 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    help="longest PNG side in pixels (default: 8192, raised up to 32000 when the text "
                         "would otherwise be too small to read)")
     p.add_argument("--names", action="store_true", help="show node names in the boxes")
+    p.add_argument("--tiles", action="store_true",
+                   help="when one PNG cannot hold the picture with readable text, write it as a grid of "
+                        "readable tiles FILE-r1c1.png, FILE-r1c2.png, ... instead of shrinking it")
+    p.add_argument("--bodies", action="store_true",
+                   help="draw the bodies of If/Loop/Scan nodes in place, as the window's "
+                        "'Expand bodies in place' does (all of them, at every depth)")
     p.add_argument("--declared-shapes", dest="no_inferred_shapes", action="store_true",
                    help="label edges with the shapes the file declares only (default: inferred ones too)")
+    p.add_argument("--overlay", metavar="FILE", default=None,
+                   help="colour the boxes by per-node data from a JSON or CSV file (node name -> number "
+                        "or label), with a legend, as the window's View > Node Data Overlay does")
+    p.add_argument("--overlay-column", metavar="NAME", default=None,
+                   help="the CSV column (or JSON key) to colour by (default: the first beside the name)")
     p.add_argument("--dark", action="store_true", help="dark theme")
     p.add_argument("--strip", action="store_true",
                    help="keep a tall graph in one column (default: columns side by side when it is "
@@ -119,10 +136,12 @@ def _inside(model: Any, display: Any, scope: str, node_ids: Sequence[int]) -> li
 
 
 def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, log=None,
-                 node_ids: Sequence[int] | None = None) -> dict[str, Any]:
+                 node_ids: Sequence[int] | None = None, doc: Any = None) -> dict[str, Any]:
     """Lay out and draw ``model``; returns facts about the result (sizes, counts, timings).
 
-    ``node_ids`` are the document's ids of the main graph's nodes (indices if None)."""
+    ``node_ids`` are the document's ids of the main graph's nodes (indices if None);
+    ``doc`` (the model's document) is needed for ``--bodies``: body nodes are drawn under
+    their document ids, as in the window."""
     from editor.layout import layout_graph
     from editor.viewmodel import build_display_graph
 
@@ -135,14 +154,29 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     expanded = _expanded_for(model, args)
     graph = model.graph
     ids = list(node_ids) if node_ids is not None else list(range(len(graph.node)))
+    bodies = None
+    if getattr(args, "bodies", False) and doc is not None:
+        from editor.viewmodel import document_bodies
+        from editor.viewmodel.bodies import all_body_paths
+
+        bodies = document_bodies(doc)
+        flat = expanded is None
+        if flat:  # every group open, and every body with every group inside it
+            from editor.viewmodel import build_group_tree, scoped_name
+
+            names = [scoped_name(n) for n in graph.node]
+            expanded = set(build_group_tree(names, list(range(len(names)))).parent)
+        expanded = expanded | all_body_paths(doc, groups="all" if flat else "default")
     value_info = None
     if not getattr(args, "no_inferred_shapes", False):
         from editor.shapes import infer_model
         from editor.shapes.declare import label_value_info
 
         # every edge gets a shape: the file's where it has one, the shape engine's elsewhere
-        value_info = label_value_info(graph, infer_model(model))
-    display = build_display_graph(graph, ids, opsets=_opsets(model), expanded=expanded, value_info=value_info)
+        value_info = label_value_info(graph, infer_model(model), bodies=bodies is not None)
+    display = build_display_graph(graph, ids, opsets=_opsets(model), expanded=expanded, value_info=value_info,
+                                  bodies=bodies)
+    overlay = _overlay(args, display, model, doc)
     timings["viewmodel"] = time.perf_counter() - t
     t = time.perf_counter()
     result = layout_graph(display, wrap=not args.scope and not getattr(args, "strip", False))
@@ -174,15 +208,25 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         keys = set(_inside(model, display, args.scope, ids)) if args.scope else None
         size = export_graph_svg(display, result, out, dark=args.dark, show_names=args.names, title=graph.name,
                                 keys=keys or None)
+        if overlay is not None:
+            from widgets.canvas.overlay_export import svg_with_overlay
+
+            amounts, text, entries, title, numeric = overlay
+            out.write_text(svg_with_overlay(out.read_text(encoding="utf-8"), display, result, amounts, text, entries,
+                                            title, dark=args.dark, numeric=numeric), encoding="utf-8")
         timings["draw"] = time.perf_counter() - t
         return {"boxes": len(display.boxes), "edges": len(display.edges),
                 "width": size.width(), "height": size.height(), "timings": timings, "stats": stats}
     scale, readable = _png_scale(display, result, args)
     caps = {"max_side": HARD_MAX_SIDE, "max_pixels": HARD_MAX_PIXELS}
-    if suffix == ".png" and not readable:
+    # --tiles: a picture one PNG cannot hold readably becomes readable tiles instead
+    tiles = suffix == ".png" and getattr(args, "tiles", False) and not readable
+    if tiles:
+        scale = min(args.scale, TILE_SCALE)
+    elif suffix == ".png" and not readable:
         print(f"note: {out.name} is drawn at {scale:.2f} px per unit, too small for its text to be read; "
-              f"use .svg or --scope for a readable picture", file=sys.stderr)
-    if suffix == ".png" and not args.scope and len(display.boxes) >= 1500:
+              f"use .svg, --tiles or --scope for a readable picture", file=sys.stderr)
+    if suffix == ".png" and not args.scope and len(display.boxes) >= 1500 and overlay is None and not tiles:
         # too big for text at the capped scale: draw the zoomed-out picture directly
         size = overview_png(display, result, out, scale=scale, dark=args.dark, **caps)
         if size is not None:
@@ -191,6 +235,10 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
                     "width": size.width(), "height": size.height(), "timings": timings, "stats": stats}
     scene = GraphScene(dark=args.dark, show_names=args.names)
     scene.set_graph(display, result)
+    if overlay is not None:
+        from widgets.canvas.overlay_export import scene_overlay
+
+        scene_overlay(scene, overlay[0], overlay[1], numeric=overlay[4])
     timings["scene"] = time.perf_counter() - t
     t = time.perf_counter()
     selection_only = False
@@ -204,7 +252,23 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
             from widgets.canvas.export import export_rect
 
             scale = _png_scale_for(export_rect(scene, selection_only=True), args)[0]
-        size = export_png(scene, out, selection_only=selection_only, scale=scale, **caps)
+        if tiles:
+            from widgets.canvas.tiles import export_png_tiles
+
+            rows, cols, files, size = export_png_tiles(scene, out, scale=scale, selection_only=selection_only)
+            print(f"note: {out.name} is {size.width()}x{size.height()} px at a readable {scale:.2f} px per unit: "
+                  f"written as {rows}x{cols} tiles {files[0].name} … {files[-1].name}", file=sys.stderr)
+            out = files[0]  # a legend goes on the first tile
+        else:
+            size = export_png(scene, out, selection_only=selection_only, scale=scale, **caps)
+        if overlay is not None and tiles:
+            from widgets.canvas.overlay_export import add_png_legend
+
+            add_png_legend(out, overlay[2], overlay[3], scale=scale, dark=args.dark, numeric=overlay[4])
+        elif overlay is not None:
+            from widgets.canvas.overlay_export import add_png_legend
+
+            size = add_png_legend(out, overlay[2], overlay[3], scale=scale, dark=args.dark, numeric=overlay[4])
     else:
         size = export_svg(scene, out, selection_only=selection_only, title=graph.name)
     timings["draw"] = time.perf_counter() - t
@@ -216,6 +280,26 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         "timings": timings,
         "stats": stats,
     }
+
+
+def _overlay(args: argparse.Namespace, display: Any, model: Any, doc: Any) -> tuple | None:
+    """(box key -> amount, amount -> text, legend entries, legend title, numeric) for ``--overlay``,
+    None without it. Node names are matched over every scope (body nodes too)."""
+    if not getattr(args, "overlay", None):
+        return None
+    from editor.node_data import box_values, legend_entries, load_node_data, overlay_amounts
+
+    data = load_node_data(args.overlay, getattr(args, "overlay_column", None))
+    if doc is not None:
+        names = {nid: node.name for _scope, nid, node in doc.index.iter_nodes()}
+    else:
+        names = {k: node.name for k, node in enumerate(model.graph.node)}
+    values = box_values(((b.key, b.name) for b in display.boxes), data.match(names), names)
+    amounts, text = overlay_amounts(values, data.numeric)
+    note = f"; {len(data.unmatched)} names in the file match no node" if data.unmatched else ""
+    print(f"overlay '{data.column}': {len(values)} boxes coloured{note}", file=sys.stderr)
+    title = f"{data.column} ({Path(data.source).name})"
+    return amounts, text, legend_entries(values, data.numeric), title, data.numeric
 
 
 def _png_scale(display: Any, result: Any, args: argparse.Namespace) -> tuple[float, bool]:
@@ -243,7 +327,7 @@ def run(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         doc = load_model(args.model)
         t_load = time.perf_counter() - t0
-        facts = render_model(doc.model, args.output, args, node_ids=doc.main.node_ids)
+        facts = render_model(doc.model, args.output, args, node_ids=doc.main.node_ids, doc=doc)
     except StudioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

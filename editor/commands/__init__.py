@@ -18,6 +18,7 @@ from editor.commands.initializers import (
 )
 from editor.commands.metadata import SetGraphField, SetMetadataProp, SetModelField, SetOpsetImport
 from editor.commands.nodes import AddNode, AddNodePort, DeleteNodes, RemoveNodePort, SetNodeField, SetNodeInput
+from editor.commands.shapes import RefreshShapes
 from editor.commands.values import RenameValue, SetDimension, SetValueType
 from editor.document.history import CompositeCommand, FunctionCommand
 
@@ -37,6 +38,7 @@ __all__ = [
     "RemoveGraphValue",
     "RemoveInitializer",
     "RemoveNodePort",
+    "RefreshShapes",
     "RenameValue",
     "ReplaceInitializer",
     "SetAttribute",

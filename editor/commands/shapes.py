@@ -23,15 +23,24 @@ MODES = ("update", "add", "strip")
 
 
 class RefreshShapes(Command):
-    def __init__(self, mode: str = "update", dims: dict[str, int] | None = None) -> None:
+    """``table`` (optional): the engine's table of the document as it is now, computed by
+    the caller (the window does it off the GUI thread on a snapshot, and runs the command
+    only if the document did not change meanwhile); None: computed here."""
+
+    def __init__(self, mode: str = "update", dims: dict[str, int] | None = None, *,
+                 table: ShapeTable | None = None) -> None:
         super().__init__()
         self.mode, self.dims = mode, dict(dims or {})
+        self._table = table
+        # a script line re-does the refresh on its own (the table is an optimisation, not an argument)
+        self._ctor = (type(self).__name__, (mode,), {"dims": self.dims} if self.dims else {})
         self.label = {"update": "Refresh shapes", "add": "Add missing shapes", "strip": "Strip shapes"}.get(
             mode, "Refresh shapes")
 
     def run(self, doc: Document, tx: Transaction) -> None:
         require(self.mode in MODES, f"unknown refresh mode {self.mode!r} (one of {', '.join(MODES)})")
-        table = None if self.mode == "strip" else infer_model(doc.model, self.dims)
+        table = None if self.mode == "strip" else (self._table or infer_model(doc.model, self.dims))
+        self._table = None  # a redo after other edits recomputes
         self._refresh(doc, tx, doc.index.main, table)
 
     def _refresh(self, doc: Document, tx: Transaction, sid: ScopeId, table: ShapeTable | None) -> None:

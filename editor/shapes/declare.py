@@ -7,7 +7,7 @@ an unknown dim as a dim with neither value nor param, an unknown rank as no shap
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import onnx
 
@@ -110,13 +110,17 @@ def short_dim(d: Dim | None) -> str:
     return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1] + "…"
 
 
-def label_value_info(graph: onnx.GraphProto, table: ShapeTable) -> dict[str, onnx.ValueInfoProto]:
+def label_value_info(graph: onnx.GraphProto, table: ShapeTable, *, bodies: bool = False,
+                     names: Iterable[str] | None = None) -> dict[str, onnx.ValueInfoProto]:
     """ValueInfoProtos for the graph's values whose declared shape is missing or less
     complete than the engine's, with dims written as :func:`short_dim` (for drawing only:
-    never saved into a model)."""
+    never saved into a model). ``bodies``: the values of every If/Loop/Scan body too (a
+    body's names are its own in a valid model, so one mapping serves all scopes).
+    ``names``: only these values (a view relabelling what an edit changed)."""
     declared = {vi.name: vi for vi in list(graph.value_info) + list(graph.input) + list(graph.output)}
     out: dict[str, onnx.ValueInfoProto] = {}
-    names = [vi.name for vi in graph.input] + [n for node in graph.node for n in node.output if n]
+    if names is None:
+        names = [vi.name for vi in graph.input] + [n for node in graph.node for n in node.output if n]
     for name in names:
         vs = table.get(name)
         if vs.dims is None or not vs.elem_type:
@@ -128,4 +132,11 @@ def label_value_info(graph: onnx.GraphProto, table: ShapeTable) -> dict[str, onn
                                                                          x != y for x, y in zip(old.dims, vs.dims)):
                 continue  # the file says as much already, as briefly
         out[name] = onnx.helper.make_value_info(name, type_proto(vs, short_dim))
+    if bodies:
+        for k, node in enumerate(graph.node):
+            for attr in node.attribute:
+                sub = table.bodies.get((k, attr.name)) if attr.type == onnx.AttributeProto.GRAPH else None
+                if sub is not None:
+                    for name, vi in label_value_info(attr.g, sub, bodies=True).items():
+                        out.setdefault(name, vi)
     return out

@@ -180,45 +180,79 @@ def infer_graph(graph: onnx.GraphProto, opsets: Mapping[str, int], *, outer: Sha
         else:
             table.values[vi.name] = with_fixed(shape_of_type(vi.type, vi.name))
         table.constants.discard(vi.name)
-    declared = {vi.name: vi for vi in graph.value_info}
-    for vi in graph.output:
-        declared.setdefault(vi.name, vi)
-    ctx = rules.Context(opsets=opsets, ir_version=ir_version)
-    values, constants = table.values, table.constants
-    graph_attr = onnx.AttributeProto.GRAPH
+    step = NodeStep(graph, table, opsets, ir_version, fixed)
     for index, node in enumerate(graph.node):
+        step.run(index, node)
+    return table
+
+
+class NodeStep:
+    """The engine's work for one node of one graph: its bodies, its outputs, whether they are
+    constants. :func:`infer_graph` runs it over every node in order; the incremental update
+    (:mod:`editor.shapes.incremental`) runs it again over a changed node's downstream only."""
+
+    def __init__(self, graph: onnx.GraphProto, table: ShapeTable, opsets: Mapping[str, int], ir_version: int,
+                 fixed: Mapping[str, int] | None = None) -> None:
+        self.table, self.opsets, self.ir_version = table, opsets, ir_version
+        self.fixed = fixed or {}
+        self.ctx = rules.Context(opsets=opsets, ir_version=ir_version)
+        self.set_declared(graph)
+
+    def set_declared(self, graph: onnx.GraphProto) -> None:
+        """Read the graph's value_info and outputs again (they fill what the engine cannot know)."""
+        declared = {vi.name: vi for vi in graph.value_info}
+        for vi in graph.output:
+            declared.setdefault(vi.name, vi)
+        self.declared = declared
+
+    def _with_fixed(self, vs: ValueShape) -> ValueShape:
+        if not self.fixed or vs.dims is None:
+            return vs
+        return ValueShape(vs.elem_type, tuple(_fix(d, self.fixed) for d in vs.dims), vs.value)
+
+    def run(self, index: int, node: onnx.NodeProto) -> list[ValueShape]:
+        """Infer ``node`` (``graph.node[index]``) from the table; write and return its outputs."""
+        table, opsets, ir_version = self.table, self.opsets, self.ir_version
+        values, constants, declared = table.values, table.constants, self.declared
         op_type, domain = node.op_type, node.domain
         input_names, output_names = list(node.input), list(node.output)
         inputs = [values.get(n, UNKNOWN) if n else UNKNOWN for n in input_names]
         # graph attributes exist on If/Loop/Scan and on ops of other domains only
         has_body = (op_type in CONTROL_FLOW or domain not in ("", "ai.onnx")) and any(
-            a.type == graph_attr for a in node.attribute)
+            a.type == _GRAPH_ATTR for a in node.attribute)
         if has_body:
             for attr in node.attribute:
-                if attr.type == graph_attr:
+                if attr.type == _GRAPH_ATTR:
                     table.bodies[(index, attr.name)] = _infer_body(node, attr.name, attr.g, inputs, table, opsets,
                                                                    ir_version)
         if op_type in CONTROL_FLOW and domain in ("", "ai.onnx"):
             outs = _control_flow_outputs(node, index, inputs, table, opsets)
         else:
-            outs = rules.apply(node, inputs, ctx)
+            outs = rules.apply(node, inputs, self.ctx)
         known_inputs = bool(inputs) and all(vs.value is not None for n, vs in zip(input_names, inputs) if n)
         if known_inputs and (outs is None or any(vs.value is None for vs in outs)):
             outs = fold_small(node, inputs, opsets) or outs
         if outs is None:
             outs = _onnx_fallback(node, inputs, opsets, ir_version)
+        written: list[ValueShape] = []
         for k, name in enumerate(output_names):
             if not name:
                 continue
             vs = outs[k] if k < len(outs) else UNKNOWN
             if (vs.dims is None or not vs.elem_type) and name in declared:
-                d = with_fixed(shape_of_type(declared[name].type))
+                d = self._with_fixed(shape_of_type(declared[name].type))
                 vs = ValueShape(vs.elem_type or d.elem_type, vs.dims if vs.dims is not None else d.dims, vs.value)
             values[name] = vs
+            written.append(vs)
         if op_type == "Constant" or (input_names and not has_body and op_type not in rules.NOT_CONSTANT
                                      and all(n in constants for n in input_names if n)):
             constants.update(n for n in output_names if n)
-    return table
+        else:
+            constants.difference_update(n for n in output_names if n)
+        return written
+
+
+_GRAPH_ATTR = onnx.AttributeProto.GRAPH
 
 
 def _control_flow_outputs(node: onnx.NodeProto, index: int, inputs: list[ValueShape],

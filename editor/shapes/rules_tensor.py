@@ -19,6 +19,11 @@ from editor.shapes.symbolic import Dim
 def _shape(node, inputs, ctx):
     x = inputs[0]
     if x.dims is None:
+        if attr(node, "start") is None and attr(node, "end") is None and node.input and node.input[0]:
+            # the whole shape of a value of unknown rank: one dim, its length the rank, a
+            # number the run decides (If branches of different rank): a symbol, as a
+            # symbolic dim is, so what follows (Gather of one dim -> [1]) stays known
+            return [_vs(T.INT64, (S.symbol(f"rank({node.input[0]})"),))]
         return [_vs(T.INT64, None)]
     rank = len(x.dims)
     start = int(attr(node, "start", 0) or 0)

@@ -94,7 +94,30 @@ def declared_dim_findings(model: onnx.ModelProto, *, negatives: bool = True) -> 
         conflict = compare_declared(vi.type, got)
         if conflict:
             out.append(("declared-dim", f"{kind} {vi.name!r} {conflict}", vi.name, WARNING))
+    # where onnx's inference knows the whole type, onnx's checks (here and the live per-node
+    # ones) speak; the engine speaks where onnx gives up
+    known = {name for name, tp in types.items() if tp.WhichOneof("value") == "tensor_type"
+             and tp.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in tp.tensor_type.shape.dim)}
+    out += _engine_findings(model, declared, {f[2] for f in out} | known)
     return out
+
+
+def _engine_findings(model: onnx.ModelProto, declared: list[tuple[str, onnx.ValueInfoProto]],
+                     said: set[str]) -> list[Finding]:
+    """What our shape engine finds that onnx's inference cannot: it carries formulas through
+    shape arithmetic, so it knows sizes (and ranks) where onnx gives up. A stale rank-2
+    ``value_info`` over a rank-3 value (ddddocr's OCR model) is found only this way."""
+    from editor.shapes import infer_model
+    from editor.shapes.facts import graph_conflicts
+
+    try:
+        conflicts = graph_conflicts(model.graph, infer_model(model))
+    except Exception:  # noqa: BLE001 - the engine refusing a model costs its findings, never the check
+        return []
+    kinds = {vi.name: (kind, vi) for kind, vi in declared}
+    return [("declared-dim", f"{kinds[name][0]} {name!r}: {message}", name, WARNING)
+            for name, message in conflicts.items()
+            if name not in said and name in kinds and not negative_dims(kinds[name][1].type)]
 
 
 def run_shape_notes(

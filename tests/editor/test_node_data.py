@@ -37,3 +37,30 @@ def test_bad_files_are_one_line_errors(tmp_path, content, message) -> None:
         load_node_data(f)
     with pytest.raises(StudioError, match="no such file"):
         load_node_data(tmp_path / "missing.json")
+
+
+def test_box_values_give_nodes_their_value_and_groups_the_largest_inside() -> None:
+    from editor.node_data import box_values
+
+    boxes = [("n:1", "/a/conv"), ("g:/b", "/b/")]
+    names = {1: "/a/conv", 2: "/b/x/relu", 3: "/b/y", 4: "/c/lonely"}
+    out = box_values(boxes, {1: 0.5, 2: 3.0, 3: 7.0, 4: 1.0}, names)
+    assert out == {"n:1": 0.5, "g:/b": 7.0}  # /c/lonely has no box: not shown anywhere
+    labels = box_values(boxes, {2: "slow", 3: "fast", 1: "fast"}, {**names, 5: "/b/z"} | {})
+    assert labels["g:/b"] in ("slow", "fast") and labels["n:1"] == "fast"
+
+
+def test_overlay_amounts_are_non_negative_and_text_gives_back_the_value() -> None:
+    from editor.node_data import legend_entries, overlay_amounts
+
+    values = {"n:1": -2.0, "n:2": 0.5, "n:3": 4.0}
+    amounts, text = overlay_amounts(values, True)
+    assert min(amounts.values()) == 0.0
+    assert [float(text(amounts[k])) for k in values] == list(values.values())
+    legend = legend_entries(values, True)
+    assert float(legend[0][1]) == -2.0 and float(legend[-1][1]) == 4.0
+    assert [a for a, _ in legend] == sorted(a for a, _ in legend)
+    labels = {"n:1": "b", "n:2": "a", "n:3": "b"}
+    amounts, text = overlay_amounts(labels, False)
+    assert {text(amounts[k]) for k in labels} == {"a", "b"}
+    assert [t for _, t in legend_entries(labels, False)] == ["a", "b"]

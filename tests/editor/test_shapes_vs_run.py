@@ -23,6 +23,7 @@ MODELS = {
     "ppocr_mobile_v2_cls.onnx": {},
     "ppocrv4_det.onnx": {"p2o.DynamicDimension.0": 1, "p2o.DynamicDimension.1": 96, "p2o.DynamicDimension.2": 64},
     "silero_vad_16k_op15.onnx": {"batch": 1, "sequence": 512},
+    "silero_vad_half.onnx": {"batch": 1, "sequence": 512},
 }
 
 

@@ -67,6 +67,8 @@ class GraphScene(QGraphicsScene):
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self._style = CanvasStyle(dark_palette() if dark else light_palette())
         self._show_names = show_names
+        #: ``fn(value name) -> rich text`` added to an edge's tool tip (set by the tab)
+        self.value_notes = None
         self._mode = "full"
         self._overview_item: OverviewItem | None = None
         self._graph = None
@@ -369,9 +371,12 @@ class GraphScene(QGraphicsScene):
         self._value = name if name and any(e.value == name for e in self._edges_by_key.values()) else None
 
     def value_tooltip(self, edge) -> str:
-        """Rich-text tool tip of an edge: the tensor's name and shape."""
+        """Rich-text tool tip of an edge: the tensor's name and shape, then the owner's
+        ``value_notes(name)`` (rich text: where the shape comes from), when set."""
         shape = edge.label or "shape unknown"
-        return f"<b>{_esc(edge.value)}</b><br>{_esc(shape)}"
+        text = f"<b>{_esc(edge.value)}</b><br>{_esc(shape)}"
+        notes = self.value_notes(edge.value) if self.value_notes is not None else ""
+        return f"{text}<br>{notes}" if notes else text
 
     def _build_edges(self, graph, layout) -> None:
         style = self._style

@@ -65,12 +65,14 @@ class HeatMapOverlay(BoxOverlayItem):
         self._font.setPointSizeF(9.0)
         self._font.setBold(True)
 
-    def set_times(self, scene, times: dict[str, float], fmt=fmt_us) -> None:
+    def set_times(self, scene, times: dict[str, float], fmt=fmt_us, colour=None) -> None:
         """``times``: scene key -> microseconds (or any amount ``fmt`` labels). Boxes not in
-        the scene are skipped."""
+        the scene are skipped. ``colour(amount, peak)`` replaces the heat scale (labels that
+        each want a colour of their own)."""
         peak = max(times.values(), default=0.0) or 1.0
+        tint = colour or (lambda us, top: heat_colour(math.sqrt(us / top)))
         self._place(scene, sorted(times.items(), key=lambda kv: kv[1]), (-4, -18, 4, 4),
-                    lambda rect, us: (rect, heat_colour(math.sqrt(us / peak)), fmt(us)))
+                    lambda rect, us: (rect, tint(us, peak), fmt(us)))
 
     def cell_count(self) -> int:
         return len(self._cells)
