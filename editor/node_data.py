@@ -19,13 +19,16 @@ import csv
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from editor.errors import StudioError
 
-__all__ = ["NodeData", "load_node_data", "innermost_group", "box_values", "overlay_amounts", "legend_entries"]
+V = TypeVar("V")
+
+__all__ = ["NodeData", "load_node_data", "innermost_group", "by_box", "box_values", "overlay_amounts", "legend_entries"]
 
 NAME_KEYS = ("name", "node", "node_name", "layer")
 
@@ -162,6 +165,20 @@ def innermost_group(groups: Mapping[str, str], name: str) -> str | None:
     return None
 
 
+def by_box(values: Mapping[int, V], keys: Container[str], groups: Mapping[str, str],
+           names: Mapping[int, str]) -> Iterator[tuple[str, V]]:
+    """(box key, value) for each node's value: the node's own box (``n:<id>``) when it is
+    drawn (in ``keys``), else the innermost collapsed group holding it; nodes in neither
+    are skipped. Every overlay (profile, diff, errors, node data) assigns values this way."""
+    for nid, value in values.items():
+        key: str | None = f"n:{nid}"
+        if key not in keys:
+            key = innermost_group(groups, names.get(nid, ""))
+            if key is None:
+                continue
+        yield key, value
+
+
 def box_values(boxes: Iterable[tuple[str, str]], values: Mapping[int, float | str],
                names: Mapping[int, str]) -> dict[str, float | str]:
     """Box key -> the value it shows: a node box (``n:<id>``) its node's, a collapsed group
@@ -176,12 +193,7 @@ def box_values(boxes: Iterable[tuple[str, str]], values: Mapping[int, float | st
         if key.startswith("g:") and name:
             groups[name.rstrip("/")] = key
     per_key: dict[str, list[float | str]] = {}
-    for nid, value in values.items():
-        key = f"n:{nid}"
-        if key not in keys:
-            key = innermost_group(groups, names.get(nid, ""))
-            if key is None:
-                continue
+    for key, value in by_box(values, keys, groups, names):
         per_key.setdefault(key, []).append(value)
     out: dict[str, float | str] = {}
     for key, vals in per_key.items():

@@ -24,20 +24,6 @@ def group_index(items: dict[str, Any]) -> dict[str, str]:
             if key.startswith("g:") and item.box.name}
 
 
-def innermost_group(groups: dict[str, str], name: str) -> str | None:
-    """The key of the innermost collapsed group whose path prefixes node ``name``, if any.
-
-    Looked up prefix by prefix: linear in the name, not in the number of groups."""
-    if not groups:
-        return None
-    parts = name.split("/")
-    for i in range(len(parts) - 1, 0, -1):
-        key = groups.get("/".join(parts[:i]))
-        if key is not None:
-            return key
-    return None
-
-
 class BoxOverlayItem(QGraphicsItem):
     """A scene item holding one cell per box, ``(rect, ...)``; subclasses paint the cells."""
 

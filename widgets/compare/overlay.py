@@ -15,7 +15,8 @@ from __future__ import annotations
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
-from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index, innermost_group
+from editor.node_data import by_box
+from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index
 
 Z_DIFF = 2.4  # above the box layers (2.0), under the heat map (2.5)
 
@@ -37,16 +38,10 @@ def box_statuses(scene, status: dict[int, str], names: dict[int, str]) -> dict[s
     """Scene key -> status: node boxes directly, collapsed groups by name prefix.
 
     A node without a box of its own goes to the innermost collapsed group whose path
-    prefixes its name (see :func:`widgets.box_overlay.innermost_group`)."""
+    prefixes its name (see :func:`editor.node_data.by_box`)."""
     items = scene.node_items()
     out: dict[str, str] = {}
-    groups = group_index(items)
-    for nid, st in status.items():
-        key = f"n:{nid}"
-        if key not in items:
-            key = innermost_group(groups, names.get(nid, ""))
-            if key is None:
-                continue
+    for key, st in by_box(status, items, group_index(items), names):
         if _RANK.get(st, 0) >= _RANK.get(out.get(key, SAME), 0):
             out[key] = st
     return out

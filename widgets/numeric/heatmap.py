@@ -15,7 +15,8 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from editor.debug import Comparison
-from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index, innermost_group
+from editor.node_data import by_box
+from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index
 from widgets.run.heatmap import heat_colour
 
 __all__ = ["ErrorHeatMap", "ErrorOverlay", "node_shares"]
@@ -106,15 +107,9 @@ class ErrorHeatMap(BoxOverlay):
     def cells_by_key(self) -> dict[str, tuple[float, str, bool]]:
         """Scene key -> cell; a collapsed group shows its worst node."""
         items = self.scene.node_items()
-        groups = group_index(items)
         names = self.node_names(self._shares)
         out: dict[str, tuple[float, str, bool]] = {}
-        for nid, cell in self._shares.items():
-            key = f"n:{nid}"
-            if key not in items:
-                key = innermost_group(groups, names.get(nid, "")) or ""
-                if not key:
-                    continue
+        for key, cell in by_box(self._shares, items, group_index(items), names):
             old = out.get(key)
             if old is None or cell[0] > old[0] or cell[2]:
                 out[key] = cell if old is None or not old[2] else old

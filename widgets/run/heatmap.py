@@ -18,7 +18,8 @@ import math
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
-from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index, innermost_group
+from editor.node_data import by_box
+from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index
 
 Z_HEATMAP = 2.5  # above the box layers (2.0), below nothing that takes clicks
 
@@ -45,13 +46,7 @@ def box_times(scene, node_times: dict[int, float], node_names: dict[int, str]) -
     (the innermost group whose path prefixes the node's name)."""
     items = scene.node_items()
     out: dict[str, float] = {}
-    groups = group_index(items)
-    for nid, us in node_times.items():
-        key = f"n:{nid}"
-        if key not in items:
-            key = innermost_group(groups, node_names.get(nid, ""))
-            if key is None:
-                continue
+    for key, us in by_box(node_times, items, group_index(items), node_names):
         out[key] = out.get(key, 0.0) + us
     return out
 
