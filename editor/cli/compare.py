@@ -222,14 +222,9 @@ def _against_saved(args: argparse.Namespace, tolerance: Any, runner: Any = None)
 
 
 def run(args: argparse.Namespace) -> int:
-    from editor.cli.remote_args import open_pool
+    from editor.cli.remote_args import run_with_pool
 
-    pool = open_pool(args)  # --backend ray: both sides run on the cluster, at once
-    try:
-        return _run(args, pool)
-    finally:
-        if pool is not None:
-            pool.close()
+    return run_with_pool(args, _run)  # --backend ray: both sides run on the cluster, at once
 
 
 def _run(args: argparse.Namespace, pool: Any) -> int:

@@ -91,19 +91,14 @@ def make_check(args: argparse.Namespace):  # noqa: ANN201
 
 
 def run(args: argparse.Namespace) -> int:
-    from editor.cli.remote_args import open_pool
+    from editor.cli.remote_args import run_with_pool
 
     out = Path(args.output)
     if out.suffix.lower() != ".onnx":
         error = StudioError(f"-o {args.output!r}: give a path ending in .onnx (the inputs go beside it as .npz)")
         error.exit_code = 2
         raise error
-    pool = open_pool(args)  # --backend ray: bisection steps run on the cluster, several at once
-    try:
-        return _run(args, pool)
-    finally:
-        if pool is not None:
-            pool.close()
+    return run_with_pool(args, _run)  # --backend ray: bisection steps run on the cluster, several at once
 
 
 def _run(args: argparse.Namespace, pool: Any) -> int:

@@ -12,6 +12,7 @@ or ``--vs-backend`` for compare's side B). ``--cluster`` defaults to
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from editor.errors import StudioError
@@ -67,6 +68,16 @@ def open_runner(args: argparse.Namespace) -> Any:
     from editor.runtime.remote import RayRunner
 
     return RayRunner(config)
+
+
+def run_with_pool(args: argparse.Namespace, body: Callable[[argparse.Namespace, Any], int]) -> int:
+    """``body(args, pool)`` with the ``--backend ray`` pool (None when local), closed after."""
+    pool = open_pool(args)
+    try:
+        return body(args, pool)
+    finally:
+        if pool is not None:
+            pool.close()
 
 
 def open_pool(args: argparse.Namespace) -> Any:
