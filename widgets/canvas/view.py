@@ -24,10 +24,10 @@ from widgets.canvas.items import NodeItem
 from widgets.canvas.scene import GraphScene
 from widgets.canvas.style import TEXT_LOD
 
-#: Zoom to Fit never goes below the zoom at which boxes draw their text: a fitted 1 % view
-#: is a grey smear. A graph that cannot fit readably shows its inputs at this zoom instead
-#: (as Netron opens), and the minimap and the outline give the overview.
-FIT_MIN_ZOOM = TEXT_LOD
+#: Zoom to Fit never goes below a zoom where box text is drawn (from TEXT_LOD) and can be
+#: read: a fitted 1 % view is a grey smear. A graph that cannot fit readably shows its
+#: inputs at this zoom instead (as Netron opens); the minimap and the outline give the overview.
+FIT_MIN_ZOOM = max(TEXT_LOD, 0.5)
 MIN_SCALE = 0.0005
 MAX_SCALE = 6.0
 WHEEL_STEP = 1.0015  # zoom factor per 1/8 degree of wheel rotation (120 units = ~1.2x)
@@ -162,8 +162,8 @@ class GraphView(QGraphicsView):
             return
         vp = self.viewport().rect()
         focus = top if top is not None and not top.isEmpty() else QRectF(rect.x(), rect.y(), rect.width(), 1)
-        # as close as min_zoom..100 % allows while the focus region's width fits
-        zoom = max(min_zoom, min(1.0, (vp.width() - 40) / max(1.0, focus.width())))
+        # the most context that is still readable
+        zoom = min_zoom
         self.set_zoom(zoom)
         half_w = vp.width() / (2 * zoom)
         half_h = vp.height() / (2 * zoom)

@@ -53,13 +53,18 @@ class CanvasWidget(QWidget):
         self.view.weightsToggled.connect(self.controller.toggle_weights)
         self.view.weights_unfolded = self.controller.weights_unfolded
         self.breadcrumb.pathClicked.connect(self.select_scope)
-        self.breadcrumb.set_labeler(
-            lambda path: (getattr(self.scene.graph, "group_labels", None) or {}).get(path))
+        self.breadcrumb.set_labeler(self._group_label)
         self.view.viewportChanged.connect(self._place_minimap)
         self._fit_next = True
         #: a control-flow body opened in place: the next layout lands the view on its frame
         self._land_frame: str | None = None
         self.controller.laidOut.connect(self._on_laid_out)
+
+    def _group_label(self, path: str) -> str | None:
+        """The display model's name for a group or body frame (``@12`` -> ``If_0``); the
+        breadcrumb's paths start with "/", body frames' keys do not."""
+        labels = getattr(self.scene.graph, "group_labels", None) or {}
+        return labels.get(path) or labels.get(path[1:] if path.startswith("/@") else path)
 
     def toggle_group(self, key: str) -> None:
         """Open or close a group or a control-flow node's bodies (``g:@<id>``); a body
