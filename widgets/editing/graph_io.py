@@ -173,7 +173,9 @@ class DimensionDialog(QDialog):
         self.hardcoded = QListWidget(self)
         self.hardcoded.setMaximumHeight(140)
         for lst in (self.inputs, self.preview, self.hardcoded):
+            # long names are elided in the middle (the whole line on hover), never cut off
             lst.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+            lst.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.note = QLabel(self)
         self.note.setWordWrap(True)
         form = QFormLayout()
@@ -245,6 +247,7 @@ class DimensionDialog(QDialog):
             if old > 1 or old == 1:
                 for line in hardcoded_dims(self.doc, old):
                     self.hardcoded.addItem(f"[{old}] {line}")
+                    self.hardcoded.item(self.hardcoded.count() - 1).setToolTip(f"[{old}] {line}")
         self.note.setText("" if self.hardcoded.count() else "none found")
 
     def command(self):
