@@ -195,7 +195,10 @@ class GraphView(QGraphicsView):
             if not rect.isEmpty():
                 vis = self.mapToScene(self.viewport().rect()).boundingRect()
                 if rect.width() > vis.width() or rect.height() > vis.height():
-                    self.fit_rect(rect.adjusted(-60, -60, 60, 60), max_scale=self.zoom())
+                    # all of them when that stays readable, else the first ones readably
+                    # (250 Find matches over a tall graph are not a reason for a 2 % view)
+                    self.land_on(rect.adjusted(-60, -60, 60, 60), max_scale=self.zoom(),
+                                 min_zoom=min(FIT_MIN_ZOOM, self.zoom()))
                 else:
                     self.centerOn(rect.center())
 

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QHeaderView,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.find import QueryError
+from widgets.column_fit import fit_columns
 from widgets.selection import Target
 
 FIND_HELP = ("Plain text finds node names, op types, tensor names and attribute values.\n"
@@ -90,13 +90,8 @@ class FindPanel(QWidget):
         self.results.setRootIsDecorated(False)
         self.results.setUniformRowHeights(True)
         self.results.setAlternatingRowColors(True)
-        header = self.results.header()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(False)
-        header.resizeSection(2, 110)
-        self.results.setTextElideMode(Qt.TextElideMode.ElideLeft)
+        # the match gets the room; kind and place take what they need, up to a share
+        fit_columns(self.results, main=1, caps={0: 0.2, 2: 0.32})
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.regex)
