@@ -177,7 +177,7 @@ def test_find_query_belongs_to_its_tab_and_a_new_tab_opens_at_its_inputs(qtbot, 
     QTest.keyClicks(window.find_panel.query, "Conv")
     QTest.keyClick(window.find_panel.query, Qt.Key.Key_Return)
     assert window.find_panel.matches
-    assert first.canvas.scene.selected_keys()
+    qtbot.waitUntil(lambda: bool(first.canvas.scene.selected_keys()), timeout=30_000)
     second = open_model(qtbot, window, SILERO)
     qtbot.wait(300)  # longer than Find's typing pause: nothing runs on the new tab
     assert window.find_panel.query.text() == ""
