@@ -62,3 +62,26 @@ def test_docks_fit_the_default_window_sizes(qtbot, window, tmp_path, size):
     outline = window.outline.tree
     assert outline.header().sectionSize(0) >= 0.55 * outline.viewport().width()
     shot(window, f"docks_{size[0]}x{size[1]}", tmp_path)
+
+
+def test_qt_file_dialog_opens_wide_enough_for_its_columns(qtbot, window, tmp_path):
+    from PySide6.QtWidgets import QFileDialog, QTreeView
+
+    (tmp_path / "a_model_with_a_long_name.onnx").write_bytes(b"x" * 123456)
+    dialog = QFileDialog(window, "Save Model As", str(tmp_path))
+    dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+    dialog.setViewMode(QFileDialog.ViewMode.Detail)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    tree = next(t for t in dialog.findChildren(QTreeView) if t.isVisible())
+    qtbot.waitUntil(lambda: tree.model().rowCount(tree.rootIndex()) > 0, timeout=10_000)
+    qtbot.wait(100)
+    header = tree.header()
+    screen = dialog.screen().availableGeometry()
+    assert dialog.width() >= min(860, screen.width())
+    for column in range(1, header.count()):
+        if not header.isSectionHidden(column):
+            assert header.sectionSize(column) >= tree.sizeHintForColumn(column), column
+    shot(dialog, "save_dialog", tmp_path)
+    dialog.close()
