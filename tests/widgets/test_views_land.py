@@ -144,7 +144,7 @@ def test_double_click_opens_a_body_in_view_and_the_breadcrumb_names_it(qtbot, wi
 def test_undo_brings_the_view_back_to_the_restored_boxes(qtbot, window, tmp_path):
     from tests.widgets.test_edit_support import install, open_copy
 
-    editing = install(window, tmp_path)
+    install(window, tmp_path)
     tab = open_copy(qtbot, window, CORPUS / "real" / "magika_standard_v3_3.onnx", tmp_path)
     doc, scene, view = tab.doc, tab.canvas.scene, tab.canvas.view
     with qtbot.waitSignal(tab.canvas.controller.laidOut, timeout=30_000):
@@ -155,14 +155,14 @@ def test_undo_brings_the_view_back_to_the_restored_boxes(qtbot, window, tmp_path
     doomed = boxes[-20:]
     view.select_keys(doomed)
     with qtbot.waitSignal(tab.canvas.controller.laidOut, timeout=30_000):
-        editing.act_delete.trigger()
+        window.registry.action("node.delete").trigger()
     # the user scrolls to the top, far from there, and undoes
     view.set_zoom(1.5)
     view.centerOn(scene.graph_rect().center().x(), scene.graph_rect().top())
     assert not any(visible(tab, k) for k in doomed if scene.item_for(k) is not None)
     view.setFocus()
     with qtbot.waitSignal(tab.canvas.controller.laidOut, timeout=30_000):
-        window.act_undo.trigger()
+        window.registry.action("edit.undo").trigger()
     assert all(scene.item_for(k) is not None for k in doomed)
     assert any(visible(tab, k) for k in doomed), "the view stayed away from the restored boxes"
     shot(window, "after_undo", tmp_path)

@@ -100,10 +100,13 @@ def test_context_menu_copies_node_name_value_name_and_weight_shapes(qtbot, windo
     assert QApplication.clipboard().text() == node.name
     actions["Copy Value Name"].trigger()
     assert QApplication.clipboard().text() == node.output[0]
-    actions["Copy Weight Shapes"].trigger()
+    # Weights > <the weight> > Copy Name and Shape
     weight = next(i for i in node.input if i in doc.main.initializer_names())
     init = doc.initializer(doc.index.main, weight)[1]
-    assert f"{weight}: [{', '.join(str(d) for d in init.dims)}]" in QApplication.clipboard().text().splitlines()
+    weights_menu = actions["Weights"].menu()
+    entry = next(a for a in weights_menu.actions() if a.text() == weight).menu()
+    next(a for a in entry.actions() if a.text() == "Copy Name and Shape").trigger()
+    assert QApplication.clipboard().text() == f"{weight}: [{', '.join(str(d) for d in init.dims)}]"
     # a graph input box: its value name
     name = doc.main.graph.input[0].name
     actions = _context_actions(window, tab, f"in:{name}")
