@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib import resources as _resources
 from pathlib import Path
 
-SAMPLE_MODEL = "squeezenet.onnx"
+SAMPLE_MODEL = "magika_standard_v3_3.onnx"
 APP_ICON = "onnx-studio.svg"
 
 
@@ -22,7 +22,8 @@ def resource_path(name: str) -> Path:
 
 
 def sample_model_path() -> Path:
-    """The bundled sample model (SqueezeNet 1.0 from the ONNX backend test data)."""
+    """The bundled sample model: Google's Magika v3.3 file-type classifier (real weights,
+    name scopes, layer norms and residual adds; see resources/README.md)."""
     return resource_path(SAMPLE_MODEL)
 
 

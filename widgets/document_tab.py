@@ -84,6 +84,9 @@ class DocumentTab(QWidget):
         self._pending: list[str] | None = None
         self._first_view = True
         self._ready = False
+        #: node ids added or changed since the last layout, and whether an edit caused it
+        self._touched: set[int] = set()
+        self._after_edit = False
         self._syncing = False
         controller = self.canvas.controller
         self._options = options or DisplayOptions()
@@ -176,6 +179,9 @@ class DocumentTab(QWidget):
         if self._first_view:
             self._first_view = False
             self._readable_first_view()
+        elif self._after_edit:
+            self._keep_view_on_edit()
+        self._touched, self._after_edit = set(), False
         if self._pending is not None:
             keys, self._pending = self._pending, None
             self._select_keys(keys)
@@ -184,18 +190,33 @@ class DocumentTab(QWidget):
             self.ready.emit()
 
     def _readable_first_view(self) -> None:
-        """Netron-like first view: a long graph opens at a readable zoom, top first."""
+        """Netron-like first view: a graph that cannot be read whole opens at its inputs, at a
+        readable zoom (the minimap and the outline give the overview)."""
         view = self.canvas.view
         rect = self.canvas.scene.graph_rect()
         if rect.isEmpty() or view.zoom() >= READABLE_ZOOM:
             return
-        vp = view.viewport().rect()
-        zoom = min(1.0, max(READABLE_ZOOM, (vp.width() - 40) / max(1.0, rect.width())))
-        view.set_zoom(zoom)
-        half_h = vp.height() / (2 * zoom)
-        view.centerOn(rect.center().x(), rect.top() + half_h - 20 / zoom)
+        view.land_on(rect.adjusted(-20, -20, 20, 20), top=view.inputs_rect(), min_zoom=READABLE_ZOOM)
 
-    def _on_doc_changed(self, _changes) -> None:
+    def _keep_view_on_edit(self) -> None:
+        """After an edit, an undo or a redo, the view shows what changed: it stays put while
+        any changed box is on screen, else goes to the changed boxes; when nothing remains
+        to show there (a deletion) and the view sits on empty space, it fits the graph."""
+        scene, view = self.canvas.scene, self.canvas.view
+        keys = [k for k in (f"n:{nid}" for nid in self._touched) if scene.item_for(k) is not None]
+        visible = view.visible_scene_rect()
+        if keys:
+            rect = scene.keys_rect(keys)
+            if not rect.intersects(visible):
+                view.land_on(rect.adjusted(-60, -60, 60, 60), max_scale=max(view.zoom(), READABLE_ZOOM))
+            return
+        if not scene.keys_in_rect(visible):
+            view.zoom_to_fit()
+
+    def _on_doc_changed(self, changes) -> None:
+        # the boxes an edit (or its undo/redo) brought back or changed: see _keep_view_on_edit
+        self._touched |= set(getattr(changes, "nodes_added", ())) | set(getattr(changes, "nodes_changed", ()))
+        self._after_edit = True
         # NOTE: rebuilding the display model of a 10k-node graph takes a few hundred ms.
         # Coalesce: quick successive edits (typing, scripts) rebuild once, and the cheap views
         # (problem badges, the problems panel) update first, within the edit's own signal.
@@ -256,7 +277,7 @@ class DocumentTab(QWidget):
         its bodies in place."""
         kind, _, rest = key.partition(":")
         if kind == "n" and rest.isdigit() and self.doc.index.children.get(int(rest)):
-            self.canvas.controller.toggle_body(int(rest))
+            self.canvas.toggle_body(int(rest))
 
     def _on_open_body(self, key: str) -> None:
         kind, _, rest = key.partition(":")

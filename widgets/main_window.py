@@ -28,6 +28,7 @@ from widgets.compare import install_compare
 from widgets.editing import install_editing
 from widgets.formatting import shown
 from widgets.file_watch import install_file_watch
+from widgets.view_extras import install_view_extras
 from widgets.loader import LoadRequest, ModelLoader, show_error
 from widgets.panels.start_page import StartPage
 from widgets.node_data import install_node_data
@@ -87,6 +88,7 @@ class MainWindow(QMainWindow):
         install_shape_labels(self)  # View ▸ Shapes of the Last Run (registry action view.shapes_of_last_run)
         install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
         install_file_watch(self)  # sets self.file_watch: files changed on disk
+        install_view_extras(self)  # Export Image, Minimap toggle, copy names, Diff dock owner (issue 15)
         self.registry.order_menubar(self.MENU_ORDER)
         geometry, state = self.settings.window_state()
         if geometry is not None:

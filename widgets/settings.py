@@ -18,7 +18,8 @@ APPLICATION = "onnx-studio"
 MAX_RECENT = 12
 
 #: View menu toggles and their defaults
-VIEW_DEFAULTS = {"show_names": False, "show_attributes": True, "show_shapes": True, "show_initializers": True}
+VIEW_DEFAULTS = {"show_names": False, "show_attributes": True, "show_shapes": True, "show_initializers": True,
+                 "show_minimap": True}
 
 
 class Settings:

@@ -30,6 +30,7 @@ import onnx
 
 from editor.viewmodel.categories import CATEGORIES, category_of
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
+from editor.attr_names import enum_name
 from editor.types import dims_text, dtype_name, shape_dims
 
 __all__ = [
@@ -421,7 +422,7 @@ def build_display_graph(
             if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
                 subgraphs.append(a.name)
                 continue
-            t = _attr_text(a)
+            t = enum_name(node.op_type, node.domain, a) or _attr_text(a)
             if t is not None and len(details) < 4:
                 details.append((a.name, t))
         label = node.op_type

@@ -61,7 +61,7 @@ def check_every_command(app: Installed, sample: Path) -> None:
 
     info = json.loads(app.ok("info", str(sample), "--json").stdout)
     assert info["nodes"] > 0 and info["graph_name"]  # onnx's protobuf classes came along
-    assert "squeezenet" in app.ok("info", str(sample)).stdout
+    assert "tf2onnx" in app.ok("info", str(sample)).stdout
     app.ok("check", str(sample))
     app.ok("check", "--full", str(sample))
 

@@ -33,7 +33,7 @@ def exe() -> Path:
 
 
 def bundled_sample(bundle: Path) -> Path:
-    (sample,) = bundle.glob("**/resources/squeezenet.onnx")
+    (sample,) = bundle.glob("**/resources/magika_standard_v3_3.onnx")
     return sample
 
 

@@ -49,7 +49,7 @@ def test_wheel_carries_every_module_resource_and_the_command(wheel):
             if path.is_file() and "__pycache__" not in path.parts:
                 rel = path.relative_to(ROOT).as_posix()
                 assert rel in names, f"{rel} is not in the wheel"
-    assert {"resources/squeezenet.onnx", "resources/onnx-studio.svg"} <= names
+    assert {"resources/magika_standard_v3_3.onnx", "resources/onnx-studio.svg"} <= names
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert re.search(r"^onnx-studio\s*=\s*widgets\.cli:main$", text, flags=re.MULTILINE), text

@@ -52,7 +52,7 @@ def test_sample_model_is_shipped_with_provenance():
     path = sample_model_path()
     assert path.is_file() and path.stat().st_size < 5_000_000
     readme = (path.parent / "README.md").read_text()
-    assert path.name in readme and "Apache-2.0" in readme and "github.com/onnx/onnx" in readme
+    assert path.name in readme and "Apache-2.0" in readme and "github.com/google/magika" in readme
     import hashlib
 
     assert hashlib.sha256(path.read_bytes()).hexdigest() in readme

@@ -7,17 +7,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from resources import sample_model_path
 from tests.conftest import CORPUS
 from tests.widgets.conftest import open_model
 from widgets.selection import Target
+
+#: the ONNX backend suite's SqueezeNet (it was the bundled sample; these tests know its nodes)
+SQUEEZENET = CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx"
 
 SILERO = CORPUS / "real" / "silero_vad_16k_op15.onnx"
 PPOCR = CORPUS / "real" / "ppocr_mobile_v2_cls.onnx"
 LOGREG = CORPUS / "real" / "ort_logreg_iris.onnx"
 
 
-@pytest.mark.parametrize("path", [sample_model_path(), SILERO, LOGREG], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [SQUEEZENET, SILERO, LOGREG], ids=lambda p: p.name)
 def test_outline_model_is_a_valid_item_model(qtmodeltester, path):
     from editor.document import Document
     from widgets.panels.outline import OutlineModel
@@ -103,7 +105,7 @@ def test_standard_shortcuts(window):
 
 
 def test_select_all_and_names_toggle(qtbot, window):
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     window.registry.action("edit.select_all").trigger()
     assert set(tab.canvas.scene.selected_keys()) == set(tab.canvas.scene.node_items())
     window.registry.action("view.names").setChecked(True)
@@ -116,7 +118,7 @@ def test_select_all_and_names_toggle(qtbot, window):
 def test_theme_switch_recolours(qtbot, window, qapp):
     from PySide6.QtGui import QPalette
 
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     window.set_theme("dark")
     assert qapp.palette().color(QPalette.ColorRole.Window).lightness() < 100
     assert tab.canvas.scene.is_dark()
@@ -178,7 +180,7 @@ def test_weights_of_constant_node_with_filters_and_export(qtbot, window, tmp_pat
 
 @weights_needed
 def test_weights_hidden_for_nodes_without_tensors(qtbot, window):
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     doc = tab.doc
     nid = next(n for n in doc.main.node_ids if doc.node(n).op_type == "Relu")
     tab.selection.select([Target.of_node(doc.index.main, nid)], "test")
@@ -208,7 +210,7 @@ validation_needed = pytest.mark.skipif(
 def test_problems_follow_edits_and_select(qtbot, window):
     from editor.commands import SetNodeField
 
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     doc = tab.doc
     panel = window.problems
     assert tab.validator is not None and panel.problems() == tab.validator.problems
@@ -243,7 +245,7 @@ def test_full_check_runs_in_background(qtbot, window):
 
 
 def test_boxes_show_toggles(qtbot, window):
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     scene = tab.canvas.scene
 
     def conv_boxes():
@@ -283,7 +285,7 @@ def test_display_box_size_matches_viewmodel():
 def test_summary_links_select(qtbot, window):
     from PySide6.QtCore import QUrl
 
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     doc = tab.doc
     text = window.summary.browser.toPlainText()
     assert "Operators" in text and "Conv" in text and "Parameters" in text

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from resources import sample_model_path
 from tests.conftest import CORPUS
 from tests.widgets.conftest import open_model
 from widgets.selection import Target
+
+#: the ONNX backend suite's SqueezeNet (it was the bundled sample; these tests know its nodes)
+SQUEEZENET = CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx"
 
 SILERO = CORPUS / "real" / "silero_vad_16k_op15.onnx"
 
@@ -22,7 +24,7 @@ def _wait_selected(qtbot, tab, key: str) -> None:
 
 
 def test_outline_click_selects_on_canvas(qtbot, window):
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     doc = tab.doc
     nid = next(n for n in doc.main.node_ids if doc.node(n).op_type == "Conv")
     index = window.outline.model.index_for(Target.of_node(doc.index.main, nid))
@@ -39,7 +41,7 @@ def test_outline_click_selects_on_canvas(qtbot, window):
 
 
 def test_canvas_selection_shows_node_in_properties(qtbot, window):
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     doc = tab.doc
     nid = next(n for n in doc.main.node_ids if doc.node(n).op_type == "Concat")
     node = doc.node(nid)
@@ -59,7 +61,7 @@ def test_canvas_selection_shows_node_in_properties(qtbot, window):
 
 
 def test_properties_rows_navigate(qtbot, window):
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     doc = tab.doc
     nid = next(n for n in doc.main.node_ids if doc.node(n).op_type == "Relu")
     tab.selection.select([Target.of_node(doc.index.main, nid)], "test")
@@ -103,7 +105,7 @@ def _find(window, text, *, regex=False):
 def test_find_by_name_op_tensor_attribute_regex(qtbot, window):
     import re
 
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     doc = tab.doc
     window.show_find()
     assert window.find_dock.isVisible()
@@ -142,7 +144,7 @@ def test_find_by_node_name(qtbot, window):
 
 
 def test_find_highlights_all_and_enter_steps(qtbot, window):
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     doc = tab.doc
     matches = _find(window, "MaxPool")
     pools = [n for n in doc.main.node_ids if doc.node(n).op_type == "MaxPool"]
@@ -164,7 +166,7 @@ def test_find_highlights_all_and_enter_steps(qtbot, window):
 
 @pytest.mark.parametrize("what", ["model", "tensor", "value"])
 def test_properties_for_model_tensor_value(qtbot, window, what):
-    tab = open_model(qtbot, window, sample_model_path())
+    tab = open_model(qtbot, window, SQUEEZENET)
     doc = tab.doc
     main = doc.index.main
     if what == "model":

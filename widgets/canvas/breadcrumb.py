@@ -2,6 +2,10 @@
 
 ``set_path("/model/layers.3/attn")`` shows ``Graph › model › layers.3 › attn``; clicking a
 segment emits ``pathClicked`` with that segment's full path ("" for the root).
+
+Paths may hold internal keys (an If body open in place is ``@12/then_branch``): a
+``labeler`` (``set_labeler``) names each segment from its full path (``If_0 › then_branch``);
+a segment it cannot name that is an internal key reads "body", never ``@12``.
 """
 
 from __future__ import annotations
@@ -35,7 +39,19 @@ class Breadcrumb(QWidget):
         self._layout.setContentsMargins(6, 2, 6, 2)
         self._layout.setSpacing(0)
         self._buttons: list[QToolButton] = []
+        self._labeler = None
         self.set_path("")
+
+    def set_labeler(self, fn) -> None:
+        """``fn(full_path) -> str | None``: the text of a segment (None: its own name)."""
+        self._labeler = fn
+
+    def _label(self, text: str, full: str) -> str:
+        if full and self._labeler is not None:
+            named = self._labeler(full)
+            if named:
+                return named
+        return "body" if text.startswith("@") and text[1:].isdigit() else text
 
     def path(self) -> str:
         return self._path
@@ -64,7 +80,7 @@ class Breadcrumb(QWidget):
                 sep.setContentsMargins(3, 0, 3, 0)
                 self._layout.addWidget(sep)
             button = QToolButton(self)
-            button.setText(text)
+            button.setText(self._label(text, full))
             button.setAutoRaise(True)
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             button.setToolTip(full or "/")

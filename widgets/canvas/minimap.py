@@ -3,6 +3,10 @@
 The overview is painted once per graph (and per size/theme) into a pixmap from the scene's
 prebuilt overview paths (one path for all edges, one per box colour), never by asking 10k
 items to paint themselves; each frame only blits that pixmap and draws the rectangle.
+
+It floats over the canvas, so it must not hide what it summarises: it is small, drawn
+semi-transparent (opaque under the mouse), and the canvas (``CanvasWidget``) hides it when
+the whole graph is in view and moves it to a corner free of boxes.
 """
 
 from __future__ import annotations
@@ -12,6 +16,11 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen, QPixmap, QTransfo
 from PySide6.QtWidgets import QWidget
 
 from widgets.canvas.view import GraphView
+
+MINIMAP_WIDTH = 132
+MINIMAP_HEIGHT = 160
+#: the boxes under an idle minimap stay visible through it
+IDLE_OPACITY = 0.72
 
 
 class Minimap(QWidget):
@@ -26,12 +35,27 @@ class Minimap(QWidget):
         self.setMouseTracking(False)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip("Overview: click or drag to move the view")
-        self.resize(QSize(180, 220))
+        self.resize(self.sizeHint())
+        self._hover = False
         view.graph_scene().graphChanged.connect(self.invalidate)
         view.viewportChanged.connect(self.update)
 
     def sizeHint(self) -> QSize:  # noqa: N802
-        return QSize(180, 220)
+        return QSize(MINIMAP_WIDTH, MINIMAP_HEIGHT)
+
+    def opacity(self) -> float:
+        """How opaque it is drawn now: see-through unless the mouse is over it."""
+        return 1.0 if self._hover or self._dragging else IDLE_OPACITY
+
+    def enterEvent(self, event) -> None:  # noqa: N802
+        self._hover = True
+        self.update()
+        super().enterEvent(event)
+
+    def leaveEvent(self, event) -> None:  # noqa: N802
+        self._hover = False
+        self.update()
+        super().leaveEvent(event)
 
     def invalidate(self) -> None:
         self._pixmap = None
@@ -100,6 +124,7 @@ class Minimap(QWidget):
         if self._pixmap is None:
             self._render()
         p = QPainter(self)
+        p.setOpacity(self.opacity())
         p.drawPixmap(0, 0, self._pixmap)
         pal = self._view.graph_scene().palette_
         border = QColor(pal.box_border)

@@ -22,7 +22,12 @@ from PySide6.QtWidgets import QFrame, QGraphicsView, QMenu, QToolTip
 
 from widgets.canvas.items import NodeItem
 from widgets.canvas.scene import GraphScene
+from widgets.canvas.style import TEXT_LOD
 
+#: Zoom to Fit never goes below a zoom where box text is drawn (from TEXT_LOD) and can be
+#: read: a fitted 1 % view is a grey smear. A graph that cannot fit readably shows its
+#: inputs at this zoom instead (as Netron opens); the minimap and the outline give the overview.
+FIT_MIN_ZOOM = max(TEXT_LOD, 0.5)
 MIN_SCALE = 0.0005
 MAX_SCALE = 6.0
 WHEEL_STEP = 1.0015  # zoom factor per 1/8 degree of wheel rotation (120 units = ~1.2x)
@@ -127,10 +132,44 @@ class GraphView(QGraphicsView):
         self.set_zoom(1.0)
 
     def zoom_to_fit(self) -> None:
+        """Fit the whole graph, or, when that would be unreadable, show its inputs readably."""
         rect = self._scene.graph_rect()
         if rect.isEmpty():
             return
-        self.fit_rect(rect.adjusted(-20, -20, 20, 20))
+        self.land_on(rect.adjusted(-20, -20, 20, 20), top=self.inputs_rect())
+
+    def inputs_rect(self) -> QRectF:
+        """Scene rectangle of the graph's input boxes (empty when the graph shows none)."""
+        keys = [k for k in self._scene.node_items() if k.startswith("in:")]
+        return self._scene.keys_rect(keys) if keys else QRectF()
+
+    def fit_scale(self, rect: QRectF, *, max_scale: float = 1.5) -> float:
+        """The zoom at which ``rect`` fills the viewport (capped at ``max_scale``)."""
+        vp = self.viewport().rect()
+        if rect.isEmpty() or vp.isEmpty():
+            return self.zoom()
+        return min(max_scale, vp.width() / rect.width(), vp.height() / rect.height())
+
+    def land_on(self, rect: QRectF, *, top: QRectF | None = None, min_zoom: float = FIT_MIN_ZOOM,
+                max_scale: float = 1.5) -> None:
+        """Show ``rect`` whole when that is readable (at ``min_zoom`` or closer); else show
+        its beginning at ``min_zoom``: the ``top`` region (a graph's inputs) when given, else
+        the top of ``rect``, centred across when it fits the width."""
+        if rect.isEmpty():
+            return
+        if self.fit_scale(rect, max_scale=max_scale) >= min_zoom:
+            self.fit_rect(rect, max_scale=max_scale)
+            return
+        vp = self.viewport().rect()
+        focus = top if top is not None and not top.isEmpty() else QRectF(rect.x(), rect.y(), rect.width(), 1)
+        # the most context that is still readable
+        zoom = min_zoom
+        self.set_zoom(zoom)
+        half_w = vp.width() / (2 * zoom)
+        half_h = vp.height() / (2 * zoom)
+        x = focus.center().x() if focus.width() <= 2 * half_w - 40 / zoom else focus.left() + half_w - 20 / zoom
+        self.centerOn(QPointF(x, min(focus.top(), rect.top() + 20) + half_h - 30 / zoom))
+        self._after_zoom()
 
     def zoom_to_selection(self) -> None:
         keys = self._scene.selected_keys()
@@ -156,7 +195,10 @@ class GraphView(QGraphicsView):
             if not rect.isEmpty():
                 vis = self.mapToScene(self.viewport().rect()).boundingRect()
                 if rect.width() > vis.width() or rect.height() > vis.height():
-                    self.fit_rect(rect.adjusted(-60, -60, 60, 60), max_scale=self.zoom())
+                    # all of them when that stays readable, else the first ones readably
+                    # (250 Find matches over a tall graph are not a reason for a 2 % view)
+                    self.land_on(rect.adjusted(-60, -60, 60, 60), max_scale=self.zoom(),
+                                 min_zoom=min(FIT_MIN_ZOOM, self.zoom()))
                 else:
                     self.centerOn(rect.center())
 

@@ -8,7 +8,7 @@ and frames everything inside that scope.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QRect, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from widgets.canvas.breadcrumb import Breadcrumb
@@ -37,6 +37,7 @@ class CanvasWidget(QWidget):
         self.breadcrumb = Breadcrumb(self)
         self.controller = GraphController(self.scene, self)
         self.minimap = Minimap(self.view, self.view)
+        self._minimap_enabled = True
         self.view.scope_resolver = self.controller.scope_of
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -48,13 +49,34 @@ class CanvasWidget(QWidget):
         self.view.activated.connect(self.activated)
         self.view.openBody.connect(self.openBody)
         self.view.valueClicked.connect(self.valueClicked)
-        self.view.groupToggled.connect(self.controller.toggle_group)
+        self.view.groupToggled.connect(self.toggle_group)
         self.view.weightsToggled.connect(self.controller.toggle_weights)
         self.view.weights_unfolded = self.controller.weights_unfolded
         self.breadcrumb.pathClicked.connect(self.select_scope)
+        self.breadcrumb.set_labeler(self._group_label)
         self.view.viewportChanged.connect(self._place_minimap)
         self._fit_next = True
+        #: a control-flow body opened in place: the next layout lands the view on its frame
+        self._land_frame: str | None = None
         self.controller.laidOut.connect(self._on_laid_out)
+
+    def _group_label(self, path: str) -> str | None:
+        """The display model's name for a group or body frame (``@12`` -> ``If_0``); the
+        breadcrumb's paths start with "/", body frames' keys do not."""
+        labels = getattr(self.scene.graph, "group_labels", None) or {}
+        return labels.get(path) or labels.get(path[1:] if path.startswith("/@") else path)
+
+    def toggle_group(self, key: str) -> None:
+        """Open or close a group or a control-flow node's bodies (``g:@<id>``); a body
+        opened in place is where the user looks next, so the view goes to it."""
+        path = key[2:] if key.startswith("g:") else key
+        expanded = self.controller.expanded()
+        if path.startswith("@") and path[1:].isdigit() and (expanded is None or path not in expanded):
+            self._land_frame = path
+        self.controller.toggle_group(key)
+
+    def toggle_body(self, node_id: int) -> None:
+        self.toggle_group(f"g:@{node_id}")
 
     def set_source(self, graph, node_ids, *, opsets, value_info=None, expanded="auto", sync: bool = False) -> None:
         """Show a graph scope (GraphProto + stable node ids); fits it once laid out."""
@@ -65,7 +87,13 @@ class CanvasWidget(QWidget):
     def _on_laid_out(self) -> None:
         if self._fit_next:
             self._fit_next = False
+            self._land_frame = None
             self.view.zoom_to_fit()
+        elif self._land_frame is not None:
+            path, self._land_frame = self._land_frame, None
+            frame = next((f for f in self.scene.frames() if f.path == path), None)
+            if frame is not None:
+                self.view.land_on(frame.rect().adjusted(-30, -30, 30, 30), max_scale=1.0)
 
     def _on_selection(self, keys: list) -> None:
         self.breadcrumb.set_path(self.controller.scope_of(keys[0]) if keys else "")
@@ -86,10 +114,44 @@ class CanvasWidget(QWidget):
             self.view.fit_rect(self.scene.keys_rect(keys).adjusted(-40, -40, 40, 40), max_scale=1.2)
         self.breadcrumb.set_path(path)
 
-    def _place_minimap(self) -> None:
+    def set_minimap_enabled(self, on: bool) -> None:
+        """View > Minimap: off hides it for good; on shows it whenever the graph overflows."""
+        self._minimap_enabled = bool(on)
+        self._place_minimap()
+
+    def minimap_enabled(self) -> bool:
+        return self._minimap_enabled
+
+    def _corner_rects(self) -> list[QRect]:
+        """Where the minimap may sit (viewport coords), preferred first: bottom-right,
+        bottom-left, top-right, top-left."""
         vp = self.view.viewport().geometry()
-        size = self.minimap.size()
-        self.minimap.move(vp.right() - size.width() - MINIMAP_MARGIN, vp.bottom() - size.height() - MINIMAP_MARGIN)
+        w, h = self.minimap.width(), self.minimap.height()
+        left, right = vp.left() + MINIMAP_MARGIN, vp.right() - w - MINIMAP_MARGIN
+        top, bottom = vp.top() + MINIMAP_MARGIN, vp.bottom() - h - MINIMAP_MARGIN
+        return [QRect(x, y, w, h) for x, y in ((right, bottom), (left, bottom), (right, top), (left, top))]
+
+    def _covered(self, rect: QRect) -> int:
+        """How many boxes the minimap would hide at ``rect`` (view widget coordinates)."""
+        origin = self.view.viewport().geometry().topLeft()
+        local = rect.translated(-origin)
+        return len(self.scene.keys_in_rect(self.view.mapToScene(local).boundingRect()))
+
+    def _place_minimap(self) -> None:
+        graph = self.scene.graph_rect()
+        fits = graph.isEmpty() or self.view.visible_scene_rect().contains(graph)
+        if not self._minimap_enabled or fits:
+            self.minimap.hide()
+            return
+        corners = self._corner_rects()
+        current = QRect(self.minimap.geometry())
+        if current not in corners:
+            current = corners[0]
+        if self._covered(current):
+            # stay put while the corner is free; else the freest corner (first on a tie)
+            current = min(corners, key=self._covered)
+        self.minimap.setGeometry(current)
+        self.minimap.show()
         self.minimap.raise_()
 
     def resizeEvent(self, event) -> None:  # noqa: N802

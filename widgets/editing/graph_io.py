@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
     QLabel,
     QLineEdit,
     QListWidget,
+    QListWidgetItem,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from editor.commands import AddGraphValue, CompositeCommand, RenameValue, SetDimension, SetValueType
 from editor.commands.values import value_type as declared_type
+from editor.dim_targets import plan_dim_changes, preview_lines, shape_text, value_dims
 from editor.errors import CommandError
 from widgets.editing.common import elem_type_combo, format_shape, parse_shape, run_command
 
@@ -135,32 +137,56 @@ class GraphValueDialog(QDialog):
 
 
 class DimensionDialog(QDialog):
-    """Set one dimension (fixed or symbolic) of a value, or of every graph input ("across
-    the model"), and list the Reshape/Expand constants that hard-code the old size."""
+    """Set one dimension (fixed or symbolic) of the graph inputs the user ticks, with a
+    preview of every shape it changes, and list the Reshape/Expand constants that hard-code
+    the old size. A name given across inputs lands on the axes that carry the same symbol
+    (``editor.dim_targets``): ``state [2, batch, 128]`` becomes ``[2, N, 128]``, never
+    ``[N, batch, 128]``."""
 
     def __init__(self, doc, sid: int, name: str | None, axis: int = 0, parent: QWidget | None = None,
                  *, across: bool = False) -> None:
         super().__init__(parent)
         self.doc, self.sid, self.name = doc, sid, name
-        self.setWindowTitle("Batch size" if across else f"Dimension of {name!r}")
+        self.setWindowTitle("Batch size" if across else "Set Dimension")
+        self.setMinimumWidth(460)
         self.axis = QSpinBox(self)
         self.axis.setRange(0, 64)
         self.axis.setValue(axis)
         self.dim_edit = QLineEdit(self)
         self.dim_edit.setPlaceholderText("a size (8) or a symbol (batch)")
-        self.across = QCheckBox("every graph input of the model", self)
-        self.across.setChecked(across or name is None)
-        self.across.setEnabled(name is not None)
+        # the inputs to edit: ticked by the user (all for "batch size", else the one clicked)
+        self.inputs = QListWidget(self)
+        self.inputs.setMaximumHeight(120)
+        names = graph_inputs(doc, sid)
+        if name is not None and name not in names:
+            names.insert(0, name)  # a graph output or a body value edited by itself
+        for n in names:
+            dims = value_dims(doc, sid, n)
+            item = QListWidgetItem(f"{n}  {shape_text(dims)}", self.inputs)
+            item.setData(Qt.ItemDataRole.UserRole, n)
+            item.setToolTip(f"{n}  {shape_text(dims)}")
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if (across or name is None or n == name)
+                               else Qt.CheckState.Unchecked)
+        self.preview = QListWidget(self)
+        self.preview.setMaximumHeight(100)
         self.hardcoded = QListWidget(self)
         self.hardcoded.setMaximumHeight(140)
+        for lst in (self.inputs, self.preview, self.hardcoded):
+            # long names are elided in the middle (the whole line on hover), never cut off
+            lst.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+            lst.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.note = QLabel(self)
         self.note.setWordWrap(True)
         form = QFormLayout()
         form.addRow("Axis", self.axis)
         form.addRow("New dimension", self.dim_edit)
-        form.addRow("", self.across)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(QLabel("Inputs to change (a symbol is renamed wherever it appears in them):", self))
+        layout.addWidget(self.inputs)
+        layout.addWidget(QLabel("Preview:", self))
+        layout.addWidget(self.preview)
         layout.addWidget(QLabel("Reshape/Expand constants that hard-code the old size:", self))
         layout.addWidget(self.hardcoded)
         layout.addWidget(self.note)
@@ -168,14 +194,40 @@ class DimensionDialog(QDialog):
         buttons.accepted.connect(self.apply)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-        self.axis.valueChanged.connect(lambda _v: self.refresh_hardcoded())
-        self.across.toggled.connect(lambda _v: self.refresh_hardcoded())
-        self.refresh_hardcoded()
+        self.axis.valueChanged.connect(lambda _v: self.refresh())
+        self.dim_edit.textChanged.connect(lambda _t: self.refresh_preview())
+        self.inputs.itemChanged.connect(lambda _i: self.refresh())
+        self.refresh()
 
     def targets(self) -> list[str]:
-        if self.across.isChecked() or self.name is None:
-            return graph_inputs(self.doc, self.sid)
-        return [self.name]
+        """The ticked inputs, in the model's order."""
+        return [self.inputs.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.inputs.count())
+                if self.inputs.item(i).checkState() == Qt.CheckState.Checked]
+
+    def set_targets(self, names) -> None:
+        wanted = set(names)
+        for i in range(self.inputs.count()):
+            item = self.inputs.item(i)
+            item.setCheckState(Qt.CheckState.Checked if item.data(Qt.ItemDataRole.UserRole) in wanted
+                               else Qt.CheckState.Unchecked)
+
+    def changes(self) -> list:
+        """What the edit will rewrite (:func:`editor.dim_targets.plan_dim_changes`)."""
+        return plan_dim_changes(self.doc, self.sid, self.targets(), self.axis.value(), parse_dim(self.dim_edit.text()))
+
+    def refresh(self) -> None:
+        self.refresh_hardcoded()
+        self.refresh_preview()
+
+    def refresh_preview(self) -> None:
+        self.preview.clear()
+        if not self.dim_edit.text().strip():
+            self.preview.addItem("(type the new dimension)")
+            return
+        lines = preview_lines(self.doc, self.sid, self.changes())
+        for line in lines or ["nothing changes"]:
+            self.preview.addItem(line)
+            self.preview.item(self.preview.count() - 1).setToolTip(line)
 
     def old_values(self) -> set[int]:
         axis = self.axis.value()
@@ -195,28 +247,25 @@ class DimensionDialog(QDialog):
             if old > 1 or old == 1:
                 for line in hardcoded_dims(self.doc, old):
                     self.hardcoded.addItem(f"[{old}] {line}")
+                    self.hardcoded.item(self.hardcoded.count() - 1).setToolTip(f"[{old}] {line}")
         self.note.setText("" if self.hardcoded.count() else "none found")
 
     def command(self):
         dim = parse_dim(self.dim_edit.text())
-        axis = self.axis.value()
-        parts = []
-        for n in self.targets():
-            vi = self.doc.value_info(self.sid, n)
-            if vi is None or not vi.type.tensor_type.HasField("shape") or axis >= len(vi.type.tensor_type.shape.dim):
-                continue
-            parts.append(SetDimension(self.sid, n, axis, dim))
+        changes = self.changes()
+        parts = [SetDimension(self.sid, c.name, c.axis, dim) for c in changes]
         if not parts:
             return None
-        following = self._following_command([p.name for p in parts], axis, dim)
+        following = self._following_command([(c.name, c.axis) for c in changes], dim)
         if following is not None:
             return following
-        if len(parts) == 1 and not self.across.isChecked():
+        if len(parts) == 1:
             return parts[0]
-        return CompositeCommand(f"Set dim {axis} of {len(parts)} graph inputs to {dim if dim is not None else '?'}",
-                                parts)
+        values = len({c.name for c in changes})
+        return CompositeCommand(f"Set {len(parts)} dims of {values} graph input{'s' if values != 1 else ''} "
+                                f"to {dim if dim is not None else '?'}", parts)
 
-    def _following_command(self, names: list[str], axis: int, dim) -> object | None:
+    def _following_command(self, axes: list[tuple[str, int]], dim) -> object | None:
         """When a fixed dim of main-graph values becomes symbolic and Reshape/Expand
         constants pinned the old size, one command that also rewrites those constants
         (:func:`editor.passes.dims.plan_set_dims`); None when there is nothing to rewrite."""
@@ -225,7 +274,7 @@ class DimensionDialog(QDialog):
         from editor.passes.dims import DimSpec, plan_set_dims
 
         try:
-            plan = plan_set_dims(self.doc, [DimSpec(n, axis, dim) for n in names], force=True)
+            plan = plan_set_dims(self.doc, [DimSpec(n, axis, dim) for n, axis in axes], force=True)
         except Exception:  # noqa: BLE001 - e.g. a value_info target: plain SetDimension then
             return None
         if plan.command is None or not any(c.startswith(("Reshape", "Expand")) for c in plan.changes):

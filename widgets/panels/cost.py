@@ -17,8 +17,8 @@ from html import escape
 
 from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QObject, QRunnable, QSortFilterProxyModel, Qt, QThreadPool,
                             QTimer, Signal)
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTableView,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QSizePolicy,
+                               QTableView, QVBoxLayout, QWidget)
 
 from widgets.formatting import human_bytes, human_count
 from widgets.run.heatmap import HeatMap, fmt_us
@@ -220,6 +220,9 @@ class CostPanel(QWidget):
         self.totals = QLabel(self)
         self.totals.setWordWrap(True)
         self.totals.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # a long symbolic formula is one unbreakable word: it must not set the dock's (and
+        # the window's) minimum width; the whole text is on hover
+        self.totals.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.dims_edit = QLineEdit(self)
         self.dims_edit.setPlaceholderText("dims, e.g. batch=1 height=640")
         self.dims_edit.setToolTip("Values of the model's named dims (NAME=VALUE, space or comma separated)")
@@ -245,14 +248,17 @@ class CostPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.clicked.connect(self._select_row)
+        # two rows: in one, the controls alone made the dock (and so the window) wider
+        # than a 1,280-pixel screen allows
         top = QHBoxLayout()
-        top.addWidget(self.dims_edit, 1)
         top.addWidget(self.grouping)
         top.addWidget(self.heat)
         top.addWidget(self.measure)
+        top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.totals)
+        layout.addWidget(self.dims_edit)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
         self._timer = QTimer(self)
@@ -349,6 +355,7 @@ class CostPanel(QWidget):
         self.model.set_cost(self.cost, dims)
         self._apply_profile()
         self.totals.setText(self._totals_html(dims))
+        self.totals.setToolTip(self.totals.text())
         self._update_heatmap()
 
     def _totals_html(self, dims: dict[str, int]) -> str:

@@ -5,10 +5,15 @@ and the query language of ``onnx-studio find`` (``op:Conv attr:group>1 shape:[*,
 records (what matched, where, and the canvas target). ``FindPanel`` lists them; all matches are
 selected (highlighted) on the canvas, the current one centred, and Enter / F3 step to the
 next (Shift+Enter the previous).
+
+A query belongs to the tab it was typed for: switching tabs shows that tab's own query
+(none for a newly opened model, which therefore opens at its inputs, not at a match), and
+coming back lists the old matches again without moving the view.
 """
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -18,7 +23,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QHeaderView,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -26,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.find import QueryError
+from widgets.column_fit import fit_columns
 from widgets.selection import Target
 
 FIND_HELP = ("Plain text finds node names, op types, tensor names and attribute values.\n"
@@ -85,13 +90,8 @@ class FindPanel(QWidget):
         self.results.setRootIsDecorated(False)
         self.results.setUniformRowHeights(True)
         self.results.setAlternatingRowColors(True)
-        header = self.results.header()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(False)
-        header.resizeSection(2, 110)
-        self.results.setTextElideMode(Qt.TextElideMode.ElideLeft)
+        # the match gets the room; kind and place take what they need, up to a share
+        fit_columns(self.results, main=1, caps={0: 0.2, 2: 0.32})
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.regex)
@@ -121,10 +121,24 @@ class FindPanel(QWidget):
         self._tab = None
         self._matches: list[Match] = []
         self._row_syncing = False
+        #: each tab's own query and options (weak: a closed tab's entry goes with it)
+        self._queries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def set_tab(self, tab) -> None:
+        if tab is self._tab:
+            return
+        if self._tab is not None:
+            self._queries[self._tab] = (self.query.text(), self.regex.isChecked(), self.case.isChecked())
         self._tab = tab
-        self.run()
+        text, regex, case = self._queries.get(tab, ("", self.regex.isChecked(), self.case.isChecked())) \
+            if tab is not None else ("", self.regex.isChecked(), self.case.isChecked())
+        for widget, set_value, value in ((self.query, self.query.setText, text), (self.regex, self.regex.setChecked, regex),
+                                         (self.case, self.case.setChecked, case)):
+            widget.blockSignals(True)
+            set_value(value)
+            widget.blockSignals(False)
+        # list the tab's matches again, but leave its view and selection where they are
+        self.run(highlight=False)
 
     def focus_query(self) -> None:
         self.query.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -134,8 +148,9 @@ class FindPanel(QWidget):
     def matches(self) -> list[Match]:
         return list(self._matches)
 
-    def run(self, *_args) -> None:
-        """Search again with the current query and options."""
+    def run(self, *_args, highlight: bool = True) -> None:
+        """Search again with the current query and options (``highlight``: select the
+        matches on the canvas and go to the first)."""
         self._debounce.stop()
         self._row_syncing = True
         self.results.clear()
@@ -165,7 +180,8 @@ class FindPanel(QWidget):
         n = len(self._matches)
         self.status.setText(f"{n} match{'es' if n != 1 else ''}" if n < MAX_RESULTS else f"first {n} matches")
         self.resultsChanged.emit(n)
-        self._highlight(None)
+        if highlight:
+            self._highlight(None)
 
     def _highlight(self, current: Match | None) -> None:
         """Select every match in the scope of the current one (the canvas highlights them)."""

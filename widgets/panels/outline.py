@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QAbstractItemModel, QItemSelectionModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLineEdit, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QTreeView, QVBoxLayout, QWidget
 
 from editor.viewmodel import shape_text
+from widgets.column_fit import fit_columns
 from widgets.selection import Target
 
 SOURCE = "outline"
@@ -260,15 +261,11 @@ class OutlinePanel(QWidget):
         self.tree = QTreeView(self)
         self.tree.setModel(self.proxy)
         self.tree.setUniformRowHeights(True)
-        self.tree.setTextElideMode(Qt.TextElideMode.ElideLeft)  # scoped names end in what matters
+        # scoped names: both ends matter (encoder/…/MatMul_quant), the whole name on hover
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         # the name gets the room; the type column has a fixed, user-resizable width (a long
         # graph name or type must not squeeze the names away)
-        header = self.tree.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(1, 110)
+        fit_columns(self.tree, main=0, caps={1: 0.38})
         self.tree.selectionModel().currentChanged.connect(self._on_current)
         # an edit rebuilds the model (reset): keep what the user had opened
         self._expanded_paths: list[tuple[str, ...]] = []

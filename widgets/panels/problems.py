@@ -14,7 +14,6 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QTreeWidget,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.column_fit import fit_columns
 from widgets.selection import Target
 
 SOURCE = "problems"
@@ -53,12 +53,8 @@ class ProblemsPanel(QWidget):
         self.tree.setRootIsDecorated(False)
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
-        header = self.tree.header()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(False)
+        # the problem text gets the room; a long node name in "Where" is elided in the middle
+        self._columns = fit_columns(self.tree, main=1, caps={0: 0.15, 2: 0.18, 3: 0.3})
         self.tree.itemClicked.connect(self._on_clicked)
         self.tree.itemActivated.connect(self._on_clicked)
         self.summary = QLabel(self)
@@ -121,6 +117,8 @@ class ProblemsPanel(QWidget):
                 target = Target.of_value(p.scope_id, p.value)
             item = QTreeWidgetItem([p.severity, p.message, p.graph, where])
             item.setToolTip(1, f"[{p.code}] {p.message} ({p.source} check)")
+            item.setToolTip(2, p.graph)
+            item.setToolTip(3, where)
             colour = _SEVERITY_COLOUR.get(p.severity)
             if colour is not None:
                 item.setForeground(0, QBrush(colour))

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from editor.attr_names import enum_name
 from widgets.formatting import attribute_text, human_bytes, tensor_text, type_text
 from widgets.selection import Target
 
@@ -263,7 +264,7 @@ class PropertiesPanel(QWidget):
             self._value_row(outs, doc, scope.id, _port_name(schema, "output", i), name)
         attrs = self._section(f"Attributes ({len(node.attribute)})")
         for attr in node.attribute:
-            self._row(attrs, attr.name, attribute_text(attr))
+            self._row(attrs, attr.name, enum_name(node.op_type, node.domain, attr) or attribute_text(attr))
         if schema is not None:
             given = {a.name for a in node.attribute}
             defaults = [(n, a) for n, a in schema.attributes.items()
@@ -271,7 +272,10 @@ class PropertiesPanel(QWidget):
             if defaults:
                 dsec = self._section("Default attributes")
                 for n, a in defaults:
-                    self._row(dsec, n, attribute_text(a.default_value))
+                    default = onnx.AttributeProto()
+                    default.CopyFrom(a.default_value)
+                    default.name = n  # schema defaults may come unnamed
+                    self._row(dsec, n, enum_name(node.op_type, node.domain, default) or attribute_text(default))
         subs = doc.index.children.get(nid, ())
         if subs:
             sub_sec = self._section("Subgraphs")

@@ -42,7 +42,7 @@ class StartPage(QWidget):
         self.open_button = QPushButton("Open Model…", self)
         self.open_button.setDefault(True)
         self.open_button.clicked.connect(self.browseRequested)
-        self.sample_button = QPushButton("Open Sample (SqueezeNet)", self)
+        self.sample_button = QPushButton("Open Sample (Magika)", self)
         self.sample_button.setEnabled(sample is not None and sample.is_file())
         self.sample_button.clicked.connect(self._open_sample)
         buttons = QHBoxLayout()

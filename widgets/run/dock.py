@@ -249,7 +249,7 @@ class RunDock(QDockWidget):
         if shown is None:
             self.panel.results_tabs.setCurrentIndex(0)
             self.panel.show_message(escape(f"{names[0]!r} was not captured in the last run. ")
-                                    + "Use <b>Capture selection and run</b> to see it.", error=False)
+                                    + "Use <b>Capture &amp; Run</b> to see it.", error=False)
             self.panel.capture_button.show()
         else:
             self.panel.results_tabs.setCurrentIndex(0)

@@ -1,0 +1,21 @@
+"""Installs the window features that make views land where the user looks (issue 15):
+File > Export Image…, View > Minimap, the copy-name context actions, and the Diff dock's
+caption naming the document it compares, and Qt file dialogs wide enough for their columns. Each lives in its own module; this only calls
+their installers, so the main window needs one line.
+"""
+
+from __future__ import annotations
+
+
+def install_view_extras(window) -> None:
+    from widgets.copy_names import install_copy_names
+    from widgets.diff_owner import install_diff_owner
+    from widgets.export_image import install_export_image
+    from widgets.file_dialog_fit import install_file_dialog_fit
+    from widgets.minimap_toggle import install_minimap_toggle
+
+    install_export_image(window)
+    install_minimap_toggle(window)
+    install_copy_names(window)
+    install_diff_owner(window)
+    install_file_dialog_fit()
