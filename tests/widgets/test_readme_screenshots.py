@@ -3,7 +3,7 @@
 It opens the bundled sample (Magika, a real model) the way a user would, finds a MatMul
 with Ctrl+F, and grabs the window in each theme. By default the pictures go to a temporary
 folder and the test checks them (size, both themes really differ); with
-``ONNX_STUDIO_README_SHOTS=1`` they replace ``docs/screenshots/window-{light,dark}.png``::
+``ONNX_STUDIO_README_SHOTS=1`` they replace ``resources/screenshots/window-{light,dark}.png``::
 
     ONNX_STUDIO_README_SHOTS=1 QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest \\
         tests/widgets/test_readme_screenshots.py
@@ -34,7 +34,7 @@ def _mean_lightness(image: QImage) -> float:
 
 @pytest.mark.timeout(120)
 def test_readme_screenshots_light_and_dark(qtbot, window, tmp_path):
-    folder = ROOT / "docs" / "screenshots" if os.environ.get("ONNX_STUDIO_README_SHOTS") else tmp_path
+    folder = ROOT / "resources" / "screenshots" if os.environ.get("ONNX_STUDIO_README_SHOTS") else tmp_path
     folder.mkdir(parents=True, exist_ok=True)
     window.resize(*SIZE)
     tab = open_model(qtbot, window, sample_model_path())
