@@ -45,6 +45,22 @@ def test_docks_fit_the_default_window_sizes(qtbot, window, tmp_path, size):
     assert buttons
     clipped = [b.text() for b in buttons if not _fits(b)]
     assert not clipped, clipped
+    # the Inputs pane: every input's controls (mode, range, seed) lie inside the visible pane
+    from PySide6.QtWidgets import QScrollArea
+
+    from widgets.run.inputs_panel import InputEditor
+
+    editors = [e for e in window.run_dock.findChildren(InputEditor) if e.isVisible()]
+    assert editors
+    for editor in editors:
+        viewport = editor.parentWidget()
+        while viewport is not None and not isinstance(viewport.parentWidget(), QScrollArea):
+            viewport = viewport.parentWidget()
+        assert viewport is not None
+        for control in (editor.mode, editor.seed, editor.high):
+            if control.isVisible():
+                right = control.mapTo(viewport, control.rect().topRight()).x()
+                assert right <= viewport.width(), f"{editor.spec.name}: {type(control).__name__} cut off"
     # Find: the match column keeps most of the room, and the rest is on hover
     results = window.find_panel.results
     assert results.topLevelItemCount() > 10

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
-    QFormLayout,
     QFrame,
+    QBoxLayout,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 from editor.errors import RuntimeBackendError
 from editor.runtime import InputSpec, guess_dim, input_specs, load_input_file, make_input
 from widgets.run.imaging import NORMALISATIONS, ImageOptions, image_layout, image_to_tensor
+from widgets.elided_label import ElidedLabel
 from widgets.settings import APPLICATION, ORGANIZATION
 
 MODES = {
@@ -129,25 +130,32 @@ class DimsEditor(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._form = QFormLayout(self)
-        self._form.setContentsMargins(0, 0, 0, 0)
+        # a grid, not a QFormLayout: the form gave a label it could not fit no width at all
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setColumnStretch(0, 1)
+        self._grid.setColumnStretch(1, 1)
         self._spins: dict[str, QSpinBox] = {}
 
     def set_dims(self, names: list[tuple[str, str]], values: dict[str, int]) -> None:
         """``names``: (key, where-used text) in first-use order."""
-        while self._form.rowCount():
-            self._form.removeRow(0)
+        while self._grid.count():
+            widget = self._grid.takeAt(0).widget()
+            if widget is not None:
+                widget.deleteLater()
         self._spins = {}
-        for key, used in names:
+        for row, (key, used) in enumerate(names):
             spin = QSpinBox(self)
             spin.setRange(0, 1 << 30)
+            spin.setMinimumWidth(72)  # the range's widest text would ask for ~100 px
             spin.setValue(int(values.get(key, guess_dim(key if "[" not in key else None))))
             spin.setToolTip(f"used by {used}")
             spin.setObjectName(f"dim:{key}")
             spin.valueChanged.connect(lambda _v: self.changed.emit())
-            label = QLabel(key, self)
-            label.setToolTip(f"used by {used}")
-            self._form.addRow(label, spin)
+            label = ElidedLabel(key, self)  # exporters' dim names can be long
+            label.setToolTip(f"{key}: used by {used}")
+            self._grid.addWidget(label, row, 0)
+            self._grid.addWidget(spin, row, 1)
             self._spins[key] = spin
         self.setVisible(bool(names))
 
@@ -241,11 +249,19 @@ class InputEditor(QFrame):
         self.seed.setRange(0, 2**31 - 1)
         self.seed.setPrefix("seed ")
         self.seed.setMinimumWidth(64)
-        row.addWidget(QLabel("from", page))
-        row.addWidget(self.low, 1)
-        row.addWidget(QLabel("to", page))
-        row.addWidget(self.high, 1)
-        row.addWidget(self.seed)
+        # two lines (range, then seed): one line needs ~300 px, more than the Run dock's
+        # Inputs pane has at the default window size, and the seed was cut off
+        row.setDirection(QBoxLayout.Direction.TopToBottom)
+        line = QHBoxLayout()
+        line.addWidget(QLabel("from", page))
+        line.addWidget(self.low, 1)
+        line.addWidget(QLabel("to", page))
+        line.addWidget(self.high, 1)
+        row.addLayout(line)
+        seed_line = QHBoxLayout()
+        seed_line.addWidget(self.seed)
+        seed_line.addStretch(1)
+        row.addLayout(seed_line)
         self._page("random", page)
         # constant
         self.constant = QLineEdit(page)
