@@ -30,116 +30,153 @@ Point = tuple[float, float]
 
 
 def compound_layout(graph: DisplayGraph, check: Callable[[float], None], previous=None, wrap: bool = False):
-    from editor.layout import LayoutResult, layout_graph, port_position
+    """Lay ``graph`` out with every open group in a frame (``previous``: the last result, to stay close to)."""
+    from editor.layout import LayoutResult
 
-    parents = dict(graph.group_parents)
-    box_group = graph.box_groups
-    boxes = graph.boxes
-    by_key = {b.key: b for b in boxes}
+    c = _Compound(graph)
+    c.split_edges()
+    check(0.1)
+    c.layout_levels(check, getattr(previous, "levels", None) or {}, wrap)
+    check(0.85)
+    c.place()
+    routes, refs = c.join_routes()
+    root = c.level_res[""]
+    check(1.0)
+    return LayoutResult(positions=c.positions, routes=routes, references=frozenset(refs), width=root.width,
+                        height=root.height, sizes={b.key: (b.width, b.height) for b in graph.boxes},
+                        frames=c.frames, levels=c.level_res)
 
-    def chain(key: str) -> list[str]:
-        g = box_group.get(key, "")
+
+class _Compound:
+    """One :func:`compound_layout` call: the levels (open groups, ``""`` the root) and what each phase produces.
+
+    A level's local vertices are ``("box", key)``, ``("frame", group)`` (a child group's
+    frame), ``("in", group, k)`` (entry pin) and ``("out", group, k)`` (exit pin)."""
+
+    def __init__(self, graph: DisplayGraph) -> None:
+        self.graph = graph
+        self.parents = dict(graph.group_parents)
+        self.box_group = graph.box_groups
+        self.by_key = {b.key: b for b in graph.boxes}
+        self.level_items: dict[str, dict[tuple, int]] = {}
+        self.level_edges: dict[str, list[tuple[tuple, int, tuple, int, str]]] = {}
+        self.entries: dict[tuple[str, str, int], tuple] = {}
+        self.exits: dict[tuple[str, str, int], tuple] = {}
+        self.pieces: dict[str, list[tuple[str, int]]] = {}   # edge key -> [(level, piece index)]
+
+    def chain(self, key: str) -> list[str]:
+        """The open groups box ``key`` lies in, outermost first."""
+        g = self.box_group.get(key, "")
         out = []
         while g:
             out.append(g)
-            g = parents.get(g, "")
+            g = self.parents.get(g, "")
         out.reverse()
         return out
 
-    # ---- split every edge into per-level pieces
-    # level -> list of local vertices: ("box", key) | ("frame", group) | ("in", group, k) | ("out", group, k)
-    level_items: dict[str, dict[tuple, int]] = {}
-    level_edges: dict[str, list[tuple[tuple, int, tuple, int, str]]] = {}
+    def depth(self, g: str) -> int:
+        """Nesting depth of group ``g`` (the root level ``""`` is 0)."""
+        d = 0
+        while g:
+            g = self.parents.get(g, "")
+            d += 1
+        return d
 
-    def item(level: str, it: tuple) -> tuple:
-        d = level_items.setdefault(level, {})
+    def item(self, level: str, it: tuple) -> tuple:
+        """``it`` as a vertex of ``level`` (added on first use)."""
+        d = self.level_items.setdefault(level, {})
         if it not in d:
             d[it] = len(d)
         return it
 
-    for b in boxes:
-        item(box_group.get(b.key, ""), ("box", b.key))
-    for g, p in parents.items():
-        item(p, ("frame", g))
-        level_items.setdefault(g, {})
-    entries: dict[tuple[str, str, int], tuple] = {}
-    exits: dict[tuple[str, str, int], tuple] = {}
-    pieces: dict[str, list[tuple[str, int]]] = {}   # edge key -> [(level, piece index)]
-    for e in graph.edges:
-        if e.src not in by_key or e.dst not in by_key:
-            continue
-        cs, cd = chain(e.src), chain(e.dst)
-        k = 0
-        while k < len(cs) and k < len(cd) and cs[k] == cd[k]:
-            k += 1
-        lca = cs[k - 1] if k else ""
-        plist: list[tuple[str, int]] = []
-        # climb out of the source's groups
-        cur: tuple = ("box", e.src)
-        cur_port = e.src_port
-        for g in reversed(cs[k:]):
-            xk = (g, e.src, e.src_port)
-            ex = exits.get(xk)
-            if ex is None:
-                ex = exits[xk] = item(g, ("out", g, len(exits)))
-                level_edges.setdefault(g, []).append((cur, cur_port, ex, 0, e.value))
-            # several consumers outside share the exit: its piece is stored once
-            plist.append((g, _find(level_edges[g], cur, ex)))
-            cur, cur_port = ("frame", g), ("x", xk)
-        # descend into the target's groups (collected top-down)
-        down: list[tuple[str, tuple, object]] = []
-        for g in cd[k:]:
-            nk = (g, e.src, e.src_port)
-            en = entries.get(nk)
-            if en is None:
-                en = entries[nk] = item(g, ("in", g, len(entries)))
-            down.append((g, en, ("n", nk)))
-        if down:
-            dst0, dport0 = ("frame", down[0][0]), down[0][2]
-        else:
-            dst0, dport0 = ("box", e.dst), e.dst_port
-        level_edges.setdefault(lca, []).append((cur, cur_port, dst0, dport0, e.value))
-        plist.append((lca, len(level_edges[lca]) - 1))
-        for j, (g, en, _) in enumerate(down):
-            if j + 1 < len(down):
-                nxt, nport = ("frame", down[j + 1][0]), down[j + 1][2]
-            else:
-                nxt, nport = ("box", e.dst), e.dst_port
-            level_edges.setdefault(g, []).append((en, 0, nxt, nport, e.value))
-            plist.append((g, len(level_edges[g]) - 1))
-        pieces[e.key] = plist
-    check(0.1)
-
-    # ---- lay out levels bottom-up (deepest first); each level is a small display graph of
-    # its own, laid out by layout_graph (incrementally when the previous result has it)
-    def depth(g: str) -> int:
-        d = 0
-        while g:
-            g = parents.get(g, "")
-            d += 1
-        return d
-
-    def vkey(it: tuple) -> str:
+    def vkey(self, it: tuple) -> str:
+        """The box key of local vertex ``it`` in its level's display graph."""
         if it[0] == "box":
             return it[1]
         if it[0] == "frame":
             return "f:" + it[1]
-        return f"{'e' if it[0] == 'in' else 'x'}:{it[1]}:{pin_name[it]}"
+        return f"{'e' if it[0] == 'in' else 'x'}:{it[1]}:{self.pin_name[it]}"
 
-    pin_name: dict[tuple, str] = {}
-    for (g, src, sp), it in entries.items():
-        pin_name[it] = f"{src}:{sp}"
-    for (g, src, sp), it in exits.items():
-        pin_name[it] = f"{src}:{sp}"
-    prev_levels = getattr(previous, "levels", None) or {}
-    levels = sorted(level_items, key=lambda g: (-depth(g), g))
-    frame_size: dict[str, tuple[float, float]] = {}
-    level_res: dict[str, object] = {}
-    edge_keys: dict[tuple[str, int], str] = {}
-    for li, lev in enumerate(levels):
-        check(0.1 + 0.7 * li / max(len(levels), 1))
-        items = level_items[lev]
-        edges = level_edges.get(lev, [])
+    def split_edges(self) -> None:
+        """Every level's vertices and edge pieces; ``pieces``: the (level, piece) of each edge, source to target."""
+        graph, parents, item, by_key = self.graph, self.parents, self.item, self.by_key
+        level_items, level_edges, entries, exits = self.level_items, self.level_edges, self.entries, self.exits
+        for b in graph.boxes:
+            item(self.box_group.get(b.key, ""), ("box", b.key))
+        for g, p in parents.items():
+            item(p, ("frame", g))
+            level_items.setdefault(g, {})
+        for e in graph.edges:
+            if e.src not in by_key or e.dst not in by_key:
+                continue
+            cs, cd = self.chain(e.src), self.chain(e.dst)
+            k = 0
+            while k < len(cs) and k < len(cd) and cs[k] == cd[k]:
+                k += 1
+            lca = cs[k - 1] if k else ""
+            plist: list[tuple[str, int]] = []
+            # climb out of the source's groups
+            cur: tuple = ("box", e.src)
+            cur_port = e.src_port
+            for g in reversed(cs[k:]):
+                xk = (g, e.src, e.src_port)
+                ex = exits.get(xk)
+                if ex is None:
+                    ex = exits[xk] = item(g, ("out", g, len(exits)))
+                    level_edges.setdefault(g, []).append((cur, cur_port, ex, 0, e.value))
+                # several consumers outside share the exit: its piece is stored once
+                plist.append((g, _find(level_edges[g], cur, ex)))
+                cur, cur_port = ("frame", g), ("x", xk)
+            # descend into the target's groups (collected top-down)
+            down: list[tuple[str, tuple, object]] = []
+            for g in cd[k:]:
+                nk = (g, e.src, e.src_port)
+                en = entries.get(nk)
+                if en is None:
+                    en = entries[nk] = item(g, ("in", g, len(entries)))
+                down.append((g, en, ("n", nk)))
+            if down:
+                dst0, dport0 = ("frame", down[0][0]), down[0][2]
+            else:
+                dst0, dport0 = ("box", e.dst), e.dst_port
+            level_edges.setdefault(lca, []).append((cur, cur_port, dst0, dport0, e.value))
+            plist.append((lca, len(level_edges[lca]) - 1))
+            for j, (g, en, _) in enumerate(down):
+                if j + 1 < len(down):
+                    nxt, nport = ("frame", down[j + 1][0]), down[j + 1][2]
+                else:
+                    nxt, nport = ("box", e.dst), e.dst_port
+                level_edges.setdefault(g, []).append((en, 0, nxt, nport, e.value))
+                plist.append((g, len(level_edges[g]) - 1))
+            self.pieces[e.key] = plist
+
+    def layout_levels(self, check: Callable[[float], None], prev_levels: dict, wrap: bool) -> None:
+        """``level_res``: every level laid out deepest first (a child's frame size feeds its parent's layout)."""
+        from editor.layout import layout_graph
+
+        self.pin_name: dict[tuple, str] = {}
+        for (g, src, sp), it in self.entries.items():
+            self.pin_name[it] = f"{src}:{sp}"
+        for (g, src, sp), it in self.exits.items():
+            self.pin_name[it] = f"{src}:{sp}"
+        self.levels = sorted(self.level_items, key=lambda g: (-self.depth(g), g))
+        self.frame_size: dict[str, tuple[float, float]] = {}
+        self.level_res: dict[str, object] = {}
+        self.edge_keys: dict[tuple[str, int], str] = {}
+        for li, lev in enumerate(self.levels):
+            check(0.1 + 0.7 * li / max(len(self.levels), 1))
+            # a tall level may be set in columns (its frames move with their band); each level
+            # is laid out incrementally when the previous result has it
+            res = layout_graph(self.level_graph(lev), previous=prev_levels.get(lev), wrap=wrap)
+            self.level_res[lev] = res
+            if lev:
+                self.frame_size[lev] = (res.width + 2 * FRAME_PAD, res.height + FRAME_TITLE + FRAME_PAD)
+
+    def level_graph(self, lev: str) -> DisplayGraph:
+        """The small display graph of one level: its boxes, child frames and pins, and its edge pieces."""
+        items = self.level_items[lev]
+        edges = self.level_edges.get(lev, [])
+        vkey = self.vkey
         # frame ports: one per entry/exit of the child group, numbered in creation order
         fport: dict[tuple, int] = {}
         fcount: dict[tuple[str, str], int] = {}
@@ -153,9 +190,9 @@ def compound_layout(graph: DisplayGraph, check: Callable[[float], None], previou
         for it in items:
             k = vkey(it)
             if it[0] == "box":
-                sub_boxes.append(by_key[it[1]])
+                sub_boxes.append(self.by_key[it[1]])
             elif it[0] == "frame":
-                fw, fh = frame_size[it[1]]
+                fw, fh = self.frame_size[it[1]]
                 sub_boxes.append(Box(key=k, kind="group", label=it[1], name=it[1], category="group", width=fw,
                                      height=fh, n_in=fcount.get((it[1], "in"), 0),
                                      n_out=fcount.get((it[1], "out"), 0)))
@@ -171,85 +208,81 @@ def compound_layout(graph: DisplayGraph, check: Callable[[float], None], previou
             dpi = fport[dp] if isinstance(dp, tuple) else dp
             sk, dk = vkey(s_), vkey(d)
             key = f"{sk}:{spi}->{dk}:{dpi}"
-            edge_keys[(lev, idx)] = key
+            self.edge_keys[(lev, idx)] = key
             if key not in sub_edges:
                 sub_edges[key] = Edge(key, sk, spi, dk, dpi, value)
-        sub = DisplayGraph(boxes=tuple(sub_boxes), edges=tuple(sub_edges.values()), scope=lev)
-        # a tall level may be set in columns (its frames move with their band)
-        res = layout_graph(sub, previous=prev_levels.get(lev), wrap=wrap)
-        level_res[lev] = res
-        if lev:
-            frame_size[lev] = (res.width + 2 * FRAME_PAD, res.height + FRAME_TITLE + FRAME_PAD)
-    check(0.85)
+        return DisplayGraph(boxes=tuple(sub_boxes), edges=tuple(sub_edges.values()), scope=lev)
 
-    # ---- absolute positions, top-down
-    origin: dict[str, Point] = {"": (0.0, 0.0)}
-    frames: dict[str, tuple[float, float, float, float]] = {}
-    positions: dict[str, Point] = {}
-    for lev in reversed(levels):
-        ox, oy = origin[lev]
-        res = level_res[lev]
-        for it in level_items[lev]:
-            x, y = res.positions[vkey(it)]
-            x, y = x + ox, y + oy
-            if it[0] == "box":
-                positions[it[1]] = (x, y)
-            elif it[0] == "frame":
-                fw, fh = frame_size[it[1]]
-                frames[it[1]] = (x, y, fw, fh)
-                origin[it[1]] = (x + FRAME_PAD, y + FRAME_TITLE)
+    def place(self) -> None:
+        """Absolute ``positions`` of the boxes and ``frames`` of the open groups, top-down."""
+        self.origin: dict[str, Point] = {"": (0.0, 0.0)}
+        self.frames: dict[str, tuple[float, float, float, float]] = {}
+        self.positions: dict[str, Point] = {}
+        for lev in reversed(self.levels):
+            ox, oy = self.origin[lev]
+            res = self.level_res[lev]
+            for it in self.level_items[lev]:
+                x, y = res.positions[self.vkey(it)]
+                x, y = x + ox, y + oy
+                if it[0] == "box":
+                    self.positions[it[1]] = (x, y)
+                elif it[0] == "frame":
+                    fw, fh = self.frame_size[it[1]]
+                    self.frames[it[1]] = (x, y, fw, fh)
+                    self.origin[it[1]] = (x + FRAME_PAD, y + FRAME_TITLE)
 
-    # ---- routes: join the pieces through the frames' title bands and bottom paddings
-    def piece(lev: str, idx: int) -> list[Point] | None:
-        r = level_res[lev].routes.get(edge_keys[(lev, idx)])
+    def piece(self, lev: str, idx: int) -> list[Point] | None:
+        """Route of piece ``idx`` of level ``lev`` in scene coordinates; None for a reference."""
+        r = self.level_res[lev].routes.get(self.edge_keys[(lev, idx)])
         if r is None:
             return None
-        ox, oy = origin[lev]
+        ox, oy = self.origin[lev]
         return [(x + ox, y + oy) for x, y in r]
 
-    routes: dict[str, tuple[Point, ...]] = {}
-    refs: set[str] = set()
-    for e in graph.edges:
-        plist = pieces.get(e.key)
-        if plist is None:
-            continue
-        parts = [piece(lev, idx) for lev, idx in plist]
-        if any(p is None for p in parts):
-            refs.add(e.key)
-            continue
-        pts: list[Point] = list(parts[0])
-        for prev_lev, part in zip([lv for lv, _ in plist], parts[1:]):
-            a = pts[-1]
-            b = part[0]
-            if a != b:
-                # a at the exit pin (inside group prev_lev) or the frame's top port; b at a
-                # frame port or an entry pin: jog horizontally in a box-free band
-                if b[1] >= a[1]:
-                    mid = (a[1] + b[1]) / 2
-                    pts += [(a[0], mid), (b[0], mid)]
-                else:
-                    pts += [(a[0], a[1]), (b[0], a[1])]
-            pts += part[1:] if part[0] == pts[-1] else part
-        # remove consecutive duplicates
-        clean = [pts[0]]
-        for p in pts[1:]:
-            if p != clean[-1]:
-                clean.append(p)
-        if len(clean) == 1:
-            clean.append(clean[0])
-        # the ends are exactly the real ports
-        sb, db = by_key[e.src], by_key[e.dst]
-        clean[0] = port_position(sb, positions[e.src], "out", e.src_port)
-        clean[-1] = port_position(db, positions[e.dst], "in", e.dst_port)
-        routes[e.key] = tuple(clean)
-    root = level_res[""]
-    check(1.0)
-    return LayoutResult(positions=positions, routes=routes, references=frozenset(refs), width=root.width,
-                        height=root.height, sizes={b.key: (b.width, b.height) for b in boxes}, frames=frames,
-                        levels=level_res)
+    def join_routes(self) -> tuple[dict[str, tuple[Point, ...]], set[str]]:
+        """(route of every edge, its pieces joined through the frames' title bands and bottom paddings; references)."""
+        from editor.layout import port_position
+
+        routes: dict[str, tuple[Point, ...]] = {}
+        refs: set[str] = set()
+        for e in self.graph.edges:
+            plist = self.pieces.get(e.key)
+            if plist is None:
+                continue
+            parts = [self.piece(lev, idx) for lev, idx in plist]
+            if any(p is None for p in parts):
+                refs.add(e.key)
+                continue
+            pts: list[Point] = list(parts[0])
+            for part in parts[1:]:
+                a = pts[-1]
+                b = part[0]
+                if a != b:
+                    # a at the exit pin (inside a group) or the frame's top port; b at a
+                    # frame port or an entry pin: jog horizontally in a box-free band
+                    if b[1] >= a[1]:
+                        mid = (a[1] + b[1]) / 2
+                        pts += [(a[0], mid), (b[0], mid)]
+                    else:
+                        pts += [(a[0], a[1]), (b[0], a[1])]
+                pts += part[1:] if part[0] == pts[-1] else part
+            # remove consecutive duplicates
+            clean = [pts[0]]
+            for p in pts[1:]:
+                if p != clean[-1]:
+                    clean.append(p)
+            if len(clean) == 1:
+                clean.append(clean[0])
+            # the ends are exactly the real ports
+            sb, db = self.by_key[e.src], self.by_key[e.dst]
+            clean[0] = port_position(sb, self.positions[e.src], "out", e.src_port)
+            clean[-1] = port_position(db, self.positions[e.dst], "in", e.dst_port)
+            routes[e.key] = tuple(clean)
+        return routes, refs
 
 
 def _find(edges: list, s: tuple, d: tuple) -> int:
+    """Index of the last piece ``s -> d`` in ``edges`` (an exit's piece, shared by its consumers)."""
     for i in range(len(edges) - 1, -1, -1):
         if edges[i][0] == s and edges[i][2] == d:
             return i

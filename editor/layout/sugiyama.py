@@ -200,237 +200,307 @@ def layout_arrays(
     pin_bottom: np.ndarray | None = None,
     x_iters: int = 24,
 ) -> ArrayLayout:
-    n = len(w)
-    m = len(es)
+    """Lay out boxes of sizes ``w``/``h`` joined by edges ``es[k]:esp[k] -> ed[k]:edp[k]``
+    (box and port indices), in the six phases of the module docstring."""
+    s = _Sugiyama(w, h, es, ed, esp, edp, n_in, n_out, check)
     check(0.0)
-    # ---- 1. ranks
-    loops = es == ed
-    rank, tpos, rev = assign_ranks(n, es[~loops], ed[~loops], anchor)
-    # pinned vertices (a group's boundary entries/exits) get a layer of their own on top /
-    # at the bottom; they are sources/sinks, so this keeps every edge pointing downward
-    if pin_top is not None and pin_top.any():
-        rank = np.where(pin_top, 0, rank + 1)
-    if pin_bottom is not None and pin_bottom.any():
-        rank = np.where(pin_bottom, int(rank[~pin_bottom].max(initial=0)) + 1, rank)
-    rev_all = np.zeros(m, dtype=bool)
-    rev_all[~loops] = rev
+    s.ranks(anchor, pin_top, pin_bottom)
     check(0.15)
-    # ---- 2. references
-    span_signed = rank[ed] - rank[es]
-    ref = choose_references(es, esp, span_signed) | loops
-    routed = np.flatnonzero(~ref)
-    # orient routed edges downward: a -> b with rank[a] < rank[b]
-    ra = np.where(rev_all[routed], ed[routed], es[routed])
-    rb = np.where(rev_all[routed], es[routed], ed[routed])
-    # a reversed edge may still point upward or sideways after ranking: force rank order
-    span = rank[rb] - rank[ra]
-    bad = span <= 0
-    if bad.any():
-        # equal ranks cannot happen for a -> b with a != b after longest-path ranking; a
-        # negative span means the orientation disagrees with the ranks: swap.
-        ra2 = np.where(bad, rb, ra)
-        rb = np.where(bad, ra, rb)
-        ra = ra2
-        span = np.abs(span)
-        zero = span == 0
-        if zero.any():  # pathological (should not happen): treat as reference
-            ref[routed[zero]] = True
-            keepm = ~zero
-            routed, ra, rb, span = routed[keepm], ra[keepm], rb[keepm], span[keepm]
-    n_layers = int(rank.max()) + 1 if n else 0
-    # ---- 3. dummies
-    nd = np.maximum(span - 1, 0)
-    D = int(nd.sum())
-    N = n + D
-    # dummy j of routed edge k sits at rank rank[ra[k]] + 1 + j
-    d_edge = np.repeat(np.arange(len(routed)), nd)
-    d_start = np.zeros(len(routed) + 1, dtype=np.int64)
-    np.cumsum(nd, out=d_start[1:])
-    d_j = np.arange(D) - d_start[d_edge]
-    vrank = np.concatenate([rank, rank[ra][d_edge] + 1 + d_j])
-    # segments: chain ra -> d0 -> d1 ... -> rb for each routed edge
-    n_seg = int(span.sum())
-    seg_edge = np.repeat(np.arange(len(routed)), span)
-    s_start = np.zeros(len(routed) + 1, dtype=np.int64)
-    np.cumsum(span, out=s_start[1:])
-    s_j = np.arange(n_seg) - s_start[seg_edge]
-    # vertex id at chain position p of edge k: p=0 -> ra, p=span -> rb, else dummy
-    def chain_vertex(k: np.ndarray, p: np.ndarray) -> np.ndarray:
-        sp = span[k]
-        out = np.where(p == 0, ra[k], np.where(p == sp, rb[k], n + d_start[k] + p - 1))
-        return out
-    seg_a = chain_vertex(seg_edge, s_j)
-    seg_b = chain_vertex(seg_edge, s_j + 1)
-    is_dummy = np.zeros(N, dtype=bool)
-    is_dummy[n:] = True
-    # port offsets (relative to the vertex centre) at both ends of each segment
-    e_of_seg = routed[seg_edge]
-    out_off = np.zeros(m)
-    in_off = np.zeros(m)
-    if m:
-        no = np.maximum(n_out[es], 1)
-        ni = np.maximum(n_in[ed], 1)
-        out_off = w[es] * (np.minimum(esp, no - 1) + 1) / (no + 1) - w[es] / 2
-        in_off = w[ed] * (np.minimum(edp, ni - 1) + 1) / (ni + 1) - w[ed] / 2
-        out_off = np.where(n_out[es] > 0, out_off, 0.0)
-        in_off = np.where(n_in[ed] > 0, in_off, 0.0)
-    # offset at segment start (a side) / end (b side); reversed edges swap roles
-    e_rev = (ra != es[routed])[seg_edge]
-    a_off = np.where(s_j == 0, np.where(e_rev, in_off[e_of_seg], out_off[e_of_seg]), 0.0)
-    b_off = np.where(s_j + 1 == span[seg_edge], np.where(e_rev, out_off[e_of_seg], in_off[e_of_seg]), 0.0)
-    # port fractions for the ordering: where along its slot an edge attaches
-    vw0 = np.concatenate([w, np.full(D, DUMMY_W)])
-    frac_a = a_off / np.maximum(vw0[seg_a], 1.0)
-    frac_b = b_off / np.maximum(vw0[seg_b], 1.0)
-    # NOTE: ports sit spread along the box edge (weights included), so aligning them exactly
-    # makes chains drift sideways, one port offset per layer. Aligning mostly centres keeps a
-    # chain straight; the residual offset still separates the inputs of a two-input node.
-    a_off *= PORT_PULL
-    b_off *= PORT_PULL
+    s.references()
+    s.dummies()
+    s.port_offsets()
     check(0.3)
-    # ---- 4. order
-    if key0 is None:
-        key0 = tpos.astype(np.float64)
-    else:
-        key0 = np.asarray(key0, dtype=np.float64)
-    kr = key0[ra][d_edge]
-    kb = key0[rb][d_edge]
-    frac = (d_j + 1) / (span[d_edge])
-    key = np.concatenate([key0, kr + (kb - kr) * frac])
-    perm = order_layers(N, vrank, n_layers, seg_a, seg_b, frac_a, frac_b, key,
-                        check=lambda f: check(0.3 + 0.3 * f))
-    pos, lstart = _layer_index(vrank, perm, n_layers)
-    lsize = np.diff(lstart)
+    s.order(key0)
     check(0.6)
-    # ---- 5. x coordinates (centres)
-    vw = np.concatenate([w, np.full(D, DUMMY_W)])
-    # separation between consecutive vertices of a layer (centre to centre)
-    pw = vw[perm]
-    pd = is_dummy[perm]
-    sep = np.zeros(N)
-    if N > 1:
-        gap = np.where(pd[1:] | pd[:-1], DUMMY_GAP, H_GAP)
-        sep[1:] = (pw[1:] + pw[:-1]) / 2 + gap
-    first_in_layer = np.zeros(N, dtype=bool)
-    first_in_layer[lstart[:-1][lsize > 0]] = True
-    sep[first_in_layer] = 0.0
-    csum = np.cumsum(sep)
-    off = csum - csum[lstart[vrank[perm]]] if N else csum  # cumulative offset within layer (perm order)
-    lay_perm = vrank[perm]
-    # initial: packed, each layer centred on 0
-    lay_len = np.zeros(n_layers)
-    if N:
-        last = lstart[1:][lsize > 0] - 1
-        lay_len[lsize > 0] = off[last]
-    cx_p = off - lay_len[lay_perm] / 2
-    # BIG keeps the segmented running max/min from leaking across layers
-    seg_w = np.where(is_dummy[seg_a] & is_dummy[seg_b], 8.0,
-                     np.where(is_dummy[seg_a] | is_dummy[seg_b], 2.0, 1.0))
-    # A leaf (a box with a single connection: a weight generator, an input, an output) follows
-    # its neighbour but barely pulls on it, so the main data path stays straight.
-    deg = np.bincount(seg_a, minlength=N) + np.bincount(seg_b, minlength=N)
-    leaf = (deg == 1) & ~is_dummy
-    w_b = seg_w * np.where(leaf[seg_a], 0.05, 1.0)   # pull on b exerted by a
-    w_a = seg_w * np.where(leaf[seg_b], 0.05, 1.0)   # pull on a exerted by b
-    inv = np.empty(N, dtype=np.int64)
-    inv[perm] = np.arange(N)
-    pa = inv[seg_a]
-    pb = inv[seg_b]
-    # Pull targets/values for "down" (from predecessors) and "up" (from successors) pulls.
-    # Leaves pull only on a vertex that has no other neighbour in that direction.
-    def pulls(tgt: np.ndarray, src_leaf: np.ndarray) -> np.ndarray:
-        nonleaf = np.bincount(tgt[~src_leaf], minlength=N)
-        return ~src_leaf | (nonleaf[tgt] == 0)
-
-    # Blocks (as in Brandes-Köpf's vertical alignment): a vertex and its only non-leaf
-    # successor, when it is that successor's only non-leaf predecessor, move together. Dummy
-    # chains of long edges and straight op chains become one block each, so they come out
-    # perfectly vertical and the iteration converges in a few rounds instead of diffusing
-    # along a chain one layer per round.
-    nl_out = np.bincount(seg_a[~leaf[seg_b]], minlength=N)
-    nl_in = np.bincount(seg_b[~leaf[seg_a]], minlength=N)
-    link = ~leaf[seg_a] & ~leaf[seg_b] & (nl_out[seg_a] == 1) & (nl_in[seg_b] == 1)
-    root = np.arange(N)
-    root[seg_b[link]] = seg_a[link]
-    while True:  # pointer jumping: log(chain length) rounds
-        nxt = root[root]
-        if np.array_equal(nxt, root):
-            break
-        root = nxt
-    root_p = root[perm]           # block of each vertex, in perm order
-    root_of_p = inv[root_p]       # block representative as a perm index
-    inter = root[seg_a] != root[seg_b]
-    inc_b = pulls(pb, leaf[seg_a]) & inter
-    inc_a = pulls(pa, leaf[seg_b]) & inter
-    T_dn, T_up = pb[inc_b], pa[inc_a]
-    A_dn, B_dn = pa[inc_b], (a_off - b_off)[inc_b]
-    A_up, B_up = pb[inc_a], (b_off - a_off)[inc_a]
-    T_both = np.concatenate([T_dn, T_up])
-    inc_both = pulls(T_both, np.concatenate([leaf[seg_a][inc_b], leaf[seg_b][inc_a]]))
-    T_both = T_both[inc_both]
-    A_both = np.concatenate([A_dn, A_up])[inc_both]
-    B_both = np.concatenate([B_dn, B_up])[inc_both]
-    cnt = {0: np.bincount(T_dn, minlength=N), 1: np.bincount(T_up, minlength=N),
-           2: np.bincount(T_both, minlength=N)}
-    starts = {}
-    for k, c in cnt.items():
-        st = np.zeros(N, dtype=np.int64)
-        np.cumsum(c[:-1], out=st[1:])
-        starts[k] = st
-    sets = {0: (T_dn, A_dn, B_dn), 1: (T_up, A_up, B_up), 2: (T_both, A_both, B_both)}
-    for it in range(x_iters):
-        if it % 4 == 0:
-            check(0.6 + 0.3 * it / max(x_iters, 1))
-        # alternate down/up/both pulls, then settle with both-sided pulls only
-        mode = (2, 0, 2, 1)[it % 4] if it < x_iters - 8 else 2
-        T, A, B = sets[mode]
-        c = cnt[mode]
-        # weighted-free median of the neighbours' (port-adjusted) positions, per vertex
-        vals = cx_p[A] + B
-        o = np.lexsort((vals, T))
-        vs = vals[o]
-        st = starts[mode]
-        has = c > 0
-        lo = st + np.maximum(c - 1, 0) // 2
-        hi = st + c // 2
-        med = np.where(has, (vs[np.minimum(lo, len(vs) - 1)] + vs[np.minimum(hi, len(vs) - 1)]) / 2, cx_p) \
-            if len(vs) else cx_p
-        # a block moves as one: the mean of its members' wishes (members without any
-        # outside neighbour have no wish)
-        wsum = np.bincount(root_of_p, weights=np.where(has, med, 0.0), minlength=N)
-        wcnt = np.bincount(root_of_p, weights=has.astype(np.float64), minlength=N)
-        bdes = np.where(wcnt > 0, wsum / np.maximum(wcnt, 1), cx_p)
-        desired = np.where(wcnt[root_of_p] > 0, bdes[root_of_p], med)
-        cx_p = _project(desired, off, lay_perm, n_layers)
-    # blocks straight: each block moves, as a whole, to where its members line up
-    # port to port, wherever the layers' packing leaves room for that
-    rel = _block_offsets(N, seg_a, seg_b, link, root, frac_a * vw0[seg_a] - frac_b * vw0[seg_b], vrank)
-    cx_p = _straighten(cx_p, sep, first_in_layer, root_of_p, rel[perm])
+    s.packing()
+    s.blocks()
+    s.median_pulls(x_iters)
+    s.straighten()
     check(0.9)
-    cx = np.empty(N)
-    cx[perm] = cx_p
-    # ---- 6. y and routes
-    lh = np.zeros(n_layers)
-    if n:
-        np.maximum.at(lh, rank, h)
-    lh = np.maximum(lh, 8.0)  # layers holding only dummies still get a little room
-    layer_top = np.zeros(n_layers)
-    if n_layers:
-        layer_top[1:] = np.cumsum(lh + V_GAP)[:-1]
-    layer_top += MARGIN
-    layer_bottom = layer_top + lh
-    minx = float((cx - vw / 2).min()) if N else 0.0
-    shift = MARGIN - minx
-    cx += shift
-    x = cx[:n] - w / 2
-    y = layer_top[rank] + (lh[rank] - h) / 2
-    routes = _routes(n, m, es, ed, esp, edp, x, y, w, h, n_in, n_out, rank, ref, routed, ra, rb, span,
-                     d_start, cx, layer_top, layer_bottom)
-    width = float((cx + vw / 2).max()) + MARGIN if N else 2 * MARGIN
-    height = float(layer_bottom[-1]) + MARGIN + V_GAP / 2 if n_layers else 2 * MARGIN
+    lay = s.y_and_routes()
     check(1.0)
-    return ArrayLayout(x=x, y=y, rank=rank, routes=routes, reference=ref, width=width, height=height,
-                       layer_top=layer_top, layer_bottom=layer_bottom)
+    return lay
+
+
+class _Sugiyama:
+    """The arrays of one :func:`layout_arrays` call; each phase method adds the ones it produces.
+
+    Vertices ``0..n-1`` are the boxes, ``n..N-1`` the dummies of long edges; "perm order"
+    is the vertices sorted by (layer, position in layer)."""
+
+    def __init__(self, w: np.ndarray, h: np.ndarray, es: np.ndarray, ed: np.ndarray, esp: np.ndarray,
+                 edp: np.ndarray, n_in: np.ndarray, n_out: np.ndarray, check: Check) -> None:
+        self.w, self.h, self.es, self.ed, self.esp, self.edp = w, h, es, ed, esp, edp
+        self.n_in, self.n_out, self.check = n_in, n_out, check
+        self.n = len(w)
+        self.m = len(es)
+
+    def ranks(self, anchor: np.ndarray | None, pin_top: np.ndarray | None, pin_bottom: np.ndarray | None) -> None:
+        """``rank`` of every box, its topological position ``tpos``, and the edges the ranking reversed."""
+        es, ed, m = self.es, self.ed, self.m
+        loops = es == ed
+        rank, tpos, rev = assign_ranks(self.n, es[~loops], ed[~loops], anchor)
+        # pinned vertices (a group's boundary entries/exits) get a layer of their own on top /
+        # at the bottom; they are sources/sinks, so this keeps every edge pointing downward
+        if pin_top is not None and pin_top.any():
+            rank = np.where(pin_top, 0, rank + 1)
+        if pin_bottom is not None and pin_bottom.any():
+            rank = np.where(pin_bottom, int(rank[~pin_bottom].max(initial=0)) + 1, rank)
+        rev_all = np.zeros(m, dtype=bool)
+        rev_all[~loops] = rev
+        self.loops, self.rank, self.tpos, self.rev_all = loops, rank, tpos, rev_all
+
+    def references(self) -> None:
+        """``ref`` (edges drawn as stubs), and the ``routed`` edges oriented downward: ``ra -> rb`` over ``span`` ranks."""
+        es, ed, rank, rev_all = self.es, self.ed, self.rank, self.rev_all
+        span_signed = rank[ed] - rank[es]
+        ref = choose_references(es, self.esp, span_signed) | self.loops
+        routed = np.flatnonzero(~ref)
+        # orient routed edges downward: a -> b with rank[a] < rank[b]
+        ra = np.where(rev_all[routed], ed[routed], es[routed])
+        rb = np.where(rev_all[routed], es[routed], ed[routed])
+        # a reversed edge may still point upward or sideways after ranking: force rank order
+        span = rank[rb] - rank[ra]
+        bad = span <= 0
+        if bad.any():
+            # equal ranks cannot happen for a -> b with a != b after longest-path ranking; a
+            # negative span means the orientation disagrees with the ranks: swap.
+            ra2 = np.where(bad, rb, ra)
+            rb = np.where(bad, ra, rb)
+            ra = ra2
+            span = np.abs(span)
+            zero = span == 0
+            if zero.any():  # pathological (should not happen): treat as reference
+                ref[routed[zero]] = True
+                keepm = ~zero
+                routed, ra, rb, span = routed[keepm], ra[keepm], rb[keepm], span[keepm]
+        self.n_layers = int(rank.max()) + 1 if self.n else 0
+        self.ref, self.routed, self.ra, self.rb, self.span = ref, routed, ra, rb, span
+
+    def dummies(self) -> None:
+        """Dummy vertices of long edges (``vrank`` of all ``N`` vertices) and the segments ``seg_a -> seg_b`` of every chain."""
+        n, routed, ra, rb, span = self.n, self.routed, self.ra, self.rb, self.span
+        nd = np.maximum(span - 1, 0)
+        D = int(nd.sum())
+        N = n + D
+        # dummy j of routed edge k sits at rank rank[ra[k]] + 1 + j
+        d_edge = np.repeat(np.arange(len(routed)), nd)
+        d_start = np.zeros(len(routed) + 1, dtype=np.int64)
+        np.cumsum(nd, out=d_start[1:])
+        d_j = np.arange(D) - d_start[d_edge]
+        vrank = np.concatenate([self.rank, self.rank[ra][d_edge] + 1 + d_j])
+        # segments: chain ra -> d0 -> d1 ... -> rb for each routed edge
+        n_seg = int(span.sum())
+        seg_edge = np.repeat(np.arange(len(routed)), span)
+        s_start = np.zeros(len(routed) + 1, dtype=np.int64)
+        np.cumsum(span, out=s_start[1:])
+        s_j = np.arange(n_seg) - s_start[seg_edge]
+
+        # vertex id at chain position p of edge k: p=0 -> ra, p=span -> rb, else dummy
+        def chain_vertex(k: np.ndarray, p: np.ndarray) -> np.ndarray:
+            sp = span[k]
+            out = np.where(p == 0, ra[k], np.where(p == sp, rb[k], n + d_start[k] + p - 1))
+            return out
+        is_dummy = np.zeros(N, dtype=bool)
+        is_dummy[n:] = True
+        self.D, self.N, self.d_edge, self.d_start, self.d_j, self.vrank = D, N, d_edge, d_start, d_j, vrank
+        self.seg_edge, self.s_j = seg_edge, s_j
+        self.seg_a = chain_vertex(seg_edge, s_j)
+        self.seg_b = chain_vertex(seg_edge, s_j + 1)
+        self.is_dummy = is_dummy
+
+    def port_offsets(self) -> None:
+        """Port offsets from the vertex centre at both ends of each segment (``a_off``, ``b_off``; ``frac_*`` for the ordering)."""
+        w, es, ed, m, n_in, n_out = self.w, self.es, self.ed, self.m, self.n_in, self.n_out
+        seg_edge, s_j, span, routed = self.seg_edge, self.s_j, self.span, self.routed
+        e_of_seg = routed[seg_edge]
+        out_off = np.zeros(m)
+        in_off = np.zeros(m)
+        if m:
+            no = np.maximum(n_out[es], 1)
+            ni = np.maximum(n_in[ed], 1)
+            out_off = w[es] * (np.minimum(self.esp, no - 1) + 1) / (no + 1) - w[es] / 2
+            in_off = w[ed] * (np.minimum(self.edp, ni - 1) + 1) / (ni + 1) - w[ed] / 2
+            out_off = np.where(n_out[es] > 0, out_off, 0.0)
+            in_off = np.where(n_in[ed] > 0, in_off, 0.0)
+        # offset at segment start (a side) / end (b side); reversed edges swap roles
+        e_rev = (self.ra != es[routed])[seg_edge]
+        a_off = np.where(s_j == 0, np.where(e_rev, in_off[e_of_seg], out_off[e_of_seg]), 0.0)
+        b_off = np.where(s_j + 1 == span[seg_edge], np.where(e_rev, out_off[e_of_seg], in_off[e_of_seg]), 0.0)
+        # port fractions for the ordering: where along its slot an edge attaches
+        vw0 = np.concatenate([w, np.full(self.D, DUMMY_W)])
+        self.frac_a = a_off / np.maximum(vw0[self.seg_a], 1.0)
+        self.frac_b = b_off / np.maximum(vw0[self.seg_b], 1.0)
+        # NOTE: ports sit spread along the box edge (weights included), so aligning them exactly
+        # makes chains drift sideways, one port offset per layer. Aligning mostly centres keeps a
+        # chain straight; the residual offset still separates the inputs of a two-input node.
+        a_off *= PORT_PULL
+        b_off *= PORT_PULL
+        self.a_off, self.b_off, self.vw0 = a_off, b_off, vw0
+
+    def order(self, key0: np.ndarray | None) -> None:
+        """``perm``: the vertices in layer order after barycenter sweeps; ``lstart``/``lsize`` of each layer."""
+        if key0 is None:
+            key0 = self.tpos.astype(np.float64)
+        else:
+            key0 = np.asarray(key0, dtype=np.float64)
+        d_edge, span = self.d_edge, self.span
+        kr = key0[self.ra][d_edge]
+        kb = key0[self.rb][d_edge]
+        frac = (self.d_j + 1) / (span[d_edge])
+        key = np.concatenate([key0, kr + (kb - kr) * frac])
+        check = self.check
+        perm = order_layers(self.N, self.vrank, self.n_layers, self.seg_a, self.seg_b, self.frac_a, self.frac_b,
+                            key, check=lambda f: check(0.3 + 0.3 * f))
+        _pos, lstart = _layer_index(self.vrank, perm, self.n_layers)
+        self.perm, self.lstart, self.lsize = perm, lstart, np.diff(lstart)
+
+    def packing(self) -> None:
+        """Centre-to-centre separations ``sep`` and in-layer offsets ``off``; ``cx_p`` packed, each layer centred on 0."""
+        N, perm, is_dummy, lstart, lsize, vrank = self.N, self.perm, self.is_dummy, self.lstart, self.lsize, self.vrank
+        vw = np.concatenate([self.w, np.full(self.D, DUMMY_W)])
+        # separation between consecutive vertices of a layer (centre to centre)
+        pw = vw[perm]
+        pd = is_dummy[perm]
+        sep = np.zeros(N)
+        if N > 1:
+            gap = np.where(pd[1:] | pd[:-1], DUMMY_GAP, H_GAP)
+            sep[1:] = (pw[1:] + pw[:-1]) / 2 + gap
+        first_in_layer = np.zeros(N, dtype=bool)
+        first_in_layer[lstart[:-1][lsize > 0]] = True
+        sep[first_in_layer] = 0.0
+        csum = np.cumsum(sep)
+        off = csum - csum[lstart[vrank[perm]]] if N else csum  # cumulative offset within layer (perm order)
+        lay_perm = vrank[perm]
+        # initial: packed, each layer centred on 0
+        lay_len = np.zeros(self.n_layers)
+        if N:
+            last = lstart[1:][lsize > 0] - 1
+            lay_len[lsize > 0] = off[last]
+        self.cx_p = off - lay_len[lay_perm] / 2
+        self.vw, self.sep, self.first_in_layer, self.off, self.lay_perm = vw, sep, first_in_layer, off, lay_perm
+
+    def blocks(self) -> None:
+        """Vertical blocks (``root`` of each vertex; ``link`` segments inside a block) and the pull sets of the x iteration."""
+        N, seg_a, seg_b, perm, is_dummy = self.N, self.seg_a, self.seg_b, self.perm, self.is_dummy
+        a_off, b_off = self.a_off, self.b_off
+        # A leaf (a box with a single connection: a weight generator, an input, an output) follows
+        # its neighbour but barely pulls on it, so the main data path stays straight.
+        deg = np.bincount(seg_a, minlength=N) + np.bincount(seg_b, minlength=N)
+        leaf = (deg == 1) & ~is_dummy
+        inv = np.empty(N, dtype=np.int64)
+        inv[perm] = np.arange(N)
+        pa = inv[seg_a]
+        pb = inv[seg_b]
+
+        # Pull targets/values for "down" (from predecessors) and "up" (from successors) pulls.
+        # Leaves pull only on a vertex that has no other neighbour in that direction.
+        def pulls(tgt: np.ndarray, src_leaf: np.ndarray) -> np.ndarray:
+            nonleaf = np.bincount(tgt[~src_leaf], minlength=N)
+            return ~src_leaf | (nonleaf[tgt] == 0)
+
+        # Blocks (as in Brandes-Köpf's vertical alignment): a vertex and its only non-leaf
+        # successor, when it is that successor's only non-leaf predecessor, move together. Dummy
+        # chains of long edges and straight op chains become one block each, so they come out
+        # perfectly vertical and the iteration converges in a few rounds instead of diffusing
+        # along a chain one layer per round.
+        nl_out = np.bincount(seg_a[~leaf[seg_b]], minlength=N)
+        nl_in = np.bincount(seg_b[~leaf[seg_a]], minlength=N)
+        link = ~leaf[seg_a] & ~leaf[seg_b] & (nl_out[seg_a] == 1) & (nl_in[seg_b] == 1)
+        root = np.arange(N)
+        root[seg_b[link]] = seg_a[link]
+        while True:  # pointer jumping: log(chain length) rounds
+            nxt = root[root]
+            if np.array_equal(nxt, root):
+                break
+            root = nxt
+        root_p = root[perm]           # block of each vertex, in perm order
+        self.root_of_p = inv[root_p]  # block representative as a perm index
+        inter = root[seg_a] != root[seg_b]
+        inc_b = pulls(pb, leaf[seg_a]) & inter
+        inc_a = pulls(pa, leaf[seg_b]) & inter
+        T_dn, T_up = pb[inc_b], pa[inc_a]
+        A_dn, B_dn = pa[inc_b], (a_off - b_off)[inc_b]
+        A_up, B_up = pb[inc_a], (b_off - a_off)[inc_a]
+        T_both = np.concatenate([T_dn, T_up])
+        inc_both = pulls(T_both, np.concatenate([leaf[seg_a][inc_b], leaf[seg_b][inc_a]]))
+        T_both = T_both[inc_both]
+        A_both = np.concatenate([A_dn, A_up])[inc_both]
+        B_both = np.concatenate([B_dn, B_up])[inc_both]
+        cnt = {0: np.bincount(T_dn, minlength=N), 1: np.bincount(T_up, minlength=N),
+               2: np.bincount(T_both, minlength=N)}
+        starts = {}
+        for k, c in cnt.items():
+            st = np.zeros(N, dtype=np.int64)
+            np.cumsum(c[:-1], out=st[1:])
+            starts[k] = st
+        self.pull_count, self.pull_start = cnt, starts
+        self.pull_sets = {0: (T_dn, A_dn, B_dn), 1: (T_up, A_up, B_up), 2: (T_both, A_both, B_both)}
+        self.link, self.root = link, root
+
+    def median_pulls(self, x_iters: int) -> None:
+        """``cx_p`` after ``x_iters`` rounds of median pulls toward the neighbours, each projected onto the packing."""
+        N, cx_p, root_of_p, check = self.N, self.cx_p, self.root_of_p, self.check
+        cnt, starts, sets = self.pull_count, self.pull_start, self.pull_sets
+        for it in range(x_iters):
+            if it % 4 == 0:
+                check(0.6 + 0.3 * it / max(x_iters, 1))
+            # alternate down/up/both pulls, then settle with both-sided pulls only
+            mode = (2, 0, 2, 1)[it % 4] if it < x_iters - 8 else 2
+            T, A, B = sets[mode]
+            c = cnt[mode]
+            # weighted-free median of the neighbours' (port-adjusted) positions, per vertex
+            vals = cx_p[A] + B
+            o = np.lexsort((vals, T))
+            vs = vals[o]
+            st = starts[mode]
+            has = c > 0
+            lo = st + np.maximum(c - 1, 0) // 2
+            hi = st + c // 2
+            med = np.where(has, (vs[np.minimum(lo, len(vs) - 1)] + vs[np.minimum(hi, len(vs) - 1)]) / 2, cx_p) \
+                if len(vs) else cx_p
+            # a block moves as one: the mean of its members' wishes (members without any
+            # outside neighbour have no wish)
+            wsum = np.bincount(root_of_p, weights=np.where(has, med, 0.0), minlength=N)
+            wcnt = np.bincount(root_of_p, weights=has.astype(np.float64), minlength=N)
+            bdes = np.where(wcnt > 0, wsum / np.maximum(wcnt, 1), cx_p)
+            desired = np.where(wcnt[root_of_p] > 0, bdes[root_of_p], med)
+            cx_p = _project(desired, self.off, self.lay_perm, self.n_layers)
+        self.cx_p = cx_p
+
+    def straighten(self) -> None:
+        """``cx_p`` with each block moved, as a whole, to where its members line up port to port
+        (wherever the layers' packing leaves room for that)."""
+        seg_a, seg_b, vw0 = self.seg_a, self.seg_b, self.vw0
+        rel = _block_offsets(self.N, seg_a, seg_b, self.link, self.root,
+                             self.frac_a * vw0[seg_a] - self.frac_b * vw0[seg_b], self.vrank)
+        self.cx_p = _straighten(self.cx_p, self.sep, self.first_in_layer, self.root_of_p, rel[self.perm])
+
+    def y_and_routes(self) -> ArrayLayout:
+        """The result: layer bands, box corners shifted to the margin, and the route of every routed edge."""
+        n, N, n_layers, rank, w, h, vw = self.n, self.N, self.n_layers, self.rank, self.w, self.h, self.vw
+        cx = np.empty(N)
+        cx[self.perm] = self.cx_p
+        lh = np.zeros(n_layers)
+        if n:
+            np.maximum.at(lh, rank, h)
+        lh = np.maximum(lh, 8.0)  # layers holding only dummies still get a little room
+        layer_top = np.zeros(n_layers)
+        if n_layers:
+            layer_top[1:] = np.cumsum(lh + V_GAP)[:-1]
+        layer_top += MARGIN
+        layer_bottom = layer_top + lh
+        minx = float((cx - vw / 2).min()) if N else 0.0
+        shift = MARGIN - minx
+        cx += shift
+        x = cx[:n] - w / 2
+        y = layer_top[rank] + (lh[rank] - h) / 2
+        routes = _routes(n, self.m, self.es, self.ed, self.esp, self.edp, x, y, w, h, self.n_in, self.n_out, rank,
+                         self.ref, self.routed, self.ra, self.rb, self.span, self.d_start, cx, layer_top, layer_bottom)
+        width = float((cx + vw / 2).max()) + MARGIN if N else 2 * MARGIN
+        height = float(layer_bottom[-1]) + MARGIN + V_GAP / 2 if n_layers else 2 * MARGIN
+        return ArrayLayout(x=x, y=y, rank=rank, routes=routes, reference=self.ref, width=width, height=height,
+                           layer_top=layer_top, layer_bottom=layer_bottom)
 
 
 def _block_offsets(N: int, seg_a: np.ndarray, seg_b: np.ndarray, link: np.ndarray, root: np.ndarray,

@@ -29,6 +29,7 @@ import onnx
 
 
 from editor.viewmodel.categories import CATEGORIES, category_of
+from editor.viewmodel.folding import DEAD, chain_texts, fold_weight_chains
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
 from editor.attr_names import enum_name
 from editor.types import dims_text, dtype_name, shape_dims
@@ -223,279 +224,348 @@ def build_display_graph(
     whose results nobody reads are not drawn, like unused initializers.
     """
     nodes = graph.node
-    n = len(nodes)
-    if len(node_ids) != n:
-        raise ValueError(f"node_ids has {len(node_ids)} ids for {n} nodes")
+    if len(node_ids) != len(nodes):
+        raise ValueError(f"node_ids has {len(node_ids)} ids for {len(nodes)} nodes")
+    b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights)
+    b.index_values()
+    b.group_and_fold(expanded, groups, unfold)
+    b.assign_boxes(expanded)
+    b.input_boxes()
+    b.node_boxes_and_edges()
+    out_edges = b.output_sources()
+    b.emit_boxes(out_edges)
+    repeats = b.repeats()
+    b.place_in_groups(expanded)
+    if bodies is not None and expanded is not None:
+        b.expand_bodies(bodies, set(expanded))
+    boxes = _with_used_ports(b.boxes, b.edges.values())
+    return DisplayGraph(boxes=tuple(boxes), edges=tuple(b.edges.values()), scope=graph.name, repeats=repeats,
+                        box_groups=b.box_groups, group_parents=b.group_parents, group_labels=b.group_labels,
+                        folded=b.folded)
 
-    initializers: dict[str, str] = {}
-    for t in graph.initializer:
-        initializers[t.name] = _tensor_text(t.dims, t.data_type)
-    for st in graph.sparse_initializer:
-        initializers[st.values.name] = _tensor_text(st.dims, st.values.data_type) + " sparse"
-    graph_inputs = [vi.name for vi in graph.input if vi.name not in initializers]
-    graph_input_set = set(graph_inputs)
-    output_names = [vi.name for vi in graph.output]
-    output_set = set(output_names)
 
-    vis: dict[str, onnx.ValueInfoProto] = {}
-    for vi in graph.value_info:
-        vis[vi.name] = vi
-    for vi in graph.input:
-        vis[vi.name] = vi
-    for vi in graph.output:
-        vis[vi.name] = vi
-    if value_info:
-        vis.update(value_info)
+class _DisplayBuild:
+    """The state of one :func:`build_display_graph` call, built up phase by phase (in order)."""
 
-    # Producers of every value, and Constant nodes that are drawn as weights instead.
-    producer: dict[str, tuple[int, int]] = {}
-    weight_const: dict[str, str] = {}
-    hidden = bytearray(n)  # 1 = node not drawn (a Constant used only as a weight)
-    for i, node in enumerate(nodes):
-        outs = node.output
-        if _weight_constant(node, output_set):
-            weight_const[outs[0]] = _constant_text(node)
-            hidden[i] = 1
-            continue
-        for k, o in enumerate(outs):
-            if o:
-                producer[o] = (i, k)
+    def __init__(self, graph: onnx.GraphProto, node_ids: Sequence[int], opsets: Mapping[str, int],
+                 value_info: Mapping[str, onnx.ValueInfoProto] | None,
+                 captured: list[tuple[str, str, int]] | None, outer_weights: Mapping[str, str] | None) -> None:
+        self.graph = graph
+        self.nodes = graph.node
+        self.node_ids = node_ids
+        self.opsets = opsets
+        self.value_info = value_info
+        self.captured = captured
+        self.outer_weights = outer_weights
+        self.boxes: list[Box] = []
+        self.edges: dict[str, Edge] = {}
+        self.labels: dict[str, str] = {}     # value -> edge label (its shape text), computed once
+        self.node_boxes: dict[int, Box] = {}
+        self.box_groups: dict[str, str] = {}
+        self.group_parents: dict[str, str] = {}
+        self.group_labels: dict[str, str] = {}
+        self.folded: dict[str, tuple[int, ...]] = {}
 
-    drawn = [i for i in range(n) if not hidden[i]]
-    # the flat view needs no groups: skip building the tree (it is the big-graph case)
-    if expanded is None:
-        tree = GroupTree()
-    elif groups is not None:
-        tree = groups
-    else:
-        tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
-    # Weight-preparation chains fold into their consumer (after the tree: a folded node still
-    # belongs to its name scope, it is only not drawn as a box of its own).
-    known = set(initializers)
-    known.update(weight_const)
-    if _outer_weights:
-        known.update(_outer_weights)
-    unfold_ids = set(unfold) if unfold else set()
-    fold_to = _fold_weight_chains(nodes, hidden, known, output_set,
-                                  {i for i in range(n) if node_ids[i] in unfold_ids})
-    folded: dict[str, tuple[int, ...]] = {}
-    if fold_to:
-        outer = {**initializers, **weight_const, **(_outer_weights or {})}
-        weight_const.update(_chain_texts(nodes, fold_to, outer))
-        fold_members: dict[int, list[int]] = {}
-        for i, t in fold_to.items():
-            hidden[i] = 1
-            for o in nodes[i].output:
-                producer.pop(o, None)
-            fold_members.setdefault(t, []).append(node_ids[i])
-        drawn = [i for i in drawn if not hidden[i]]
-        folded = {(f"n:{node_ids[t]}" if t != DEAD else ""): tuple(sorted(ids)) for t, ids in fold_members.items()}
-    # rep[i]: key of the box node i is drawn in (itself, or its outermost closed group)
-    rep: dict[int, str] = {}
-    closed_groups: dict[str, int] = {}
-    if expanded is None:
-        for i in drawn:
-            rep[i] = f"n:{node_ids[i]}"
-    else:
-        open_set = set(expanded)
-        # the box of a node depends only on its innermost group: resolve once per group
-        closed_of: dict[str, str | None] = {}
-        group_key: dict[str, str] = {}
-        ng = tree.node_group
-        for i in drawn:
-            g = ng.get(i, "")
-            c = closed_of.get(g, "?")
-            if c == "?":
-                c = None
-                for path in tree.chain(i):
-                    if path not in open_set:
-                        c = path
-                        break
-                closed_of[g] = c
-            if c is None:
+    def index_values(self) -> None:
+        """Weights (initializers, weight Constants), graph inputs/outputs, value infos and producers."""
+        graph, nodes = self.graph, self.nodes
+        initializers: dict[str, str] = {}
+        for t in graph.initializer:
+            initializers[t.name] = _tensor_text(t.dims, t.data_type)
+        for st in graph.sparse_initializer:
+            initializers[st.values.name] = _tensor_text(st.dims, st.values.data_type) + " sparse"
+        self.initializers = initializers
+        self.graph_inputs = [vi.name for vi in graph.input if vi.name not in initializers]
+        self.graph_input_set = set(self.graph_inputs)
+        self.output_names = [vi.name for vi in graph.output]
+        self.output_set = output_set = set(self.output_names)
+
+        vis: dict[str, onnx.ValueInfoProto] = {}
+        for vi in graph.value_info:
+            vis[vi.name] = vi
+        for vi in graph.input:
+            vis[vi.name] = vi
+        for vi in graph.output:
+            vis[vi.name] = vi
+        if self.value_info:
+            vis.update(self.value_info)
+        self.vis = vis
+
+        # Producers of every value, and Constant nodes that are drawn as weights instead.
+        producer: dict[str, tuple[int, int]] = {}
+        weight_const: dict[str, str] = {}
+        hidden = bytearray(len(nodes))  # 1 = node not drawn (a Constant used only as a weight)
+        for i, node in enumerate(nodes):
+            outs = node.output
+            if _weight_constant(node, output_set):
+                weight_const[outs[0]] = _constant_text(node)
+                hidden[i] = 1
+                continue
+            for k, o in enumerate(outs):
+                if o:
+                    producer[o] = (i, k)
+        self.producer, self.weight_const, self.hidden = producer, weight_const, hidden
+
+    def group_and_fold(self, expanded: Collection[str] | None, groups: GroupTree | None,
+                       unfold: Collection[int]) -> None:
+        """The group tree, and the drawn nodes once weight-preparation chains fold into their consumer."""
+        nodes, node_ids, hidden, n = self.nodes, self.node_ids, self.hidden, len(self.nodes)
+        drawn = [i for i in range(n) if not hidden[i]]
+        # the flat view needs no groups: skip building the tree (it is the big-graph case)
+        if expanded is None:
+            self.tree = GroupTree()
+        elif groups is not None:
+            self.tree = groups
+        else:
+            self.tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+        # Weight-preparation chains fold into their consumer (after the tree: a folded node still
+        # belongs to its name scope, it is only not drawn as a box of its own).
+        known = set(self.initializers)
+        known.update(self.weight_const)
+        if self.outer_weights:
+            known.update(self.outer_weights)
+        unfold_ids = set(unfold) if unfold else set()
+        fold_to = fold_weight_chains(nodes, hidden, known, self.output_set,
+                                     {i for i in range(n) if node_ids[i] in unfold_ids})
+        if fold_to:
+            outer = {**self.initializers, **self.weight_const, **(self.outer_weights or {})}
+            self.weight_const.update(chain_texts(nodes, fold_to, outer))
+            fold_members: dict[int, list[int]] = {}
+            for i, t in fold_to.items():
+                hidden[i] = 1
+                for o in nodes[i].output:
+                    self.producer.pop(o, None)
+                fold_members.setdefault(t, []).append(node_ids[i])
+            drawn = [i for i in drawn if not hidden[i]]
+            self.folded = {(f"n:{node_ids[t]}" if t != DEAD else ""): tuple(sorted(ids))
+                           for t, ids in fold_members.items()}
+        self.drawn = drawn
+
+    def assign_boxes(self, expanded: Collection[str] | None) -> None:
+        """``rep[i]``: key of the box node i is drawn in (itself, or its outermost closed group)."""
+        node_ids = self.node_ids
+        rep: dict[int, str] = {}
+        closed_groups: dict[str, int] = {}
+        if expanded is None:
+            for i in self.drawn:
                 rep[i] = f"n:{node_ids[i]}"
-            else:
-                gk = group_key.get(c)
-                if gk is None:
-                    gk = group_key[c] = "g:" + c  # one string object per group
-                rep[i] = gk
-                closed_groups[c] = closed_groups.get(c, 0) + 1
+        else:
+            open_set = set(expanded)
+            tree = self.tree
+            # the box of a node depends only on its innermost group: resolve once per group
+            closed_of: dict[str, str | None] = {}
+            group_key: dict[str, str] = {}
+            ng = tree.node_group
+            for i in self.drawn:
+                g = ng.get(i, "")
+                c = closed_of.get(g, "?")
+                if c == "?":
+                    c = None
+                    for path in tree.chain(i):
+                        if path not in open_set:
+                            c = path
+                            break
+                    closed_of[g] = c
+                if c is None:
+                    rep[i] = f"n:{node_ids[i]}"
+                else:
+                    gk = group_key.get(c)
+                    if gk is None:
+                        gk = group_key[c] = "g:" + c  # one string object per group
+                    rep[i] = gk
+                    closed_groups[c] = closed_groups.get(c, 0) + 1
+        self.rep, self.closed_groups = rep, closed_groups
+        # Group boundary ports: values entering / leaving each closed group, in first-use order.
+        self.group_in_ports: dict[str, dict[str, int]] = {g: {} for g in closed_groups}
+        self.group_out_ports: dict[str, dict[str, int]] = {g: {} for g in closed_groups}
 
-    default_domain_opset = opsets.get("", opsets.get("ai.onnx"))
-    boxes: list[Box] = []
-    for name in graph_inputs:
-        label = name
-        w, h = _box_size(label, [])
-        boxes.append(Box(key=f"in:{name}", kind="input", label=label, name=name, category="input",
-                         width=w, height=h, n_in=0, n_out=1,
-                         details=((("shape", shape_text(vis.get(name))),) if shape_text(vis.get(name)) else ())))
+    def input_boxes(self) -> None:
+        """One ``input`` box per graph input that is not an initializer."""
+        vis = self.vis
+        for name in self.graph_inputs:
+            label = name
+            w, h = _box_size(label, [])
+            self.boxes.append(Box(key=f"in:{name}", kind="input", label=label, name=name, category="input",
+                                  width=w, height=h, n_in=0, n_out=1,
+                                  details=((("shape", shape_text(vis.get(name))),) if shape_text(vis.get(name)) else ())))
 
-    # Group boundary ports: values entering / leaving each closed group, in first-use order.
-    group_in_ports: dict[str, dict[str, int]] = {g: {} for g in closed_groups}
-    group_out_ports: dict[str, dict[str, int]] = {g: {} for g in closed_groups}
-
-    edges: dict[str, Edge] = {}
-
-    labels: dict[str, str] = {}
-
-    def add_edge(src: str, sp: int, dst: str, dp: int, value: str) -> None:
+    def add_edge(self, src: str, sp: int, dst: str, dp: int, value: str) -> None:
+        """The edge ``src:sp -> dst:dp`` carrying ``value`` (once per key)."""
         key = f"{src}:{sp}->{dst}:{dp}"
+        edges = self.edges
         if key not in edges:
-            lab = labels.get(value)
+            lab = self.labels.get(value)
             if lab is None:
-                lab = labels[value] = shape_text(vis.get(value))
+                lab = self.labels[value] = shape_text(self.vis.get(value))
             edges[key] = Edge(key, src, sp, dst, dp, value, lab)
 
-    def src_of(value: str, consumer: str = "") -> tuple[str, int] | None:
-        p = producer.get(value)
+    def src_of(self, value: str, consumer: str = "") -> tuple[str, int] | None:
+        """(box key, output port) that ``value`` leaves from; port -1 inside one closed group."""
+        p = self.producer.get(value)
         if p is not None:
             pi, k = p
-            r = rep[pi]
+            r = self.rep[pi]
             if r == consumer:
                 return r, -1  # inside one closed group: no boundary port
             if r[0] == "g":
-                ports = group_out_ports[r[2:]]
+                ports = self.group_out_ports[r[2:]]
                 k = ports.setdefault(value, len(ports))
             return r, k
-        if value in graph_input_set:
+        if value in self.graph_input_set:
             return f"in:{value}", 0
         return None
 
-    node_boxes: dict[int, Box] = {}
-    producer_get = producer.get
-    for i in drawn:
-        node = nodes[i]
-        r = rep[i]
-        if r[0] == "g":
-            # Fast path for nodes inside a closed group: most inputs come from the same
-            # group and produce nothing; only boundary crossings become (merged) edges.
-            for value in node.input:
-                p = producer_get(value)
-                if p is not None and rep[p[0]] is r:
-                    continue
+    def node_boxes_and_edges(self) -> None:
+        """The box of every drawn node outside closed groups, and the edges into every box."""
+        nodes, rep, initializers, weight_const = self.nodes, self.rep, self.initializers, self.weight_const
+        outer_weights, captured, group_in_ports = self.outer_weights, self.captured, self.group_in_ports
+        src_of, add_edge = self.src_of, self.add_edge
+        producer_get = self.producer.get
+        opsets = self.opsets
+        default_domain_opset = opsets.get("", opsets.get("ai.onnx"))
+        for i in self.drawn:
+            node = nodes[i]
+            r = rep[i]
+            if r[0] == "g":
+                # Fast path for nodes inside a closed group: most inputs come from the same
+                # group and produce nothing; only boundary crossings become (merged) edges.
+                for value in node.input:
+                    p = producer_get(value)
+                    if p is not None and rep[p[0]] is r:
+                        continue
+                    if not value:
+                        continue
+                    s = src_of(value, r)
+                    if s is None:
+                        if (captured is not None and value not in initializers and value not in weight_const
+                                and not (outer_weights and value in outer_weights)):
+                            ports = group_in_ports[r[2:]]
+                            captured.append((value, r, ports.setdefault(value, len(ports))))
+                        continue
+                    if s[0] == r:
+                        continue
+                    ports = group_in_ports[r[2:]]
+                    add_edge(s[0], s[1], r, ports.setdefault(value, len(ports)), value)
+                continue
+            weights: list[tuple[str, str]] = []
+            for j, value in enumerate(node.input):
                 if not value:
                     continue
                 s = src_of(value, r)
                 if s is None:
-                    if (_captured is not None and value not in initializers and value not in weight_const
-                            and not (_outer_weights and value in _outer_weights)):
-                        ports = group_in_ports[r[2:]]
-                        _captured.append((value, r, ports.setdefault(value, len(ports))))
+                    w = initializers.get(value) or weight_const.get(value)
+                    if w is None and outer_weights:
+                        w = outer_weights.get(value)
+                    if w is None:
+                        # Not produced here: a value of an enclosing graph (subgraph bodies) or
+                        # a dangling name (validation reports it); neither is a weight. A body
+                        # drawn inside its owner's frame reports it for the outer build to wire.
+                        if captured is not None:
+                            captured.append((value, r, j))
+                        continue
+                    if r[0] == "n":
+                        weights.append((value, w))
                     continue
                 if s[0] == r:
+                    continue  # edge inside a closed group
+                if r[0] == "g":
+                    ports = group_in_ports[r[2:]]
+                    dp = ports.setdefault(value, len(ports))
+                else:
+                    dp = j
+                add_edge(s[0], s[1], r, dp, value)
+            if r[0] != "n":
+                continue
+            details = []
+            subgraphs = []
+            for a in node.attribute:
+                if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                    subgraphs.append(a.name)
                     continue
-                ports = group_in_ports[r[2:]]
-                add_edge(s[0], s[1], r, ports.setdefault(value, len(ports)), value)
-            continue
-        weights: list[tuple[str, str]] = []
-        for j, value in enumerate(node.input):
-            if not value:
-                continue
-            s = src_of(value, r)
-            if s is None:
-                w = initializers.get(value) or weight_const.get(value)
-                if w is None and _outer_weights:
-                    w = _outer_weights.get(value)
-                if w is None:
-                    # Not produced here: a value of an enclosing graph (subgraph bodies) or
-                    # a dangling name (validation reports it); neither is a weight. A body
-                    # drawn inside its owner's frame reports it for the outer build to wire.
-                    if _captured is not None:
-                        _captured.append((value, r, j))
-                    continue
-                if r[0] == "n":
-                    weights.append((value, w))
-                continue
-            if s[0] == r:
-                continue  # edge inside a closed group
-            if r[0] == "g":
-                ports = group_in_ports[r[2:]]
-                dp = ports.setdefault(value, len(ports))
-            else:
-                dp = j
-            add_edge(s[0], s[1], r, dp, value)
-        if r[0] != "n":
-            continue
-        details = []
-        subgraphs = []
-        for a in node.attribute:
-            if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
-                subgraphs.append(a.name)
-                continue
-            t = enum_name(node.op_type, node.domain, a) or _attr_text(a)
-            if t is not None and len(details) < 4:
-                details.append((a.name, t))
-        label = node.op_type
-        w, h = _box_size(label, details + weights)
-        dom = node.domain
-        cat = category_of(node.op_type, dom, opsets.get(dom, default_domain_opset) if dom not in ("", "ai.onnx") else default_domain_opset)
-        node_boxes[i] = Box(key=r, kind="node", label=label, name=node.name, category=cat, width=w, height=h,
-                            n_in=len(node.input), n_out=len(node.output), node_id=node_ids[i],
-                            details=tuple(details), weights=tuple(weights), subgraphs=tuple(subgraphs))
+                t = enum_name(node.op_type, node.domain, a) or _attr_text(a)
+                if t is not None and len(details) < 4:
+                    details.append((a.name, t))
+            label = node.op_type
+            w, h = _box_size(label, details + weights)
+            dom = node.domain
+            cat = category_of(node.op_type, dom, opsets.get(dom, default_domain_opset) if dom not in ("", "ai.onnx") else default_domain_opset)
+            self.node_boxes[i] = Box(key=r, kind="node", label=label, name=node.name, category=cat, width=w, height=h,
+                                     n_in=len(node.input), n_out=len(node.output), node_id=self.node_ids[i],
+                                     details=tuple(details), weights=tuple(weights), subgraphs=tuple(subgraphs))
 
-    # Graph outputs.
-    out_edges = []
-    for name in output_names:
-        s = src_of(name)
-        if s is not None:
-            out_edges.append((s, name))
-        elif _captured is not None and name not in initializers:
-            _captured.append((name, f"out:{name}", 0))
+    def output_sources(self) -> list[tuple[tuple[str, int], str]]:
+        """(source, name) of every graph output drawn here (before group boxes: it adds their out ports)."""
+        out_edges = []
+        for name in self.output_names:
+            s = self.src_of(name)
+            if s is not None:
+                out_edges.append((s, name))
+            elif self.captured is not None and name not in self.initializers:
+                self.captured.append((name, f"out:{name}", 0))
+        return out_edges
 
-    # Emit boxes in graph order: a node box at its node, a group box at its first node.
-    emitted_groups: set[str] = set()
-    for i in drawn:
-        r = rep[i]
-        if r[0] == "n":
-            boxes.append(node_boxes[i])
-        elif r not in emitted_groups:
-            emitted_groups.add(r)
-            path = r[2:]
-            label = tree.label(path)
-            count = tree.size[path]
-            details = ((("nodes", str(count)),))
-            w, h = _box_size(label, details)
-            boxes.append(Box(key=r, kind="group", label=label, name=path, category="group", width=w,
-                             height=h, n_in=len(group_in_ports[path]), n_out=len(group_out_ports[path]),
-                             details=details, child_count=count))
-    for s, name in out_edges:
-        add_edge(s[0], s[1], f"out:{name}", 0, name)
-    for name in output_names:
-        w, h = _box_size(name, [])
-        sh = shape_text(vis.get(name))
-        boxes.append(Box(key=f"out:{name}", kind="output", label=name, name=name, category="output",
-                         width=w, height=h, n_in=1, n_out=0, details=((("shape", sh),) if sh else ())))
-    repeats: dict[str, int] = {}
-    if closed_groups:
-        repeats = repeat_signature(graph, tree, [g for g in closed_groups], producer)
-    box_groups: dict[str, str] = {}
-    group_parents: dict[str, str] = {}
-    if expanded is not None:
-        for i in drawn:
-            r = rep[i]
-            chain = tree.chain(i)
-            if r[0] == "g":
-                # a closed group box lies in the open group just outside it
-                k = chain.index(r[2:])
-                chain = chain[:k]
-            if chain:
-                box_groups[r] = chain[-1]
-                if chain[-1] not in group_parents:
-                    for k, g in enumerate(chain):
-                        group_parents[g] = chain[k - 1] if k else ""
-    group_labels = {g: tree.label(g) for g in group_parents}
-    if bodies is not None and expanded is not None:
-        open_bodies = [i for i in drawn if rep[i][0] == "n" and node_boxes[i].subgraphs
+    def emit_boxes(self, out_edges: list[tuple[tuple[str, int], str]]) -> None:
+        """Node and group boxes in graph order (a group at its first node), then the outputs and their edges."""
+        tree, boxes = self.tree, self.boxes
+        emitted_groups: set[str] = set()
+        for i in self.drawn:
+            r = self.rep[i]
+            if r[0] == "n":
+                boxes.append(self.node_boxes[i])
+            elif r not in emitted_groups:
+                emitted_groups.add(r)
+                path = r[2:]
+                label = tree.label(path)
+                count = tree.size[path]
+                details = ((("nodes", str(count)),))
+                w, h = _box_size(label, details)
+                boxes.append(Box(key=r, kind="group", label=label, name=path, category="group", width=w,
+                                 height=h, n_in=len(self.group_in_ports[path]), n_out=len(self.group_out_ports[path]),
+                                 details=details, child_count=count))
+        for s, name in out_edges:
+            self.add_edge(s[0], s[1], f"out:{name}", 0, name)
+        for name in self.output_names:
+            w, h = _box_size(name, [])
+            sh = shape_text(self.vis.get(name))
+            boxes.append(Box(key=f"out:{name}", kind="output", label=name, name=name, category="output",
+                             width=w, height=h, n_in=1, n_out=0, details=((("shape", sh),) if sh else ())))
+
+    def repeats(self) -> dict[str, int]:
+        """Repeat signatures of the closed groups (equal structure, equal signature)."""
+        if not self.closed_groups:
+            return {}
+        return repeat_signature(self.graph, self.tree, [g for g in self.closed_groups], self.producer)
+
+    def place_in_groups(self, expanded: Collection[str] | None) -> None:
+        """The open group each box lies in, every open group's parent, and their labels."""
+        box_groups, group_parents, tree = self.box_groups, self.group_parents, self.tree
+        if expanded is not None:
+            for i in self.drawn:
+                r = self.rep[i]
+                chain = tree.chain(i)
+                if r[0] == "g":
+                    # a closed group box lies in the open group just outside it
+                    k = chain.index(r[2:])
+                    chain = chain[:k]
+                if chain:
+                    box_groups[r] = chain[-1]
+                    if chain[-1] not in group_parents:
+                        for k, g in enumerate(chain):
+                            group_parents[g] = chain[k - 1] if k else ""
+        self.group_labels = {g: tree.label(g) for g in group_parents}
+
+    def expand_bodies(self, bodies: Callable[[int], Sequence[tuple[str, onnx.GraphProto, Sequence[int]]]],
+                      open_set: set[str]) -> None:
+        """The boxes of the open control-flow bodies, in frames beside their owner (see :func:`_expand_bodies`)."""
+        node_ids, node_boxes = self.node_ids, self.node_boxes
+        open_bodies = [i for i in self.drawn if self.rep[i][0] == "n" and node_boxes[i].subgraphs
                        and body_key(node_ids[i]) in open_set]
         if open_bodies:
-            boxes = _expand_bodies(
-                open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bodies, opsets, value_info,
-                src_of, add_edge, {**(_outer_weights or {}), **initializers, **weight_const}, _captured,
-                box_groups, group_parents, group_labels)
-    boxes = _with_used_ports(boxes, edges.values())
-    return DisplayGraph(boxes=tuple(boxes), edges=tuple(edges.values()), scope=graph.name, repeats=repeats,
-                        box_groups=box_groups, group_parents=group_parents, group_labels=group_labels,
-                        folded=folded)
+            self.boxes = _expand_bodies(
+                open_bodies, self.nodes, node_ids, node_boxes, self.boxes, open_set, bodies, self.opsets,
+                self.value_info, self.src_of, self.add_edge,
+                {**(self.outer_weights or {}), **self.initializers, **self.weight_const}, self.captured,
+                self.box_groups, self.group_parents, self.group_labels)
 
 
 def _with_used_ports(boxes: list[Box], edges) -> list[Box]:
@@ -623,119 +693,6 @@ def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:
     g.output.extend(onnx.ValueInfoProto(name=n) for n in fn.output)
     g.value_info.extend(fn.value_info)
     return g
-
-
-# NOTE: ops never folded although their inputs may all be constant: random generators
-# differ per run (their box says so), and a node with a body may read outer values.
-_NEVER_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                         "Multinomial", "Bernoulli", "If", "Loop", "Scan"})
-_MAX_CHAIN_OPS = 3   # ops named in a folded weight row; longer chains elide the middle
-DEAD = -1            # fold target of constant nodes whose results nobody reads
-
-
-def _fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known: set[str],
-                        output_set: Collection[str], keep: Collection[int]) -> dict[int, int]:
-    """Node index -> index of the node it folds into, for every weight-preparation node.
-
-    A node is *constant* when it has inputs and every one of them is a weight (initializer,
-    weight Constant, outer weight) or the result of a constant node. A constant node folds
-    into ``t`` when all its results are consumed by ``t`` alone, directly or through other
-    nodes that fold into ``t``; a constant node with several consumers stays a box (the
-    chain above it folds into it). Nodes consumed by ``keep`` (unfolded consumers) stay
-    boxes. Graph order is topological in a valid model; an unsorted graph just folds less.
-    """
-    const_vals = set(known)
-    const: list[int] = []
-    is_const = bytearray(len(nodes))
-    for i, node in enumerate(nodes):
-        if hidden[i] or node.op_type in _NEVER_FOLD:
-            continue
-        ins = [v for v in node.input if v]
-        if not ins or not all(v in const_vals for v in ins):
-            continue
-        if any(o in output_set for o in node.output) or any(
-                a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
-            continue
-        is_const[i] = 1
-        const.append(i)
-        const_vals.update(o for o in node.output if o)
-    if not const:
-        return {}
-    made_by: dict[str, int] = {}
-    for i in const:
-        for o in nodes[i].output:
-            if o:
-                made_by[o] = i
-    consumers: dict[int, set[int]] = {}
-    for j, node in enumerate(nodes):
-        if hidden[j]:
-            continue
-        reads = list(node.input)
-        for a in node.attribute:  # a body reading an outer value consumes it too
-            if a.type == onnx.AttributeProto.GRAPH:
-                reads += _body_reads(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    reads += _body_reads(g)
-        for v in reads:
-            i = made_by.get(v)
-            if i is not None:
-                consumers.setdefault(i, set()).add(j)
-    fold_to: dict[int, int] = {}
-    keep = set(keep)   # grows: an unfolded chain is drawn whole, up to its sources
-    for i in reversed(const):
-        targets = {fold_to.get(j, j) for j in consumers.get(i, ())}
-        if not targets:
-            fold_to[i] = DEAD   # constant data nobody reads: not drawn, like an unused initializer
-        elif len(targets) == 1:
-            t = next(iter(targets))
-            if t in keep:
-                keep.add(i)
-            else:
-                fold_to[i] = t
-    return fold_to
-
-
-def _body_reads(g: onnx.GraphProto) -> list[str]:
-    """Every value name a (nested) body's nodes read; a superset of what it captures."""
-    out: list[str] = []
-    for node in g.node:
-        out += node.input
-        for a in node.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                out += _body_reads(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sg in a.graphs:
-                    out += _body_reads(sg)
-    return out
-
-
-def _chain_texts(nodes: Sequence[onnx.NodeProto], fold_to: Mapping[int, int],
-                 weights: Mapping[str, str]) -> dict[str, str]:
-    """Weight-row text of every folded result: ``"768x768 int8 → DequantizeLinear"``."""
-    src: dict[str, tuple[str, tuple[str, ...]]] = {}   # value -> (source text, ops so far)
-    for i in sorted(fold_to):
-        node = nodes[i]
-        base, ops = "", ()
-        for v in node.input:
-            if v in src:
-                base, ops = src[v]
-                break
-        else:
-            for v in node.input:
-                if v in weights:
-                    base = weights[v]
-                    break
-        ops = ops + (node.op_type,)
-        for o in node.output:
-            if o:
-                src[o] = (base, ops)
-    out = {}
-    for v, (base, ops) in src.items():
-        if len(ops) > _MAX_CHAIN_OPS:
-            ops = ops[:1] + ("…",) + ops[-(_MAX_CHAIN_OPS - 1):]
-        out[v] = " → ".join((base,) + ops if base else ops)
-    return out
 
 
 def _weight_constant(node: onnx.NodeProto, output_set: Collection[str]) -> bool:

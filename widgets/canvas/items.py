@@ -1,4 +1,8 @@
-"""Graphics items of the canvas: boxes, batched edge tiles, low-zoom box batches, highlights.
+"""Graphics items of the canvas for boxes: one item per box, and low-zoom box batches.
+
+Edges are drawn by :mod:`widgets.canvas.edge_items`, the zoomed-out overview image by
+:mod:`widgets.canvas.overview`; painting primitives shared by both
+(roles, level of detail, static text) live in :mod:`widgets.canvas.painting`.
 
 Rules every item here follows (they are what keeps a 10k-node frame under 16 ms):
 - geometry (bounding rect, paths) is computed once, in the constructor;
@@ -11,8 +15,6 @@ Rules every item here follows (they are what keeps a 10k-node frame under 16 ms)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
@@ -24,13 +26,21 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem
 
-from widgets.canvas.geometry import CORNER, arrow_points, rounded_corners, trimmed_route  # noqa: F401 (re-exported)
+from widgets.canvas.painting import (  # noqa: F401 (ROLE_* re-exported: the scene's callers read them here)
+    AA,
+    ELIDE_MIDDLE,
+    ELIDE_RIGHT,
+    NO_BRUSH,
+    NO_PEN,
+    ROLE_NEIGHBOUR,
+    ROLE_NONE,
+    ROLE_PATH,
+    ROLE_SELECTED,
+    level_of_detail,
+    static_text,
+)
 from widgets.canvas.style import (
-    ANTIALIAS_LOD,
-    BATCH_LOD,
-    EDGE_DOUBLE_LOD,
     HEADER_H,
-    LABEL_LOD,
     LINE_H,
     PAD_X,
     RADIUS,
@@ -38,36 +48,7 @@ from widgets.canvas.style import (
     CanvasStyle,
 )
 
-# Roles a box can have in the current highlight (drawn as outlines).
-ROLE_NONE = 0
-ROLE_NEIGHBOUR = 1
-ROLE_PATH = 2
-ROLE_SELECTED = 3  # only used for the low-zoom marks of HighlightItem
-
 _MARGIN = 8.0  # room around a box for its selection / highlight outline
-STRAIGHT_LOD = 0.15
-
-
-def _lod(option: QStyleOptionGraphicsItem, painter: QPainter) -> float:
-    return QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
-
-
-# enum members looked up once: PySide's enum attribute access costs ~4 us a time
-_ELIDE_MIDDLE = Qt.TextElideMode.ElideMiddle
-_ELIDE_RIGHT = Qt.TextElideMode.ElideRight
-_PLAIN = Qt.TextFormat.PlainText
-_AGGRESSIVE = QStaticText.PerformanceHint.AggressiveCaching
-_AA = QPainter.RenderHint.Antialiasing
-_SMOOTH = QPainter.RenderHint.SmoothPixmapTransform
-_NO_BRUSH = Qt.BrushStyle.NoBrush
-_NO_PEN = Qt.PenStyle.NoPen
-
-
-def _static(text: str) -> QStaticText:
-    st = QStaticText(text)
-    st.setTextFormat(_PLAIN)
-    st.setPerformanceHint(_AGGRESSIVE)
-    return st
 
 
 class NodeItem(QGraphicsRectItem):
@@ -150,7 +131,7 @@ class NodeItem(QGraphicsRectItem):
         return path
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        lod = _lod(option, painter)
+        lod = level_of_detail(option, painter)
         style = self._style
         selected = self._selected
         if lod < TEXT_LOD:
@@ -161,7 +142,7 @@ class NodeItem(QGraphicsRectItem):
             if selected or self._role:
                 self._paint_outline(painter, selected, cosmetic=True)
             return
-        painter.setRenderHint(_AA, True)
+        painter.setRenderHint(AA, True)
         kind = self.box.kind
         if kind == "group":
             self._paint_group(painter)
@@ -188,7 +169,7 @@ class NodeItem(QGraphicsRectItem):
             pen = QPen(style.highlight_pen)
         pen.setCosmetic(cosmetic)
         painter.setPen(pen)
-        painter.setBrush(_NO_BRUSH)
+        painter.setBrush(NO_BRUSH)
         r = self._rect.adjusted(-2.0, -2.0, 2.0, 2.0)
         if cosmetic:
             painter.drawRect(r)
@@ -221,7 +202,7 @@ class NodeItem(QGraphicsRectItem):
         painter.setBrush(style.fill_brush)
         painter.drawPath(body)
         painter.setPen(style.border_pen)
-        painter.setBrush(_NO_BRUSH)
+        painter.setBrush(NO_BRUSH)
         painter.drawRoundedRect(r, RADIUS, RADIUS)
 
     def _paint_subgraph_badge(self, painter: QPainter) -> None:
@@ -279,7 +260,7 @@ class NodeItem(QGraphicsRectItem):
     # light on colour), 1 body (dark), 2 name (italic muted), 3 body muted (attribute values,
     # weight shapes), 4 group title (bold, dark), 5 node name in the header (italic, light).
     def _layout_text(self) -> list[tuple[int, QStaticText, QPointF]]:
-        return [(kind, _static(text), QPointF(x, y))
+        return [(kind, static_text(text), QPointF(x, y))
                 for kind, text, x, y in box_text_layout(self.box, self._style, self._show_names,
                                                         repeat=len(self.repeats))]
 
@@ -314,7 +295,7 @@ def box_text_layout(box, style: CanvasStyle, show_names: bool = False, *,
     out: list[tuple[int, str, float, float]] = []
     hm = style.header_metrics
     bm = style.body_metrics
-    el = _ELIDE_MIDDLE
+    el = ELIDE_MIDDLE
     if box.kind == "group":
         inner = r.width() - 4.0 - 10.0 - 4.0
         title = hm.elidedText(box.label, el, inner)
@@ -368,7 +349,7 @@ def box_text_layout(box, style: CanvasStyle, show_names: bool = False, *,
                 break
             # the value (shape, kernel ...) matters more than the key: it keeps up to
             # 60 % of the line, the key gets the rest
-            val_text = bm.elidedText(str(value), _ELIDE_RIGHT, avail * 0.6)
+            val_text = bm.elidedText(str(value), ELIDE_RIGHT, avail * 0.6)
             key_room = max(avail - bm.horizontalAdvance(val_text) - 6.0, 0.0)
             key_text = bm.elidedText(key, el, key_room)
             out.append((1, key_text, r.left() + PAD_X, y))
@@ -388,133 +369,6 @@ def _short(name: str) -> str:
 
 def _esc(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-# ----------------------------------------------------------------------------------------
-# edges
-
-
-def rounded_polyline(path: QPainterPath, points: Sequence[tuple[float, float]], radius: float = CORNER) -> None:
-    """Append a polyline with rounded corners (quadratic arcs) to ``path``."""
-    if len(points) < 2:
-        return
-    path.moveTo(points[0][0], points[0][1])
-    for (ax, ay), (cx, cy), (bx, by) in rounded_corners(points, radius):
-        path.lineTo(ax, ay)
-        path.quadTo(cx, cy, bx, by)
-    path.lineTo(points[-1][0], points[-1][1])
-
-
-def arrow_head(path: QPainterPath, tip: tuple[float, float], before: tuple[float, float]) -> None:
-    """Append a filled triangle pointing from ``before`` to ``tip``."""
-    a, b, c = arrow_points(tip, before)
-    path.moveTo(*a)
-    path.lineTo(*b)
-    path.lineTo(*c)
-    path.closeSubpath()
-
-
-class EdgeLabel:
-    """A label anchored in the scene; its QStaticText is created on first use, then kept."""
-
-    __slots__ = ("pos", "text", "static", "rect", "kind")
-
-    def __init__(self, pos: QPointF, text: str, rect: QRectF, kind: int = 0) -> None:
-        self.pos = pos
-        self.text = text
-        self.static: QStaticText | None = None
-        self.rect = rect
-        self.kind = kind  # 0 shape label, 1 reference name
-
-
-class EdgeTileItem(QGraphicsItem):
-    """All edges whose routes start in one spatial tile, painted as a few batched paths."""
-
-    def __init__(self, polylines: list[list[tuple[float, float]]], straight: QPainterPath,
-                 arrows: QPainterPath, stubs: QPainterPath, labels: list[EdgeLabel], style: CanvasStyle) -> None:
-        super().__init__()
-        # NOTE: zoomed out the tile strokes ``straight`` (the routes as given); closer in, the
-        # same routes with rounded corners, built from ``polylines`` on the first such paint
-        # and kept: a zoomed-out view or an export of a 15k-edge graph never pays for them.
-        # Rounded corners lie inside the polyline's hull: the bounding rect does not change.
-        # Edge pens are cosmetic (a fixed 1.3 px): Qt strokes cosmetic pens segment by
-        # segment with clipping, a scaled pen through a full outline of the whole path,
-        # which made zoomed-in frames 1.5x slower (measured).
-        self._polylines = polylines
-        self._lines: QPainterPath | None = None
-        self._straight = straight
-        self._arrows = arrows
-        self._stubs = stubs
-        self._labels = labels
-        self._style = style
-        rect = straight.boundingRect().united(arrows.boundingRect()).united(stubs.boundingRect())
-        for label in labels:
-            rect = rect.united(label.rect)
-        self._bounds = rect.adjusted(-3.0, -3.0, 3.0, 3.0)
-        self.setZValue(0.0)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
-        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-
-    def set_style(self, style: CanvasStyle) -> None:
-        self._style = style
-        self.update()
-
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        return self._bounds
-
-    def shape(self) -> QPainterPath:
-        # Edges are not clickable: an empty shape keeps them out of hit tests.
-        return QPainterPath()
-
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        lod = _lod(option, painter)
-        style = self._style
-        aa = lod >= ANTIALIAS_LOD
-        painter.setRenderHint(_AA, aa)
-        painter.setBrush(_NO_BRUSH)
-        painter.setPen(style.edge_pen if lod >= TEXT_LOD else style.edge_pen_far)
-        # rounded corners are invisible when zoomed far out; straight polylines stroke faster
-        if lod >= STRAIGHT_LOD:
-            if self._lines is None:
-                self._lines = QPainterPath()
-                for pts in self._polylines:
-                    rounded_polyline(self._lines, pts)
-            lines = self._lines
-        else:
-            lines = self._straight
-        painter.drawPath(lines)
-        if lod >= EDGE_DOUBLE_LOD:
-            # a second 1 px stroke 0.7 px to the right: a 2 px line through the fast line
-            # drawer (see the NOTE on edge pens in widgets.canvas.style)
-            dx = 0.7 / lod
-            painter.translate(dx, 0.0)
-            painter.drawPath(lines)
-            painter.translate(-dx, 0.0)
-        if lod >= ANTIALIAS_LOD:
-            painter.setPen(style.no_pen)
-            painter.setBrush(style.edge_brush)
-            painter.drawPath(self._arrows)
-        if not self._stubs.isEmpty():
-            painter.setBrush(_NO_BRUSH)
-            painter.setPen(style.reference_pen)
-            painter.drawPath(self._stubs)
-        if lod < LABEL_LOD or not self._labels:
-            return
-        exposed = option.exposedRect
-        painter.setFont(style.label_font)
-        current = -1
-        pens = (style.label_pen, style.reference_pen)
-        for label in self._labels:
-            if not exposed.intersects(label.rect):
-                continue
-            if label.kind != current:
-                painter.setPen(pens[label.kind])
-                current = label.kind
-            if label.static is None:
-                label.static = _static(label.text)
-            # a halo of background colour keeps the label legible over crossing edges
-            painter.fillRect(label.rect, style.label_halo)
-            painter.drawStaticText(label.pos, label.static)
 
 
 class BoxBatchItem(QGraphicsItem):
@@ -541,109 +395,8 @@ class BoxBatchItem(QGraphicsItem):
         return QPainterPath()
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        painter.setRenderHint(_AA, False)
-        painter.setPen(_NO_PEN)
+        painter.setRenderHint(AA, False)
+        painter.setPen(NO_PEN)
         for brush, path in self._fills:
             painter.setBrush(brush)
             painter.drawPath(path)
-
-
-class HighlightItem(QGraphicsItem):
-    """Edges of the hovered/selected nodes and of the path between two selected nodes."""
-
-    def __init__(self, style: CanvasStyle) -> None:
-        super().__init__()
-        self._style = style
-        self._near = QPainterPath()
-        self._near_arrows = QPainterPath()
-        self._path = QPainterPath()
-        self._path_arrows = QPainterPath()
-        self._bounds = QRectF()
-        self._marks: list[tuple[int, list[QRectF]]] = []
-        self.setZValue(1.5)
-        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-
-    def set_style(self, style: CanvasStyle) -> None:
-        self._style = style
-        self.update()
-
-    def set_paths(self, near: QPainterPath, near_arrows: QPainterPath, path: QPainterPath, path_arrows: QPainterPath,
-                  marks: list[tuple[int, list[QRectF]]] | None = None) -> None:
-        """Highlighted edges, and box rectangles by role (drawn only when boxes are batched)."""
-        self.prepareGeometryChange()
-        self._near, self._near_arrows, self._path, self._path_arrows = near, near_arrows, path, path_arrows
-        self._marks = marks or []
-        rect = QRectF()
-        for _, rects in self._marks:
-            for r in rects:
-                rect = rect.united(r)
-        for p in (near, near_arrows, path, path_arrows):
-            if not p.isEmpty():
-                rect = rect.united(p.boundingRect())
-        self._bounds = rect.adjusted(-4.0, -4.0, 4.0, 4.0) if not rect.isNull() else QRectF()
-        self.update()
-
-    def is_empty(self) -> bool:
-        return self._near.isEmpty() and self._path.isEmpty()
-
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        return self._bounds
-
-    def shape(self) -> QPainterPath:
-        return QPainterPath()
-
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        lod = _lod(option, painter)
-        style = self._style
-        painter.setRenderHint(_AA, lod >= ANTIALIAS_LOD)
-        cosmetic = lod < 0.8
-        painter.setBrush(_NO_BRUSH)
-        if not self._near.isEmpty():
-            painter.setPen(style.hl_edge_pen_cosmetic if cosmetic else style.hl_edge_pen)
-            painter.drawPath(self._near)
-            painter.setPen(_NO_PEN)
-            painter.setBrush(QBrush(style.palette.highlight))
-            painter.drawPath(self._near_arrows)
-        if not self._path.isEmpty():
-            painter.setBrush(_NO_BRUSH)
-            painter.setPen(style.path_edge_pen_cosmetic if cosmetic else style.path_edge_pen)
-            painter.drawPath(self._path)
-            painter.setPen(_NO_PEN)
-            painter.setBrush(QBrush(style.palette.path))
-            painter.drawPath(self._path_arrows)
-        if lod < BATCH_LOD and self._marks:
-            # boxes are painted in batches now: mark the selected / related ones here
-            colours = {ROLE_NEIGHBOUR: style.palette.highlight, ROLE_PATH: style.palette.path, ROLE_SELECTED: style.palette.selection}
-            for role, rects in self._marks:
-                pen = QPen(colours[role], 3.0 if role == ROLE_SELECTED else 2.0)
-                pen.setCosmetic(True)
-                painter.setPen(pen)
-                painter.setBrush(QBrush(colours[role]) if role == ROLE_SELECTED else _NO_BRUSH)
-                for r in rects:
-                    painter.drawRect(r)
-
-
-
-
-class OverviewItem(QGraphicsItem):
-    """The whole graph prerendered into one image, drawn scaled when zoomed far out."""
-
-    def __init__(self, image, target: QRectF) -> None:
-        super().__init__()
-        self._image = image
-        self._target = QRectF(target)
-        self.setZValue(1.0)
-        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-
-    def image(self):
-        return self._image
-
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        return self._target
-
-    def shape(self) -> QPainterPath:
-        return QPainterPath()
-
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        painter.setRenderHint(_SMOOTH, True)
-        painter.drawImage(self._target, self._image)

@@ -7,48 +7,36 @@ to "no contents" and ``BoxBatchItem``s paint all boxes of a tile as one path per
 
 The scene keeps the graph's adjacency to highlight the producers and consumers of the
 hovered and selected boxes, and the shortest path between two selected boxes.
+
+Its parts live beside it: tiles and batches in :mod:`widgets.canvas.batching`, edge hit
+testing in :mod:`widgets.canvas.edge_hits`, highlight paths in
+:mod:`widgets.canvas.highlight`, the zoomed-out image in :mod:`widgets.canvas.overview`.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen, QTransform
+from PySide6.QtGui import QColor, QImage, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsScene
 
-from widgets.canvas.items import (
-    ROLE_NEIGHBOUR,
-    ROLE_NONE,
-    ROLE_PATH,
-    ROLE_SELECTED,
-    BoxBatchItem,
-    EdgeLabel,
-    EdgeTileItem,
-    HighlightItem,
-    NodeItem,
-    OverviewItem,
-    arrow_head,
-    rounded_polyline,
-    trimmed_route,
-)
+from widgets.canvas.batching import BOX_TILE, box_batches, edge_tiles
+from widgets.canvas.edge_hits import GRID, EdgeHits
+from widgets.canvas.edge_items import EdgeTileItem, HighlightItem
 from widgets.canvas.frames import FrameLayerItem, FrameSpec, frame_specs, repeat_classes
-from widgets.canvas.geometry import STUB, edge_geometry
+from widgets.canvas.geometry import edge_geometry
+from widgets.canvas.highlight import edge_path, shortest_path
+from widgets.canvas.items import BoxBatchItem, NodeItem
+from widgets.canvas.overview import OverviewItem, overview_fills, overview_scale, render_overview
+from widgets.canvas.painting import ROLE_NEIGHBOUR, ROLE_NONE, ROLE_PATH, ROLE_SELECTED
 from widgets.canvas.palette import Palette, dark_palette, light_palette
 from widgets.canvas.style import BATCH_LOD, CanvasStyle
 
-# NOTE: tile sizes in scene units. Edge tiles are small enough that a zoomed-in view paints
-# only a handful of them (and only their labels), big enough that a whole 15k-edge graph is
-# a few hundred items. Box batches are only painted zoomed out, so they can be coarser.
-EDGE_TILE = 1200.0
-BOX_TILE = 4000.0
 SCENE_MARGIN = 120.0
-GRID = 256.0  # cell size of the hit-test grid
 OVERVIEW_MIN_BOXES = 1500  # smaller graphs draw fast enough without a prerendered image
 REMOVE_LAYER_MIN_BOXES = 1500
-OVERVIEW_SIDE = 8192
-OVERVIEW_PIXELS = 4_000_000  # 16 MB of ARGB
 # Above this many focused boxes (e.g. select-all) neighbour highlighting is skipped: it
 # would light up the whole graph and cost a rebuild of every edge path.
 MAX_FOCUS = 400
@@ -99,9 +87,7 @@ class GraphScene(QGraphicsScene):
         self._title_bands: list[tuple[str, float, float, float, float]] = []
         self._frame_item: FrameLayerItem | None = None
         self._repeats: dict[str, tuple[str, ...]] = {}
-        # edge hit-testing: segments bucketed by grid cell, built on the first query
-        self._edge_grid: dict[tuple[int, int], list[int]] | None = None
-        self._edge_segments: list[tuple[float, float, float, float, object]] = []
+        self._edge_hits: EdgeHits | None = None   # built on the first edge_at after a layout
         self._value: str | None = None
 
     # -- properties ------------------------------------------------------------------
@@ -221,8 +207,7 @@ class GraphScene(QGraphicsScene):
             self._frame_item = None
         self._frames = []
         self._title_bands = []
-        self._edge_grid = None
-        self._edge_segments = []
+        self._edge_hits = None
         self._value = None
         self._items = {}
         self._selected = set()
@@ -300,61 +285,12 @@ class GraphScene(QGraphicsScene):
         return self._repeats.get(path, ())
 
     # -- edges: hit testing and value selection -------------------------------------------
-    # NOTE: edges are not items (see module docstring), so a click on one is resolved here:
-    # route segments (and reference stubs) bucketed in a GRID-sized hash grid, built on the
-    # first query after a layout; a query looks at the few cells around the point only.
-    def _ensure_edge_grid(self) -> None:
-        if self._edge_grid is not None:
-            return
-        grid: dict[tuple[int, int], list[int]] = defaultdict(list)
-        segs: list[tuple[float, float, float, float, object]] = []
-        geo = self._geometry
-        if geo is not None:
-            def add(x0: float, y0: float, x1: float, y1: float, edge) -> None:
-                i = len(segs)
-                segs.append((x0, y0, x1, y1, edge))
-                for cx in range(int(min(x0, x1) // GRID), int(max(x0, x1) // GRID) + 1):
-                    for cy in range(int(min(y0, y1) // GRID), int(max(y0, y1) // GRID) + 1):
-                        grid[(cx, cy)].append(i)
-
-            for edge, route, _ in geo.routed:
-                for (x0, y0), (x1, y1) in zip(route, route[1:]):
-                    add(x0, y0, x1, y1, edge)
-            refs = self._layout.references if self._layout is not None else ()
-            if refs:
-                from editor.layout import port_position
-
-                for edge in geo.edges:
-                    if edge.key not in refs:
-                        continue
-                    sx, sy = port_position(self._items[edge.src].box, self._layout.positions[edge.src], "out",
-                                           edge.src_port)
-                    dx, dy = port_position(self._items[edge.dst].box, self._layout.positions[edge.dst], "in",
-                                           edge.dst_port)
-                    add(sx, sy, sx, sy + STUB, edge)
-                    add(dx, dy - STUB, dx, dy, edge)
-        self._edge_grid = dict(grid)
-        self._edge_segments = segs
-
     def edge_at(self, point: QPointF, tolerance: float = 4.0):
         """The edge (``editor.viewmodel.Edge``) whose drawn route passes within
         ``tolerance`` scene units of ``point``, nearest first; None when there is none."""
-        self._ensure_edge_grid()
-        px, py = point.x(), point.y()
-        best, best_d = None, tolerance * tolerance
-        seen: set[int] = set()
-        segs = self._edge_segments
-        for cx in range(int((px - tolerance) // GRID), int((px + tolerance) // GRID) + 1):
-            for cy in range(int((py - tolerance) // GRID), int((py + tolerance) // GRID) + 1):
-                for i in self._edge_grid.get((cx, cy), ()):
-                    if i in seen:
-                        continue
-                    seen.add(i)
-                    x0, y0, x1, y1, edge = segs[i]
-                    d = _dist2(px, py, x0, y0, x1, y1)
-                    if d <= best_d:
-                        best, best_d = edge, d
-        return best
+        if self._edge_hits is None:  # built on the first query after a layout
+            self._edge_hits = EdgeHits(self._geometry, self._layout, self._items)
+        return self._edge_hits.at(point, tolerance)
 
     def click_value(self, name: str) -> None:
         """Select the value ``name`` (boxes are deselected) and emit ``valueClicked``."""
@@ -387,55 +323,13 @@ class GraphScene(QGraphicsScene):
             self._out[edge.src].append(edge)
             self._in[edge.dst].append(edge)
 
-        def cell(x: float, y: float) -> tuple[int, int]:
-            return (int(x // EDGE_TILE), int(y // EDGE_TILE))
-
-        # bucket everything by the tile it starts in
-        routed: dict[tuple[int, int], list] = defaultdict(list)
-        heads: dict[tuple[int, int], list] = defaultdict(list)
-        src_stubs: dict[tuple[int, int], list] = defaultdict(list)
-        dst_stubs: dict[tuple[int, int], list] = defaultdict(list)
-        labels: dict[tuple[int, int], list] = defaultdict(list)
-        for edge, route, pts in geo.routed:
-            routed[cell(*route[0])].append((route, pts))
-        for tip, before in geo.heads:
-            heads[cell(*tip)].append((tip, before))
-        for p in geo.src_stubs:
-            src_stubs[cell(*p)].append(p)
-        for p in geo.dst_stubs:
-            dst_stubs[cell(*p)].append(p)
-        for label in geo.labels:
-            labels[cell(label.x, label.y)].append(label)
-        overview = QPainterPath()
+        tiles, self._overview_edges = edge_tiles(geo, style)
         rect = QRectF(self._graph_rect)
-        for c in sorted(set(routed) | set(heads) | set(src_stubs) | set(dst_stubs) | set(labels)):
-            polylines = []
-            straight = QPainterPath()
-            for route, pts in routed.get(c, ()):
-                polylines.append(pts)
-                straight.moveTo(route[0][0], route[0][1])
-                for x, y in route[1:]:
-                    straight.lineTo(x, y)
-            arrows = QPainterPath()
-            for tip, before in heads.get(c, ()):
-                arrow_head(arrows, tip, before)
-            stubs = QPainterPath()
-            for sx, sy in src_stubs.get(c, ()):
-                stubs.moveTo(sx, sy)
-                stubs.lineTo(sx, sy + STUB)
-                stubs.addEllipse(QPointF(sx, sy + STUB + 2.0), 2.0, 2.0)
-            for dx, dy in dst_stubs.get(c, ()):
-                stubs.moveTo(dx, dy - STUB)
-                stubs.lineTo(dx, dy - 6.0)
-            tile_labels = [EdgeLabel(QPointF(lb.x, lb.y), lb.text, QRectF(lb.x, lb.y, lb.w, lb.h), lb.kind)
-                           for lb in labels.get(c, ())]
-            overview.addPath(straight)
-            tile = EdgeTileItem(polylines, straight, arrows, stubs, tile_labels, style)
+        for tile in tiles:
             self._tiles.append(tile)
             self.addItem(tile)
             rect = rect.united(tile.boundingRect())
         self._graph_rect = rect
-        self._overview_edges = overview
         self._geometry = geo
 
     def edge_geometry(self):
@@ -443,27 +337,9 @@ class GraphScene(QGraphicsScene):
         return self._geometry
 
     def _build_batches(self) -> None:
-        groups: dict[tuple[int, int], dict[str, QPainterPath]] = defaultdict(dict)
-        overview: dict[str, QPainterPath] = {}
-        for key, item in self._items.items():
-            r = item.scene_rect()
-            cell = (int(r.x() // BOX_TILE), int(r.y() // BOX_TILE))
-            cat = item.box.category
-            path = groups[cell].get(cat)
-            if path is None:
-                path = groups[cell][cat] = QPainterPath()
-            path.addRect(r)
-            opath = overview.get(cat)
-            if opath is None:
-                opath = overview[cat] = QPainterPath()
-            opath.addRect(r)
-        colour = self._style.category_colour
-        for _, cats in sorted(groups.items()):
-            batch = BoxBatchItem([(colour(c), p) for c, p in sorted(cats.items())])
-            batch._categories = sorted(cats)  # type: ignore[attr-defined]
-            self._batches.append(batch)
+        self._batches, self._overview_boxes = box_batches(self._items.values(), self._style.category_colour)
+        for batch in self._batches:
             self.addItem(batch)
-        self._overview_boxes = [(colour(c), p) for c, p in sorted(overview.items())]
 
     # -- level of detail ----------------------------------------------------------------
     # NOTE: three modes, chosen from the view's scale (set_detail):
@@ -477,7 +353,7 @@ class GraphScene(QGraphicsScene):
         """Pick the drawing mode for a view (or export) at ``scale`` pixels per unit."""
         if scale >= BATCH_LOD:
             mode = "full"
-        elif len(self._items) >= OVERVIEW_MIN_BOXES and scale < self._overview_scale():
+        elif len(self._items) >= OVERVIEW_MIN_BOXES and scale < overview_scale(self._graph_rect):
             mode = "overview"
         else:
             mode = "batch"
@@ -522,13 +398,6 @@ class GraphScene(QGraphicsScene):
         if self._overview_item is not None:
             self._overview_item.setVisible(mode == "overview")
 
-    def _overview_scale(self) -> float:
-        rect = self._graph_rect
-        if rect.isEmpty():
-            return 0.0
-        return min(OVERVIEW_SIDE / rect.width(), OVERVIEW_SIDE / rect.height(),
-                   (OVERVIEW_PIXELS / (rect.width() * rect.height())) ** 0.5)
-
     def overview_image(self) -> tuple[QImage, QRectF]:
         """The whole graph prerendered (built on first use); and the scene rect it covers."""
         self._ensure_overview()
@@ -537,26 +406,8 @@ class GraphScene(QGraphicsScene):
     def _ensure_overview(self) -> None:
         if self._overview_item is not None:
             return
-        rect = self._graph_rect
-        s = self._overview_scale()
-        w = max(1, int(rect.width() * s) + 1)
-        h = max(1, int(rect.height() * s) + 1)
-        image = QImage(w, h, QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(Qt.GlobalColor.transparent)
-        if not rect.isEmpty():
-            painter = QPainter(image)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-            painter.setTransform(QTransform(s, 0, 0, s, -rect.x() * s, -rect.y() * s))
-            pen = QPen(self._style.palette.edge, 1.0)
-            pen.setCosmetic(True)
-            painter.setPen(pen)
-            painter.drawPath(self._overview_edges)
-            painter.setPen(Qt.PenStyle.NoPen)
-            for colour, path in self._overview_boxes:
-                painter.setBrush(colour)
-                painter.drawPath(path)
-            painter.end()
-        self._overview_item = OverviewItem(image, QRectF(rect.x(), rect.y(), w / s if s else 0, h / s if s else 0))
+        self._overview_item = render_overview(self._graph_rect, self._overview_edges, self._overview_boxes,
+                                              self._style.palette.edge)
         self._overview_item.setVisible(self._mode == "overview")
         self.addItem(self._overview_item)
 
@@ -582,23 +433,13 @@ class GraphScene(QGraphicsScene):
         for batch in self._batches:
             cats = batch._categories  # type: ignore[attr-defined]
             batch.set_fills([(colour(c), p) for c, (_, p) in zip(cats, batch._fills)])
-        self._overview_boxes = self._recolour_overview()
+        self._overview_boxes = overview_fills(self._items.values(), self._style.category_colour)
         if self._overview_item is not None:
             self.removeItem(self._overview_item)
             self._overview_item = None
             self._apply_mode()
         self._highlight.set_style(self._style)
         self.graphChanged.emit()
-
-    def _recolour_overview(self) -> list[tuple[QColor, QPainterPath]]:
-        overview: dict[str, QPainterPath] = {}
-        for item in self._items.values():
-            cat = item.box.category
-            p = overview.get(cat)
-            if p is None:
-                p = overview[cat] = QPainterPath()
-            p.addRect(item.scene_rect())
-        return [(self._style.category_colour(c), p) for c, p in sorted(overview.items())]
 
     def is_dark(self) -> bool:
         return self._style.palette.dark
@@ -658,53 +499,10 @@ class GraphScene(QGraphicsScene):
     # -- highlight -----------------------------------------------------------------------
     def shortest_path(self, a: str, b: str) -> list[str]:
         """Boxes on a shortest directed path a→b, else b→a; [] when neither exists."""
-        for s, t in ((a, b), (b, a)):
-            path = self._bfs(s, t)
-            if path:
-                return path
-        return []
-
-    def _bfs(self, s: str, t: str) -> list[str]:
-        if s == t:
-            return [s]
-        parent: dict[str, str] = {s: s}
-        queue = deque([s])
-        while queue:
-            cur = queue.popleft()
-            for edge in self._out.get(cur, ()):
-                nxt = edge.dst
-                if nxt in parent:
-                    continue
-                parent[nxt] = cur
-                if nxt == t:
-                    out = [t]
-                    while out[-1] != s:
-                        out.append(parent[out[-1]])
-                    out.reverse()
-                    return out
-                queue.append(nxt)
-        return []
+        return shortest_path(self._out, a, b)
 
     def _edge_path(self, edge, lines: QPainterPath, arrows: QPainterPath) -> None:
-        layout = self._layout
-        if edge.key in layout.references:
-            from editor.layout import port_position
-
-            boxes = self._items
-            sx, sy = port_position(boxes[edge.src].box, layout.positions[edge.src], "out", edge.src_port)
-            dx, dy = port_position(boxes[edge.dst].box, layout.positions[edge.dst], "in", edge.dst_port)
-            lines.moveTo(sx, sy)
-            lines.lineTo(sx, sy + STUB)
-            lines.moveTo(dx, dy - STUB)
-            lines.lineTo(dx, dy - 6.0)
-            arrow_head(arrows, (dx, dy), (dx, dy - STUB))
-            return
-        route = layout.routes.get(edge.key)
-        if not route or len(route) < 2:
-            return
-        pts = trimmed_route(route)
-        rounded_polyline(lines, pts)
-        arrow_head(arrows, route[-1], pts[-2])
+        edge_path(edge, self._layout, self._items, lines, arrows)
 
     def _update_highlight(self) -> None:
         for key in self._neighbour_keys | set(self._path_keys):
@@ -764,15 +562,6 @@ class GraphScene(QGraphicsScene):
     def edges_of(self, key: str) -> tuple[list, list]:
         """(incoming, outgoing) edges of a box."""
         return list(self._in.get(key, ())), list(self._out.get(key, ()))
-
-
-def _dist2(px: float, py: float, x0: float, y0: float, x1: float, y1: float) -> float:
-    """Squared distance from a point to a segment."""
-    dx, dy = x1 - x0, y1 - y0
-    L = dx * dx + dy * dy
-    t = 0.0 if L <= 0.0 else max(0.0, min(1.0, ((px - x0) * dx + (py - y0) * dy) / L))
-    qx, qy = x0 + t * dx - px, y0 + t * dy - py
-    return qx * qx + qy * qy
 
 
 def _esc(text: str) -> str:

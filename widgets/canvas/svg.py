@@ -34,7 +34,7 @@ def _hex(c: QColor) -> str:
 
 
 def _rounded_d(points: list[tuple[float, float]], radius: float = CORNER) -> str:
-    """Polyline with rounded corners, the same geometry as items.rounded_polyline."""
+    """Polyline with rounded corners, the same geometry as edge_items.rounded_polyline."""
     if len(points) < 2:
         return ""
     out = [f"M{points[0][0]:.1f} {points[0][1]:.1f}"]

@@ -1,0 +1,128 @@
+"""Weight-preparation chains: which constant-only nodes fold into the box that consumes them.
+
+A model often prepares a weight in a few nodes (``DequantizeLinear`` of an int8 initializer,
+``Transpose``/``Reshape``/``Cast`` of a weight, ``ConstantOfShape``) before its one consumer
+reads it. Drawing those as boxes buries the picture in plumbing, so
+:func:`editor.viewmodel.build_display_graph` lists each chain as a weight row of its
+consumer instead; this module decides which nodes fold where and what the row says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+import onnx
+
+__all__ = ["DEAD", "chain_texts", "fold_weight_chains"]
+
+# NOTE: ops never folded although their inputs may all be constant: random generators
+# differ per run (their box says so), and a node with a body may read outer values.
+_NEVER_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                         "Multinomial", "Bernoulli", "If", "Loop", "Scan"})
+_MAX_CHAIN_OPS = 3   # ops named in a folded weight row; longer chains elide the middle
+DEAD = -1            # fold target of constant nodes whose results nobody reads
+
+
+def fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known: set[str],
+                        output_set: Collection[str], keep: Collection[int]) -> dict[int, int]:
+    """Node index -> index of the node it folds into, for every weight-preparation node.
+
+    A node is *constant* when it has inputs and every one of them is a weight (initializer,
+    weight Constant, outer weight) or the result of a constant node. A constant node folds
+    into ``t`` when all its results are consumed by ``t`` alone, directly or through other
+    nodes that fold into ``t``; a constant node with several consumers stays a box (the
+    chain above it folds into it). Nodes consumed by ``keep`` (unfolded consumers) stay
+    boxes. Graph order is topological in a valid model; an unsorted graph just folds less.
+    """
+    const_vals = set(known)
+    const: list[int] = []
+    is_const = bytearray(len(nodes))
+    for i, node in enumerate(nodes):
+        if hidden[i] or node.op_type in _NEVER_FOLD:
+            continue
+        ins = [v for v in node.input if v]
+        if not ins or not all(v in const_vals for v in ins):
+            continue
+        if any(o in output_set for o in node.output) or any(
+                a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+            continue
+        is_const[i] = 1
+        const.append(i)
+        const_vals.update(o for o in node.output if o)
+    if not const:
+        return {}
+    made_by: dict[str, int] = {}
+    for i in const:
+        for o in nodes[i].output:
+            if o:
+                made_by[o] = i
+    consumers: dict[int, set[int]] = {}
+    for j, node in enumerate(nodes):
+        if hidden[j]:
+            continue
+        reads = list(node.input)
+        for a in node.attribute:  # a body reading an outer value consumes it too
+            if a.type == onnx.AttributeProto.GRAPH:
+                reads += _body_reads(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    reads += _body_reads(g)
+        for v in reads:
+            i = made_by.get(v)
+            if i is not None:
+                consumers.setdefault(i, set()).add(j)
+    fold_to: dict[int, int] = {}
+    keep = set(keep)   # grows: an unfolded chain is drawn whole, up to its sources
+    for i in reversed(const):
+        targets = {fold_to.get(j, j) for j in consumers.get(i, ())}
+        if not targets:
+            fold_to[i] = DEAD   # constant data nobody reads: not drawn, like an unused initializer
+        elif len(targets) == 1:
+            t = next(iter(targets))
+            if t in keep:
+                keep.add(i)
+            else:
+                fold_to[i] = t
+    return fold_to
+
+
+def _body_reads(g: onnx.GraphProto) -> list[str]:
+    """Every value name a (nested) body's nodes read; a superset of what it captures."""
+    out: list[str] = []
+    for node in g.node:
+        out += node.input
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                out += _body_reads(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    out += _body_reads(sg)
+    return out
+
+
+def chain_texts(nodes: Sequence[onnx.NodeProto], fold_to: Mapping[int, int],
+                 weights: Mapping[str, str]) -> dict[str, str]:
+    """Weight-row text of every folded result: ``"768x768 int8 → DequantizeLinear"``."""
+    src: dict[str, tuple[str, tuple[str, ...]]] = {}   # value -> (source text, ops so far)
+    for i in sorted(fold_to):
+        node = nodes[i]
+        base, ops = "", ()
+        for v in node.input:
+            if v in src:
+                base, ops = src[v]
+                break
+        else:
+            for v in node.input:
+                if v in weights:
+                    base = weights[v]
+                    break
+        ops = ops + (node.op_type,)
+        for o in node.output:
+            if o:
+                src[o] = (base, ops)
+    out = {}
+    for v, (base, ops) in src.items():
+        if len(ops) > _MAX_CHAIN_OPS:
+            ops = ops[:1] + ("…",) + ops[-(_MAX_CHAIN_OPS - 1):]
+        out[v] = " → ".join((base,) + ops if base else ops)
+    return out
