@@ -21,12 +21,12 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QLabel,
-    QProgressDialog,
     QRadioButton,
     QVBoxLayout,
 )
 
 from widgets.actions.registry import ActionSpec
+from widgets.editing.background import BackgroundEdit
 from widgets.editing.common import run_command, show_refusal
 
 #: (mode, button text, what it does) in the order the dialog offers them
@@ -101,49 +101,12 @@ class RefreshShapesAction(QObject):
         from editor.shapes.engine import structure_snapshot
 
         snapshot = structure_snapshot(doc.model)  # the worker reads a copy: editing goes on
-        box: dict = {}
-        changed = [False]
-
-        def mark(*_args) -> None:
-            changed[0] = True
-
-        # any push, undo, redo or merge while the worker runs makes its table stale
-        doc.stack.moved.connect(mark)
-        doc.stack.merged.connect(mark)
-        progress = QProgressDialog("Inferring shapes…", "Cancel", 0, 0, self.window)
-        progress.setWindowTitle("Refresh Shapes")
-        progress.setMinimumDuration(300)
-
-        def work() -> None:
-            try:
-                box["table"] = infer_model(snapshot)
-            except Exception as exc:  # noqa: BLE001 - shown as a refusal, not a crash
-                box["error"] = f"{type(exc).__name__}: {exc}"
-
-        def poll() -> None:
-            if self.pending is not None and self.pending.is_alive():
-                return
-            timer.stop()
-            doc.stack.moved.disconnect(mark)
-            doc.stack.merged.disconnect(mark)
-            cancelled = progress.wasCanceled()
-            progress.hide()
-            progress.deleteLater()
-            if cancelled:
-                return
-            if "error" in box:
-                show_refusal(self.window, box["error"])
-            elif changed[0]:
-                show_refusal(self.window, "the model changed while its shapes were inferred: run Refresh Shapes again")
-            else:
-                self._apply(doc, RefreshShapes(mode, table=box["table"]))
-
-        self.pending = threading.Thread(target=work, name="refresh-shapes", daemon=True)
-        self.pending.start()
-        timer = QTimer(self)
-        timer.timeout.connect(poll)
-        timer.start(30)
-        self._timer = timer
+        job = BackgroundEdit(
+            self.window, doc, lambda: infer_model(snapshot),
+            lambda table: self._apply(doc, RefreshShapes(mode, table=table)),
+            title="Refresh Shapes", label="Inferring shapes…", name="refresh-shapes",
+            stale="the model changed while its shapes were inferred: run Refresh Shapes again")
+        self.pending, self._timer = job.thread, job.timer
 
     def _apply(self, doc, cmd) -> None:
         n = len(doc.model.graph.value_info)

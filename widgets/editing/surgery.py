@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 
 import onnx
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,13 +22,13 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
-    QProgressDialog,
     QTableWidget,
     QVBoxLayout,
 )
 
 from editor.errors import StudioError
 from widgets.actions.registry import ActionSpec
+from widgets.editing.background import BackgroundEdit
 from widgets.editing.common import elem_type_combo, run_command, show_refusal
 
 NEW_INPUT = "(stays an input)"
@@ -206,47 +206,18 @@ class SurgeryActions(QObject):
 
         model = onnx.ModelProto()
         model.CopyFrom(doc.model)  # the worker reads a copy: the document may change meanwhile
-        before = doc.stack.index
-        box: dict = {}
-        progress = QProgressDialog("Converting to fp16…", "Cancel", 0, 0, self.controller.window)
-        progress.setWindowTitle("Convert to fp16")
-        progress.setMinimumDuration(300)
+        window = self.controller.window
 
-        def work() -> None:
-            try:
-                box["result"] = convert_precision(model, store=doc.store, **options)
-            except StudioError as exc:
-                box["error"] = exc.message
-            except Exception as exc:  # noqa: BLE001 - shown as a refusal, not a crash
-                box["error"] = f"{type(exc).__name__}: {exc}"
-
-        def poll() -> None:
-            if self.pending is not None and self.pending.is_alive():
-                return
-            timer.stop()
-            cancelled = progress.wasCanceled()  # read first: closing the dialog counts as cancel
-            progress.hide()
-            progress.deleteLater()
-            if cancelled:
-                return
-            if "error" in box:
-                show_refusal(self.controller.window, box["error"])
-                return
-            if doc.stack.index != before:
-                show_refusal(self.controller.window, "the model changed during the conversion: run it again")
-                return
-            result = box["result"]
+        def apply(result) -> None:
             self.last_result = result
-            if run_command(self.controller.window, doc, ApplyModel(result.model, "Convert to fp16")):
-                self.controller.window.statusBar().showMessage(
+            if run_command(window, doc, ApplyModel(result.model, "Convert to fp16")):
+                window.statusBar().showMessage(
                     result.summary() + ("; " + "; ".join(result.notes) if result.notes else ""), 15000)
 
-        self.pending = threading.Thread(target=work, name="fp16-conversion", daemon=True)
-        self.pending.start()
-        timer = QTimer(self)
-        timer.timeout.connect(poll)
-        timer.start(50)
-        self._timer = timer
+        job = BackgroundEdit(window, doc, lambda: convert_precision(model, store=doc.store, **options), apply,
+                             title="Convert to fp16", label="Converting to fp16…", name="fp16-conversion",
+                             stale="the model changed during the conversion: run it again", poll_ms=50)
+        self.pending, self._timer = job.thread, job.timer
 
     # -- merge -----------------------------------------------------------------------------
     def append_model(self, path: str | None = None) -> None:
