@@ -27,6 +27,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +190,6 @@ def _save(result: Any, folder: Path) -> None:
 
 
 def _against_saved(args: argparse.Namespace, tolerance: Any, runner: Any = None) -> int:
-    from editor.cli import emit_json
     from editor.cli.run import _parse_pairs, parse_val_ranges
     from editor.debug import RunSpec, compare_to_saved
     from editor.errors import LoadError
@@ -206,19 +207,32 @@ def _against_saved(args: argparse.Namespace, tolerance: Any, runner: Any = None)
     except StudioError as exc:
         raise LoadError(exc.message) from exc
     dims = {k: int(v) for k, v in _parse_pairs(args.dim, "--dim")}
-    try:
+    with _failure_is_no_verdict():
         result = compare_to_saved(a, args.vs_outputs, given_inputs(args, model), tolerance=tolerance, seed=args.seed,
                                   dims=dims, val_ranges=parse_val_ranges(args.val_range), timeout=args.timeout,
                                   runner=runner)
+    _report(args, result)
+    return 0 if result.outputs_ok else 1
+
+
+@contextmanager
+def _failure_is_no_verdict() -> Iterator[None]:
+    """An input refused or a run that failed means "cannot compare" (2), never "differ" (1)."""
+    try:
+        yield
     except RuntimeBackendError as exc:
         if exc.exit_code == 1:
             exc.exit_code = 2
         raise
+
+
+def _report(args: argparse.Namespace, result: Any) -> None:
+    from editor.cli import emit_json
+
     if args.json:
         emit_json(result.to_json())
     else:
         _print(result, args.all, sys.stdout)
-    return 0 if result.outputs_ok else 1
 
 
 def run(args: argparse.Namespace) -> int:
@@ -228,7 +242,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, pool: Any) -> int:
-    from editor.cli import emit_json
     from editor.cli.run import _parse_pairs, parse_val_ranges
     from editor.debug import compare_runs
     from editor.errors import LoadError
@@ -246,20 +259,13 @@ def _run(args: argparse.Namespace, pool: Any) -> int:
         raise error from exc
     dims = {k: int(v) for k, v in _parse_pairs(args.dim, "--dim")}
     feeds = given_inputs(args, model_a)
-    try:
+    with _failure_is_no_verdict():
         result = compare_runs(a, b, feeds, tolerance=tolerance, seed=args.seed, dims=dims,
                               val_ranges=parse_val_ranges(args.val_range), intermediates=not args.outputs_only,
                               keep_values=bool(args.save), timeout=args.timeout,
                               runner=pool.runners[0] if pool is not None else None,
                               pool=pool.runners if pool is not None else None)
-    except RuntimeBackendError as exc:
-        if exc.exit_code == 1:  # an input or a run that failed: no verdict, not "differ"
-            exc.exit_code = 2
-        raise
-    if args.json:
-        emit_json(result.to_json())
-    else:
-        _print(result, args.all, sys.stdout)
+    _report(args, result)
     if args.save:
         _save(result, Path(args.save))
         if not args.json:
