@@ -29,6 +29,15 @@ def add_dock(window, title: str, name: str, widget: QWidget, area: Qt.DockWidget
     return dock
 
 
+def add_bottom_dock(window, dock: QDockWidget, beside: QDockWidget) -> None:
+    """A dock shown on demand: bottom area, tabbed with ``beside``, hidden until used, and
+    listed in ``window.docks`` (View ▸ Panels, saved state)."""
+    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    window.tabifyDockWidget(beside, dock)
+    dock.hide()
+    window.docks.append(dock)
+
+
 def build_docks(window) -> None:
     left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                            Qt.DockWidgetArea.BottomDockWidgetArea)

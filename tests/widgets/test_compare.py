@@ -40,10 +40,8 @@ def edited(tmp_path_factory):
 
 @pytest.fixture
 def dock(window):
-    """The window's Diff dock (installed by MainWindow once wired; installed here until then)."""
-    from widgets.compare import install_compare
-
-    return getattr(window, "compare_dock", None) or install_compare(window)
+    """The window's Diff dock."""
+    return window.compare_dock
 
 
 def compare(qtbot, dock, path, tab=None):

@@ -40,16 +40,9 @@ def install_compare(main_window) -> CompareDock:
     comparison starts) and the compare / extract actions to ``main_window``; returns the dock.
 
     Call it after the Run dock is installed and before ``restoreState``."""
-    from PySide6.QtCore import Qt
+    from widgets.window_layout import add_bottom_dock
 
     dock = CompareDock(main_window)
-    main_window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    neighbour = getattr(main_window, "run_dock", None) or getattr(main_window, "problems_dock", None)
-    if neighbour is not None:
-        main_window.tabifyDockWidget(neighbour, dock)
-    dock.hide()
-    docks = getattr(main_window, "docks", None)
-    if isinstance(docks, list):
-        docks.append(dock)
+    add_bottom_dock(main_window, dock, beside=main_window.run_dock)
     main_window.compare_dock = dock
     return dock

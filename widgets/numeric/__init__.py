@@ -35,15 +35,10 @@ def install_numeric_dock(main_window) -> NumericDock:  # noqa: ANN001
     """Add the Compare Runs dock and its Tools menu action; returns the dock.
 
     Call it after the Diff dock is installed and before ``restoreState``."""
-    from PySide6.QtCore import Qt
+    from widgets.window_layout import add_bottom_dock
 
     dock = NumericDock(main_window)
-    main_window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    neighbour = getattr(main_window, "compare_dock", None) or getattr(main_window, "run_dock", None)
-    if neighbour is not None:
-        main_window.tabifyDockWidget(neighbour, dock)
-    dock.hide()
-    main_window.docks.append(dock)
+    add_bottom_dock(main_window, dock, beside=main_window.compare_dock)
 
     def show() -> None:
         dock.refresh_sides()
