@@ -241,7 +241,6 @@ def test_events_for_metadata() -> None:
 
 
 def test_save_emits_path_and_clean(tmp_path) -> None:  # noqa: ANN001
-    pytest.importorskip("editor.io")
     doc = Document.new()
     rec = Recorder(doc)
     doc.execute(SetModelField("doc_string", "x"))
