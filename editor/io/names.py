@@ -28,6 +28,8 @@ from google.protobuf.message import Message
 
 import onnx
 
+from editor.io.encode import varint
+
 __all__ = ["RawName", "repair_names", "restore_substitutions"]
 
 Path_ = tuple[tuple[str, "int | None"], ...]
@@ -141,18 +143,6 @@ def _navigate(msg: Message, path: Path_) -> Message | None:
     return msg
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def restore_substitutions(model: onnx.ModelProto, raw_names: list[RawName]) -> dict[Path_, bytes]:
     """``{path: serialized message}`` for :func:`editor.io.encode.encode_with` that puts the
     original bytes back wherever the repaired text is still unedited."""
@@ -180,7 +170,7 @@ def restore_substitutions(model: onnx.ModelProto, raw_names: list[RawName]) -> d
             if value != r.text:
                 continue  # edited since it was read: the new text is what gets saved
             number = owner.DESCRIPTOR.fields_by_name[r.field].number
-            prefix = _varint(number << 3 | 2) + _varint(len(r.raw))
+            prefix = varint(number << 3 | 2) + varint(len(r.raw))
             for _ in range(20):  # a placeholder of the same length, found exactly once
                 placeholder = "".join(rng.choice(string.ascii_letters) for _ in range(len(r.raw)))
                 if r.index is not None:
