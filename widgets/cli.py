@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from editor import cli as core_cli
 from editor.cli import SUBCOMMANDS, emit_json, module_name  # noqa: F401 - the CLI's facade
 
-core_cli.register("render", "draw a model's graph to PNG or SVG (headless)", module="widgets.render")
+core_cli.register("render", "draw a model's graph to PNG or SVG (headless)", module="widgets.export.render")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -28,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def gui(argv: list[str]) -> int:
     """Start the desktop app. Qt is imported here only, never by the core."""
     try:
-        app = importlib.import_module("widgets.app")
+        app = importlib.import_module("widgets.window.app")
     except ImportError as exc:
         print(f"error: the window is not part of this installation ({exc}); reinstall onnx-studio",
               file=sys.stderr)

@@ -169,7 +169,7 @@ def bench_render_cli(path: Path) -> dict[str, float]:
     """End-to-end `render --expanded` after the model is open (load excluded)."""
     import argparse as ap
 
-    from widgets.render import configure_parser, load_model, render_model
+    from widgets.export.render import configure_parser, load_model, render_model
 
     parser = ap.ArgumentParser()
     configure_parser(parser)

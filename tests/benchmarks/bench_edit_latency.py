@@ -62,8 +62,8 @@ def test_edit_to_problems_latency(qtbot, qapp, tmp_path, monkeypatch):
     from editor.document import Document
     from editor.recovery import RecoveryStore
     from widgets.editing import install_editing
-    from widgets.main_window import MainWindow
-    from widgets.settings import Settings
+    from widgets.window.main_window import MainWindow
+    from widgets.settings.store import Settings
 
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
     path = _model_path(tmp_path)

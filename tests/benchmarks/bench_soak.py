@@ -168,7 +168,7 @@ def drive(app, script: Step, *, timeout: float = 3600) -> None:
 def make_window():
     from PySide6.QtCore import QSettings
 
-    from widgets.app import create_application, create_window
+    from widgets.window.app import create_application, create_window
 
     folder = tempfile.mkdtemp(prefix="onnx-studio-soak-")
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, folder)

@@ -25,7 +25,7 @@ def test_qt_settings_and_standard_paths_inside_the_session_home() -> None:
     # in a child process: QCoreApplication must not be created in this (Qt-free) test process
     code = """
 from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths
-from widgets.settings import APPLICATION, ORGANIZATION
+from widgets.settings.store import APPLICATION, ORGANIZATION
 app = QCoreApplication([])
 print(QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION).fileName())
 for loc in (QStandardPaths.AppConfigLocation, QStandardPaths.AppDataLocation, QStandardPaths.CacheLocation):

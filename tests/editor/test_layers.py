@@ -18,7 +18,7 @@ def test_an_import_inside_a_function_is_seen(tmp_path) -> None:
     """The check cannot pass by missing a lazy import (how render once reached up)."""
     src = tmp_path / "mod.py"
     src.write_text("import importlib\n\ndef draw():\n    from widgets.canvas.export import export_rect\n"
-                   "    import widgets.app\n    importlib.import_module('widgets.loader')\n")
-    assert imports_of(src, "editor.cli.mod") == ["importlib", "widgets.canvas.export", "widgets.app", "widgets.loader"]
+                   "    import widgets.window.app\n    importlib.import_module('widgets.window.loader')\n")
+    assert imports_of(src, "editor.cli.mod") == ["importlib", "widgets.canvas.export", "widgets.window.app", "widgets.window.loader"]
     graph = ImportGraph()
     assert "upward imports: 0" in report(graph)

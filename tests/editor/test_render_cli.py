@@ -23,8 +23,7 @@ REAL = [
 
 
 def _run(argv: list[str]) -> int:
-    from widgets import render
-
+    from widgets.export import render
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
     render.add_parser(sub)
@@ -33,7 +32,7 @@ def _run(argv: list[str]) -> int:
 
 
 def test_importing_render_does_not_load_qt():
-    code = "import sys, widgets.render; assert not any(m.startswith(('PySide6', 'shiboken6')) for m in sys.modules), 'Qt loaded'"
+    code = "import sys, widgets.export.render; assert not any(m.startswith(('PySide6', 'shiboken6')) for m in sys.modules), 'Qt loaded'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
@@ -94,7 +93,7 @@ def test_render_large_png_draws_the_overview_without_a_scene(tmp_path):
     import onnx
     from onnx import TensorProto, helper
 
-    from widgets.render import configure_parser, render_model
+    from widgets.export.render import configure_parser, render_model
 
     nodes, x = [], "x"
     for i in range(500):

@@ -193,8 +193,8 @@ class _Window:
         from PySide6.QtWidgets import QApplication
 
         self.app = QApplication.instance() or QApplication(["fuzz"])
-        from widgets.main_window import MainWindow
-        from widgets.settings import Settings
+        from widgets.window.main_window import MainWindow
+        from widgets.settings.store import Settings
 
         self.win = MainWindow(settings=Settings(), theme=None, sample=None)
         self.win.interactive_errors = False

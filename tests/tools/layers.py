@@ -70,7 +70,7 @@ def imports_of(path: Path, module: str) -> list[str]:
             out.append(name)
         elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
               and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            out.append(node.args[0].value)  # importlib.import_module("widgets.app") reaches up too
+            out.append(node.args[0].value)  # importlib.import_module("widgets.window.app") reaches up too
     return out
 
 

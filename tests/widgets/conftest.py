@@ -63,9 +63,9 @@ def dialogs(monkeypatch):
 @pytest.fixture
 def window(qtbot, qapp, settings_dir, dialogs):
     from resources import sample_model_path
-    from widgets.main_window import MainWindow
-    from widgets.settings import Settings
-    from widgets.theme import ThemeManager
+    from widgets.window.main_window import MainWindow
+    from widgets.settings.store import Settings
+    from widgets.settings.theme import ThemeManager
 
     theme = ThemeManager(qapp, "light")
     win = MainWindow(settings=Settings(), theme=theme, sample=sample_model_path())

@@ -69,7 +69,7 @@ def test_checkable_action_passes_its_state(window):
 
 
 def test_main_window_has_a_registry(qtbot):
-    from widgets.main_window import MainWindow
+    from widgets.window.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)

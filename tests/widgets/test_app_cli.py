@@ -105,8 +105,8 @@ def test_screenshot_with_data_dir(tmp_path):
 def test_main_without_model_opens_sample_on_first_run(qtbot, qapp, settings_dir, dialogs, monkeypatch):
     from PySide6.QtWidgets import QApplication
 
-    from widgets import app as app_module
-    from widgets.main_window import MainWindow
+    from widgets.window import app as app_module
+    from widgets.window.main_window import MainWindow
 
     shown = []
 

@@ -93,7 +93,7 @@ def test_missing_external_data_asks_for_the_folder(qtbot, window, monkeypatch, t
     assert window.tabs.count() == 1
     # the weights are readable from the chosen folder
     if window.weights is not None:
-        from widgets.selection import Target
+        from widgets.common.selection import Target
 
         with qtbot.waitSignal(window.weights.statsReady, timeout=30_000) as blocker:
             tab.selection.select([Target.of_tensor(tab.doc.index.main, "W")], "test")

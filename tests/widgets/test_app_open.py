@@ -93,7 +93,7 @@ def test_recent_files_kept(qtbot, window):
 
 
 def test_window_state_saved(qtbot, window, settings_dir):
-    from widgets.settings import Settings
+    from widgets.settings.store import Settings
 
     window.close()
     geometry, state = Settings().window_state()
@@ -118,7 +118,7 @@ BACKEND_SAMPLE = corpus_models(real=False)[::97]  # ~20 models across node/, pyt
 def test_backend_models_open_and_every_panel_follows(qtbot, window, path: Path):
     """A spread of the ONNX backend suite: opens with no dialog and every node, graph
     input and initializer can be selected (properties, op docs, outline, canvas follow)."""
-    from widgets.selection import Target
+    from widgets.common.selection import Target
 
     tab = open_model(qtbot, window, path)
     doc = tab.doc

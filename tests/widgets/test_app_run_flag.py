@@ -56,8 +56,8 @@ def test_run_flag_in_the_window_runs_the_model_once(qtbot, qapp, settings_dir, m
     shutil.copy2(sample_model_path(), other)
     from PySide6.QtWidgets import QApplication
 
-    from widgets import app as app_module
-    from widgets.main_window import MainWindow
+    from widgets.window import app as app_module
+    from widgets.window.main_window import MainWindow
 
     results = []
 

@@ -10,8 +10,8 @@ import onnx  # noqa: E402
 
 from editor.document import Document  # noqa: E402
 from tests.conftest import CORPUS  # noqa: E402
-from widgets.document_tab import DocumentTab  # noqa: E402
-from widgets.selection import Target  # noqa: E402
+from widgets.window.document_tab import DocumentTab  # noqa: E402
+from widgets.common.selection import Target  # noqa: E402
 
 SILERO = CORPUS / "real" / "silero_vad_16k_op15.onnx"
 

@@ -256,7 +256,7 @@ def test_click_on_background_is_not_an_edge_click(qtbot):
 def test_edge_click_selects_the_value_in_the_app(qtbot, window):
     from resources import sample_model_path
     from tests.widgets.conftest import open_model
-    from widgets.selection import Target
+    from widgets.common.selection import Target
 
     tab = open_model(qtbot, window, sample_model_path())
     scene = tab.canvas.scene
@@ -300,7 +300,7 @@ def test_display_filter_hook_applies_to_every_build(qtbot):
 def test_app_uses_the_filter_hook_not_a_wrapper(qtbot, window):
     from resources import sample_model_path
     from tests.widgets.conftest import open_model
-    from widgets.display_options import DisplayOptions
+    from widgets.view.display_options import DisplayOptions
 
     tab = open_model(qtbot, window, sample_model_path())
     controller = tab.canvas.controller

@@ -195,7 +195,7 @@ def test_compare_refuses_a_bad_file_with_one_line(qtbot, window, dock, tmp_path)
 
 def test_extract_selection_opens_a_valid_untitled_model(qtbot, window, dock) -> None:
     from widgets.compare import selected_node_ids
-    from widgets.selection import Target
+    from widgets.common.selection import Target
 
     tab = open_model(qtbot, window, SQUEEZENET)
     # nothing selected: refused with one line, no new tab

@@ -189,7 +189,7 @@ def test_copy_paste_within_and_between_models(qtbot, window, tmp_path):
     conv = first_node(squeeze.doc, "Conv")
     relu = squeeze.doc.consumers(squeeze.doc.index.main, squeeze.doc.node(conv).output[0])
     relu = next(iter(relu))[0]
-    from widgets.selection import Target
+    from widgets.common.selection import Target
 
     squeeze.selection.select([Target.of_node(0, conv), Target.of_node(0, relu)], "test")
     assert editing.copy() == 2

@@ -222,7 +222,7 @@ def test_window_wiring_properties_and_tab_close(qtbot, window, tmp_path, monkeyp
     assert window.editing is editing
     tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
     conv = first_node(tab.doc, "Conv")
-    from widgets.selection import Target
+    from widgets.common.selection import Target
 
     tab.selection.select([Target.of_node(0, conv)], "test")
     props = window.properties

@@ -60,13 +60,13 @@ def first_node(doc, op_type: str) -> int:
 
 
 def select_node(tab, nid: int) -> None:
-    from widgets.selection import Target
+    from widgets.common.selection import Target
 
     tab.selection.select([Target.of_node(tab.doc.index.node_scope[nid], nid)], "test")
 
 
 def select_value(tab, name: str, sid: int | None = None) -> None:
-    from widgets.selection import Target
+    from widgets.common.selection import Target
 
     tab.selection.select([Target.of_value(tab.doc.index.main if sid is None else sid, name)], "test")
 

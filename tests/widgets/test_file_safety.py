@@ -136,7 +136,7 @@ def test_file_name_that_is_not_utf8(qtbot, window, tmp_path: Path) -> None:
     assert recent[0] == str(Path(path).resolve())  # the real name, not the shown one
     assert os.path.exists(recent[0])
     # a new session's Settings read it back the same
-    from widgets.settings import Settings
+    from widgets.settings.store import Settings
 
     assert Settings().recent_files()[0] == recent[0]
     labels = [a.text() for a in window.recent_menu.actions()]

@@ -47,8 +47,8 @@ def test_palette_runs_what_enter_picks(qtbot, window):
 
 def test_rebound_key_is_stored_flagged_when_taken_and_reloaded(qtbot, window):
     from widgets.actions.tools import show_settings
-    from widgets.main_window import MainWindow
-    from widgets.settings import Settings
+    from widgets.window.main_window import MainWindow
+    from widgets.settings.store import Settings
 
     dialog = show_settings(window)
     page = dialog.shortcuts

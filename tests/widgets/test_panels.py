@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import CORPUS
 from tests.widgets.conftest import open_model
-from widgets.selection import Target
+from widgets.common.selection import Target
 
 #: the ONNX backend suite's SqueezeNet (it was the bundled sample; these tests know its nodes)
 SQUEEZENET = CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx"
@@ -128,7 +128,7 @@ def test_theme_switch_recolours(qtbot, window, qapp):
 
 
 def test_about_lists_versions():
-    from widgets.about import about_html, versions
+    from widgets.window.about import about_html, versions
 
     v = versions()
     for key in ("ONNX", "onnxruntime", "Qt"):
@@ -273,7 +273,7 @@ def test_boxes_show_toggles(qtbot, window):
 
 def test_display_box_size_matches_viewmodel():
     from editor import viewmodel as vm
-    from widgets.display_options import box_size
+    from widgets.view.display_options import box_size
 
     lines = (("kernel_shape", "3x3"), ("strides", "2,2"))
     assert box_size("Conv", lines) == vm._box_size("Conv", lines)  # noqa: SLF001 - the metric we mirror

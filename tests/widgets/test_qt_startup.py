@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from resources import sample_model_path
-from widgets import qt_startup
-
+from widgets.window import qt_startup
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = str(sample_model_path())
 

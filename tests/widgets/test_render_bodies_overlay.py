@@ -22,8 +22,7 @@ SMALL = CORPUS / "real" / "fw_silero_vad_v6.onnx"
 
 
 def _run(argv: list[str]) -> int:
-    from widgets import render
-
+    from widgets.export import render
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
     render.add_parser(sub)

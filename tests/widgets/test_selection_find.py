@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import CORPUS
 from tests.widgets.conftest import open_model
-from widgets.selection import Target
+from widgets.common.selection import Target
 
 #: the ONNX backend suite's SqueezeNet (it was the bundled sample; these tests know its nodes)
 SQUEEZENET = CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx"

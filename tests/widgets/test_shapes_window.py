@@ -29,7 +29,7 @@ def test_canvas_edges_carry_inferred_shapes(qtbot, window) -> None:
 def test_refresh_shapes_in_the_window_is_one_undoable_registry_action(qtbot, window) -> None:
     import onnx
 
-    from widgets.shapes_refresh import RefreshShapesDialog
+    from widgets.editing.shapes_refresh import RefreshShapesDialog
 
     tab = open_model(qtbot, window, CORPUS / "real" / "ppocrv4_det.onnx")
     doc = tab.doc
@@ -114,7 +114,7 @@ def test_edge_tooltip_says_where_the_shape_comes_from(qtbot, window, tmp_path) -
 
 
 def test_large_models_are_labelled_off_the_gui_thread(qtbot, window, monkeypatch) -> None:
-    import widgets.shape_labels as sl
+    import widgets.view.shape_labels as sl
 
     monkeypatch.setattr(sl, "SYNC_MAX_NODES", 10)  # squeezenet (66 nodes) counts as large
     tab = open_model(qtbot, window, CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx")

@@ -65,7 +65,7 @@ def visible(tab, key: str) -> bool:
 @pytest.mark.timeout(180)
 def test_fit_on_a_huge_model_stays_readable_and_shows_the_inputs(qtbot, window, tmp_path):
     from widgets.canvas.view import FIT_MIN_ZOOM
-    from widgets.document_tab import READABLE_ZOOM
+    from widgets.window.document_tab import READABLE_ZOOM
 
     window.resize(1600, 1000)
     tab = open_model(qtbot, window, long_chain(tmp_path / "chain.onnx"))
@@ -193,7 +193,7 @@ def test_find_query_belongs_to_its_tab_and_a_new_tab_opens_at_its_inputs(qtbot, 
 @pytest.mark.timeout(120)
 def test_minimap_small_see_through_hidden_when_the_graph_fits_and_toggled_from_view(qtbot, window, tmp_path):
     from widgets.canvas.minimap import IDLE_OPACITY
-    from widgets.settings import Settings
+    from widgets.settings.store import Settings
 
     window.resize(1280, 800)
     small = open_model(qtbot, window, IRIS)

@@ -37,7 +37,7 @@ def _menu_action(window, menu: str, text: str):
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("fmt,dark,selection", [("png", True, False), ("svg", False, True)])
 def test_export_image_from_the_file_menu(qtbot, window, tmp_path, monkeypatch, fmt, dark, selection):
-    from widgets.export_image import ExportImageDialog
+    from widgets.export.image import ExportImageDialog
 
     tab = open_model(qtbot, window, MAGIKA)
     if selection:

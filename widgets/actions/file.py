@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QFileDialog
 from editor.errors import StudioError
 from widgets.actions.registry import ActionSpec
 from widgets.editing.save import confirm_invalid_save
-from widgets.formatting import shown
-from widgets.loader import show_error
+from widgets.common.formatting import shown
+from widgets.window.loader import show_error
 
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.txt);;All files (*)"
 K = QKeySequence.StandardKey

@@ -27,7 +27,7 @@ def show_palette(window):
 
 
 def show_settings(window):
-    from widgets.settings_dialog import SettingsDialog
+    from widgets.settings.dialog import SettingsDialog
 
     dialog = SettingsDialog(window)
     window.settings_dialog = dialog
@@ -42,6 +42,6 @@ def full_check(window) -> None:
 
 
 def show_about(window) -> None:
-    from widgets.about import show_about as about
+    from widgets.window.about import show_about as about
 
     about(window)

@@ -1,7 +1,7 @@
 """Node data drawn into an exported picture: ``render --overlay FILE``, headless.
 
 The window colours boxes by per-node data with a heat-map item on its scene
-(:mod:`widgets.node_data`); an export does the same with the same item and the same
+(:mod:`widgets.overlays.node_data`); an export does the same with the same item and the same
 colours (:func:`editor.node_data.overlay_amounts`), and adds what a screen does not need
 but a picture does: a legend that says what the colours mean. The legend is a strip above
 the graph, drawn at a fixed text size whatever the graph's scale, so it stays readable on

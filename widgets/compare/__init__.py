@@ -40,7 +40,7 @@ def install_compare(main_window) -> CompareDock:
     comparison starts) and the compare / extract actions to ``main_window``; returns the dock.
 
     Call it after the Run dock is installed and before ``restoreState``."""
-    from widgets.window_layout import add_bottom_dock
+    from widgets.window.layout import add_bottom_dock
 
     dock = CompareDock(main_window)
     add_bottom_dock(main_window, dock, beside=main_window.run_dock)

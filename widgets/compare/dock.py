@@ -27,7 +27,7 @@ from widgets.compare.extract import extract_selection, open_new_document
 from widgets.compare.overlay import CanvasDiff
 from widgets.compare.panel import ChangeRef, DiffPanel
 from widgets.compare.task import DiffTask, SideMap, _Relay, snapshot, translate
-from widgets.selection import Target
+from widgets.common.selection import Target
 
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.txt);;All files (*)"
 SOURCE = "diff"

@@ -50,7 +50,7 @@ def open_new_document(window, model):
     from pathlib import Path
 
     from editor.document import Document
-    from widgets.loader import LoadRequest
+    from widgets.window.loader import LoadRequest
 
     doc = Document(model)
     validator = None

@@ -1,7 +1,7 @@
 """Diff colours over a canvas: one translucent rectangle per box, coloured by the box's status.
 
 Like the profile heat map (:mod:`widgets.run.heatmap`), this is a box overlay
-(:mod:`widgets.box_overlay`): an item of our own on the tab's ``GraphScene``, rebuilt when
+(:mod:`widgets.overlays.box_overlay`): an item of our own on the tab's ``GraphScene``, rebuilt when
 the scene lays out again, so no canvas code changes, and taking no mouse buttons.
 
 Colours: added green, removed red, changed amber; boxes that are the same are washed
@@ -16,7 +16,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
 from editor.node_data import by_box
-from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index
+from widgets.overlays.box_overlay import BoxOverlay, BoxOverlayItem, group_index
 
 Z_DIFF = 2.4  # above the box layers (2.0), under the heat map (2.5)
 

@@ -30,7 +30,7 @@ from widgets.editing.edits_nodes import SOURCE, NodeEdits
 from widgets.editing.history import HistoryPanel
 from widgets.editing.hooks import TabHooks
 from widgets.editing.session import SessionEdits
-from widgets.selection import Target
+from widgets.common.selection import Target
 
 
 class EditingController(NodeEdits, GraphEdits, SessionEdits, QObject):

@@ -24,7 +24,7 @@ from widgets.editing.weights import (
     rename_command,
     replace_command,
 )
-from widgets.selection import Target
+from widgets.common.selection import Target
 
 
 class GraphEdits:

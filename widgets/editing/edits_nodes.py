@@ -15,7 +15,7 @@ from widgets.editing.attributes import AttributeDialog
 from widgets.editing.common import announce_with_undo, run_command
 from widgets.editing.nodes import NodePalette, add_node_command, change_op_type_command, insert_on_edge_command
 from widgets.editing.weights import find_weight
-from widgets.selection import Target
+from widgets.common.selection import Target
 
 SOURCE = "editing"
 #: a keyboard delete of more nodes than this says how many, with an Undo button

@@ -35,7 +35,7 @@ def install_numeric_dock(main_window) -> NumericDock:  # noqa: ANN001
     """Add the Compare Runs dock and its Tools menu action; returns the dock.
 
     Call it after the Diff dock is installed and before ``restoreState``."""
-    from widgets.window_layout import add_bottom_dock
+    from widgets.window.layout import add_bottom_dock
 
     dock = NumericDock(main_window)
     add_bottom_dock(main_window, dock, beside=main_window.compare_dock)

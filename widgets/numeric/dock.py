@@ -55,7 +55,7 @@ from widgets.numeric.detail import PairDetail
 from widgets.numeric.heatmap import ErrorHeatMap
 from widgets.numeric.table import ROW_ROLE, SORT_ROLE, ErrorTableModel
 from widgets.numeric.task import BackgroundTask, TaskRelay
-from widgets.selection import Target
+from widgets.common.selection import Target
 
 __all__ = ["NumericDock"]
 

@@ -1,6 +1,6 @@
 """The error heat map: each node of A coloured by how far its output is from B's.
 
-A box overlay (:mod:`widgets.box_overlay`) like the profile heat map
+A box overlay (:mod:`widgets.overlays.box_overlay`) like the profile heat map
 (:mod:`widgets.run.heatmap`), with the same colour scale: a node's share is its worst
 tensor's relative error on a log scale between the tolerance (pale) and 1000x it (deep
 red); nodes within tolerance get no cell, so the picture shows only where numbers went
@@ -16,7 +16,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from editor.debug import Comparison
 from editor.node_data import by_box
-from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index
+from widgets.overlays.box_overlay import BoxOverlay, BoxOverlayItem, group_index
 from widgets.run.heatmap import heat_colour
 
 __all__ = ["ErrorHeatMap", "ErrorOverlay", "node_shares"]

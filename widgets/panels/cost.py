@@ -20,9 +20,9 @@ from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QObject, QRunnable
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QSizePolicy,
                                QTableView, QVBoxLayout, QWidget)
 
-from widgets.formatting import human_bytes, human_count
+from widgets.common.formatting import human_bytes, human_count
 from widgets.run.heatmap import HeatMap, fmt_us
-from widgets.selection import Target
+from widgets.common.selection import Target
 
 SOURCE = "cost"
 

@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
 )
 
 from editor.find import QueryError
-from widgets.column_fit import fit_columns
-from widgets.selection import Target
+from widgets.common.column_fit import fit_columns
+from widgets.common.selection import Target
 
 FIND_HELP = ("Plain text finds node names, op types, tensor names and attribute values.\n"
              "Predicates (combined with AND): op:Conv  domain:com.microsoft  attr:group>1  attr:mode=linear\n"

@@ -11,7 +11,7 @@ import onnx
 from onnx.defs import OpSchema
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
-from widgets.formatting import attribute_text
+from widgets.common.formatting import attribute_text
 
 _OPTION = {
     OpSchema.FormalParameterOption.Optional: "optional",

@@ -14,8 +14,8 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QTreeView, QVBoxLayout, QWidget
 
 from editor.viewmodel import shape_text
-from widgets.column_fit import fit_columns
-from widgets.selection import Target
+from widgets.common.column_fit import fit_columns
+from widgets.common.selection import Target
 
 SOURCE = "outline"
 

@@ -1,7 +1,7 @@
 """The problems panel: the live validator's problems of the current tab, and the full
 check (``onnx.checker`` + strict shape inference) on demand, merged in when it is done.
 
-Each :class:`~widgets.document_tab.DocumentTab` owns its :class:`editor.validation.Validator`
+Each :class:`~widgets.window.document_tab.DocumentTab` owns its :class:`editor.validation.Validator`
 (built and run once on the loader's worker thread, then live: it re-checks what each
 command touched). This panel shows the problems of the current tab; clicking one selects
 its node or value everywhere. The full check runs in a child process (one shared worker
@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.column_fit import fit_columns
-from widgets.selection import Target
+from widgets.common.column_fit import fit_columns
+from widgets.common.selection import Target
 
 SOURCE = "problems"
 TARGET_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from editor.attr_names import enum_name
-from widgets.formatting import attribute_text, human_bytes, tensor_text, type_text
-from widgets.selection import Target
+from widgets.common.formatting import attribute_text, human_bytes, tensor_text, type_text
+from widgets.common.selection import Target
 
 SOURCE = "properties"
 TARGET_ROLE = Qt.ItemDataRole.UserRole + 1

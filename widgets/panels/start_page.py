@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.formatting import path_for_qt, path_from_qt, shown
+from widgets.common.formatting import path_for_qt, path_from_qt, shown
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 

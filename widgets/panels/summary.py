@@ -14,8 +14,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from editor.errors import StudioError
-from widgets.formatting import human_bytes, human_count
-from widgets.selection import Target
+from widgets.common.formatting import human_bytes, human_count
+from widgets.common.selection import Target
 
 SOURCE = "summary"
 

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.formatting import human_bytes
+from widgets.common.formatting import human_bytes
 
 #: the value grid is offered up to this many elements
 MAX_GRID_ELEMENTS = 1_000_000
@@ -364,7 +364,7 @@ class WeightsView(QWidget):
         try:
             return export_npy(self._doc, self._weight, path)
         except StudioError as exc:
-            from widgets.loader import show_error
+            from widgets.window.loader import show_error
 
             show_error(self, "Cannot export tensor", exc)
             return None

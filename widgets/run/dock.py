@@ -260,7 +260,7 @@ class RunDock(QDockWidget):
         tab = self._tab
         if tab is None:
             return
-        from widgets.selection import Target
+        from widgets.common.selection import Target
 
         ids = tab.doc.find_nodes(name)
         if ids:

@@ -1,7 +1,7 @@
 """A profile heat map over the canvas: one translucent, coloured rectangle per box with time.
 
 Like the diff colours (:mod:`widgets.compare.overlay`), this is a box overlay
-(:mod:`widgets.box_overlay`): an item of our own on the tab's ``GraphScene`` that reads box
+(:mod:`widgets.overlays.box_overlay`): an item of our own on the tab's ``GraphScene`` that reads box
 rectangles from the scene, is rebuilt when the scene lays out again and takes no mouse
 buttons.
 
@@ -19,7 +19,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from editor.node_data import by_box
-from widgets.box_overlay import BoxOverlay, BoxOverlayItem, group_index
+from widgets.overlays.box_overlay import BoxOverlay, BoxOverlayItem, group_index
 
 Z_HEATMAP = 2.5  # above the box layers (2.0), below nothing that takes clicks
 

@@ -45,8 +45,8 @@ from PySide6.QtWidgets import (
 from editor.errors import RuntimeBackendError
 from editor.runtime import InputSpec, guess_dim, input_specs, load_input_file, make_input
 from widgets.run.imaging import NORMALISATIONS, ImageOptions, image_layout, image_to_tensor
-from widgets.elided_label import ElidedLabel
-from widgets.settings import APPLICATION, ORGANIZATION
+from widgets.common.elided_label import ElidedLabel
+from widgets.settings.store import APPLICATION, ORGANIZATION
 
 MODES = {
     "random": "Random",

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from editor.runtime.limits import default_memory_limit_mb, describe_limit
 from widgets.run.controller import RunSettings
 from widgets.run.remote import add_remote_backends
-from widgets.settings import APPLICATION, ORGANIZATION
+from widgets.settings.store import APPLICATION, ORGANIZATION
 
 BACKENDS = (
     ("auto", "Automatic"),

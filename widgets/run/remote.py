@@ -15,7 +15,7 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox
 
 from editor.runtime.remote.config import INSTALL_HINT, ClusterConfig, parse_json_object, ray_available
-from widgets.settings import APPLICATION, ORGANIZATION
+from widgets.settings.store import APPLICATION, ORGANIZATION
 
 __all__ = ["REMOTE_BACKENDS", "add_remote_backends", "cluster_config", "save_cluster_settings"]
 

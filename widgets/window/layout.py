@@ -10,7 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QLabel, QProgressBar, QPushButton, QWidget
 
-from widgets.formatting import human_bytes
+from widgets.common.formatting import human_bytes
 from widgets.panels.cost import CostPanel
 from widgets.panels.find import FindPanel
 from widgets.panels.op_docs import OpDocsPanel

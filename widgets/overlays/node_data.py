@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from editor.errors import StudioError
 from widgets.actions.registry import ActionSpec
-from widgets.box_overlay import BoxOverlay
+from widgets.overlays.box_overlay import BoxOverlay
 from widgets.run.heatmap import HeatMapOverlay
 
 FILTER = "Node data (*.json *.csv *.tsv *.txt);;All files (*)"

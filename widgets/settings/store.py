@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from widgets.formatting import path_for_qt, path_from_qt
+from widgets.common.formatting import path_for_qt, path_from_qt
 
 ORGANIZATION = "ONNX Studio"
 APPLICATION = "onnx-studio"

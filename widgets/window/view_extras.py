@@ -8,11 +8,11 @@ from __future__ import annotations
 
 
 def install_view_extras(window) -> None:
-    from widgets.copy_names import install_copy_names
-    from widgets.diff_owner import install_diff_owner
-    from widgets.export_image import install_export_image
-    from widgets.file_dialog_fit import install_file_dialog_fit
-    from widgets.minimap_toggle import install_minimap_toggle
+    from widgets.actions.copy_names import install_copy_names
+    from widgets.compare.diff_owner import install_diff_owner
+    from widgets.export.image import install_export_image
+    from widgets.window.file_dialog_fit import install_file_dialog_fit
+    from widgets.view.minimap_toggle import install_minimap_toggle
 
     install_export_image(window)
     install_minimap_toggle(window)

@@ -1,4 +1,4 @@
-"""The Settings dialog: pages of preferences kept in :class:`widgets.settings.Settings`.
+"""The Settings dialog: pages of preferences kept in :class:`widgets.settings.store.Settings`.
 
 Its first page rebinds keyboard shortcuts: every action of the registry with its key;
 a key used by two actions is flagged on both rows (and said in the page's note) until

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shiboken6
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
-from widgets.formatting import shown
+from widgets.common.formatting import shown
 
 
 def _alive(tab) -> bool:

@@ -1,10 +1,10 @@
 """The main window. It only wires: docks, menus, actions and signals.
 
-Behaviour lives elsewhere: loading in :mod:`widgets.loader`, one open model in
-:mod:`widgets.document_tab`, each panel in :mod:`widgets.panels` (placed by
-:mod:`widgets.window_layout`), every action in :mod:`widgets.actions` (the registry and
-the window's own File/Edit/View/Tools entries), settings in :mod:`widgets.settings`,
-appearance in :mod:`widgets.theme`.
+Behaviour lives elsewhere: loading in :mod:`widgets.window.loader`, one open model in
+:mod:`widgets.window.document_tab`, each panel in :mod:`widgets.panels` (placed by
+:mod:`widgets.window.layout`), every action in :mod:`widgets.actions` (the registry and
+the window's own File/Edit/View/Tools entries), settings in :mod:`widgets.settings.store`,
+appearance in :mod:`widgets.settings.theme`.
 """
 
 from __future__ import annotations
@@ -16,27 +16,27 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QStackedWidget, QTabWidget
 
 from editor.errors import ExternalDataError, StudioError
-from widgets import window_layout
+from widgets.window import layout as window_layout
 from widgets.actions import canvas as canvas_actions
 from widgets.actions import edit as edit_actions
 from widgets.actions import file as file_actions
 from widgets.actions import tools as tools_actions
 from widgets.actions import view as view_actions
 from widgets.actions.registry import ActionRegistry
-from widgets.document_tab import DocumentTab
+from widgets.window.document_tab import DocumentTab
 from widgets.compare import install_compare
 from widgets.editing import install_editing
-from widgets.formatting import shown
-from widgets.file_watch import install_file_watch
-from widgets.view_extras import install_view_extras
-from widgets.loader import LoadRequest, ModelLoader, show_error
+from widgets.common.formatting import shown
+from widgets.window.file_watch import install_file_watch
+from widgets.window.view_extras import install_view_extras
+from widgets.window.loader import LoadRequest, ModelLoader, show_error
 from widgets.panels.start_page import StartPage
-from widgets.node_data import install_node_data
-from widgets.shape_labels import install_shape_labels
-from widgets.shapes_refresh import install_refresh_shapes
+from widgets.overlays.node_data import install_node_data
+from widgets.view.shape_labels import install_shape_labels
+from widgets.editing.shapes_refresh import install_refresh_shapes
 from widgets.numeric import install_numeric_dock
 from widgets.run import install_run_dock
-from widgets.settings import Settings
+from widgets.settings.store import Settings
 
 #: closing a tab of a model this big returns freed memory to the system (malloc_trim)
 BIG_MODEL_BYTES = 32 * 1024 * 1024
@@ -310,7 +310,7 @@ class MainWindow(QMainWindow):
             tab.set_show_names(on)
 
     def display_options(self):
-        from widgets.display_options import DisplayOptions
+        from widgets.view.display_options import DisplayOptions
 
         checked = lambda action_id: self.registry.action(action_id).isChecked()  # noqa: E731
         return DisplayOptions(attributes=checked("view.attributes"), shapes=checked("view.shapes"),

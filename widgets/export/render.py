@@ -346,7 +346,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m widgets.render MODEL -o FILE`` (the same as ``onnx-studio render``)."""
+    """``python -m widgets.export.render MODEL -o FILE`` (the same as ``onnx-studio render``)."""
     parser = argparse.ArgumentParser(prog="onnx-studio render")
     configure_parser(parser)
     return run(parser.parse_args(argv))

@@ -2,7 +2,7 @@
 
 The view state is what the user sees and the file does not hold: which graph scope the
 canvas shows (main graph, an If/Loop body, a function), which name-scope groups are open,
-and the :class:`~widgets.selection.SelectionModel` that the canvas and the panels share.
+and the :class:`~widgets.common.selection.SelectionModel` that the canvas and the panels share.
 
 Selection flows both ways here: canvas box keys -> targets (``_on_canvas_selection``) and
 targets -> canvas keys (``_on_selection``), switching the shown scope and opening the
@@ -28,10 +28,10 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from editor.document import Document
 from editor.viewmodel import body_key, default_expanded, document_bodies, group_tree
 from widgets.canvas import CanvasWidget
-from widgets.display_options import DisplayOptions, apply_options
-from widgets.formatting import shown
-from widgets.selection import SelectionModel, Target
-from widgets.shape_labels import ShapeLabels
+from widgets.view.display_options import DisplayOptions, apply_options
+from widgets.common.formatting import shown
+from widgets.common.selection import SelectionModel, Target
+from widgets.view.shape_labels import ShapeLabels
 
 SOURCE = "canvas"
 #: a first view fitted below this zoom is unreadable: show the top at READABLE_ZOOM instead

@@ -12,7 +12,7 @@ shown; with ``--screenshot`` the picture waits for the result, and a failed run 
 
 When the window cannot start (Qt not importable, a system library missing, no display) it
 prints one ``error: ...`` line saying what is missing and how to get it, and exits 2
-(:mod:`widgets.qt_startup`), never a traceback or Qt's abort.
+(:mod:`widgets.window.qt_startup`), never a traceback or Qt's abort.
 """
 
 from __future__ import annotations
@@ -47,14 +47,14 @@ def create_application(argv: Sequence[str] = ()):
     from PySide6.QtGui import QGuiApplication, QIcon
     from PySide6.QtWidgets import QApplication
 
-    from widgets.settings import APPLICATION, ORGANIZATION
+    from widgets.settings.store import APPLICATION, ORGANIZATION
 
     app = QApplication.instance()
     if app is None:
         QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
         QCoreApplication.setOrganizationName(ORGANIZATION)
         QCoreApplication.setApplicationName(APPLICATION)
-        from widgets.qt_startup import fatal_guard
+        from widgets.window.qt_startup import fatal_guard
 
         with fatal_guard():  # a missing display or library: one error line, not Qt's abort
             app = QApplication(["onnx-studio", *argv])
@@ -76,9 +76,9 @@ def create_window(*, theme_choice: str | None = None):
     from PySide6.QtWidgets import QApplication
 
     from resources import sample_model_path
-    from widgets.main_window import MainWindow
-    from widgets.settings import Settings
-    from widgets.theme import ThemeManager
+    from widgets.window.main_window import MainWindow
+    from widgets.settings.store import Settings
+    from widgets.settings.theme import ThemeManager
 
     settings = Settings()
     theme = ThemeManager(QApplication.instance(), theme_choice or settings.theme())
@@ -88,7 +88,7 @@ def create_window(*, theme_choice: str | None = None):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    from widgets.qt_startup import QtStartupError, check_display, import_qt
+    from widgets.window.qt_startup import QtStartupError, check_display, import_qt
 
     try:
         import_qt()

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.actions.registry import ActionSpec
-from widgets.formatting import shown
+from widgets.common.formatting import shown
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Small Qt helpers the panels share: elided labels, text formatting, the selection, column fitting."""

@@ -1,0 +1,1 @@
+"""Pictures out of the window: ``onnx-studio render`` and File > Export Image."""

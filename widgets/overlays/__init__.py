@@ -1,0 +1,1 @@
+"""What the canvas draws over its boxes: the shared overlay layer and per-node data."""

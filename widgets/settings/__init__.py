@@ -1,0 +1,1 @@
+"""Preferences kept between runs, the Settings dialog, and the light/dark theme."""

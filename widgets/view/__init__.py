@@ -1,0 +1,1 @@
+"""What the boxes and edges show: View > Boxes Show, the minimap toggle, shape labels."""

@@ -1,0 +1,1 @@
+"""The window frame: the application, the main window's wiring, tabs, loading and start-up."""
