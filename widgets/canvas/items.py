@@ -107,6 +107,12 @@ class NodeItem(QGraphicsRectItem):
     def is_marked_selected(self) -> bool:
         return self._selected
 
+    def set_box(self, box) -> None:
+        """The same box (key, size, ports) with other text: a node rename."""
+        self.box = box
+        self._texts = None
+        self.update()
+
     def set_show_names(self, show: bool) -> None:
         if show != self._show_names:
             self._show_names = show

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainterPath
@@ -158,6 +159,18 @@ class GraphScene(QGraphicsScene):
         self.graphChanged.emit()
         if keep:
             self.selectionChangedKeys.emit(self.selected_keys())
+
+    def rename_boxes(self, names: Mapping[str, str]) -> None:
+        """Boxes whose node was renamed (key -> new name): same place, size and edges, so
+        the layout stands; the box repaints its text and the display graph follows."""
+        changed = {}
+        for key, name in names.items():
+            item = self._items.get(key)
+            if item is not None and item.box.name != name:
+                changed[key] = replace(item.box, name=name)
+                item.set_box(changed[key])
+        if changed and self._graph is not None:
+            self._graph = replace(self._graph, boxes=tuple(changed.get(b.key, b) for b in self._graph.boxes))
 
     def _build_grid(self) -> None:
         grid: dict[tuple[int, int], list[str]] = defaultdict(list)
