@@ -80,3 +80,57 @@ class ChangeSet:
             or self.structure
             or self.graph_replaced
         )
+
+
+class ChangeBatch:
+    """The changes of several steps (undo or redo through a History jump) told as one.
+
+    Each step's ChangeSet is net within the step; across steps a node may come, go and
+    come back. What the batch says of a node depends only on whether it existed before the
+    first step and after the last: ``added`` when it did not and does, ``removed`` when it
+    did and does not, ``changed`` when it existed throughout and was only edited, ``added``
+    again when it existed throughout but was removed and inserted in between (listeners
+    read it afresh), nothing when it came and went in between. Everything else is the union
+    of the steps (renames in order)."""
+
+    def __init__(self) -> None:
+        self.total = ChangeSet()
+        self._existed: dict[NodeId, bool] = {}
+        self._churned: set[NodeId] = set()
+        self.steps = 0
+
+    def add(self, cs: ChangeSet) -> None:
+        self.steps += 1
+        existed = self._existed
+        for nid in cs.nodes_added:
+            existed.setdefault(nid, False)
+            self._churned.add(nid)
+        for nid in cs.nodes_removed:
+            existed.setdefault(nid, True)
+            self._churned.add(nid)
+        for nid in cs.nodes_changed:
+            existed.setdefault(nid, True)
+        t = self.total
+        t.node_fields |= cs.node_fields
+        t.scopes |= cs.scopes
+        t.scope_fields |= cs.scope_fields
+        t.items |= cs.items
+        t.lists_reshaped |= cs.lists_reshaped
+        t.values_renamed += cs.values_renamed
+        t.model_fields |= cs.model_fields
+        t.structure |= cs.structure
+        t.graph_replaced |= cs.graph_replaced
+
+    def result(self, exists: Collection[NodeId]) -> ChangeSet:
+        """The batch as one ChangeSet; ``exists``: the node ids after the last step."""
+        t = self.total
+        for nid, before in self._existed.items():
+            now = nid in exists
+            if before and now:
+                (t.nodes_added if nid in self._churned else t.nodes_changed).add(nid)
+            elif before:
+                t.nodes_removed.add(nid)
+            elif now:
+                t.nodes_added.add(nid)
+        t.node_fields = {(nid, f) for nid, f in t.node_fields if nid in t.nodes_changed}
+        return t

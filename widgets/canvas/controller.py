@@ -104,25 +104,25 @@ class GraphController(QObject):
         self._scoped = {f"n:{nid}": scoped_name(node) for nid, node in zip(self._node_ids, graph.node)}
         self.relayout(keep_positions=False, sync=sync)
 
-    def rename_nodes(self, nodes: Mapping[int, object]) -> bool:
+    def rename_nodes(self, nodes: Mapping[int, object]):
         """Node ids -> renamed NodeProtos of the source graph: relabel their boxes in place
         when the picture stays the same (same name-scope group, no layout running that was
-        built before the rename); False when it does not and a re-layout is needed."""
+        built before the rename) and return the scene area to repaint; None when it does
+        not and a re-layout is needed."""
         from editor.viewmodel import scoped_name, scopes_of
 
         if self._runner.is_running():
-            return False
+            return None
         scoped = {}
         for nid, node in nodes.items():
             key = f"n:{nid}"
             old = self._scoped.get(key)
             new = scoped_name(node)
             if old is None or scopes_of(old) != scopes_of(new):
-                return False
+                return None
             scoped[key] = new
         self._scoped.update(scoped)
-        self._scene.rename_boxes({f"n:{nid}": node.name for nid, node in nodes.items()})
-        return True
+        return self._scene.rename_boxes({f"n:{nid}": node.name for nid, node in nodes.items()})
 
     def scope_of(self, key: str) -> str:
         """Group path a box lies in ("" at the root); a group box's own path for groups."""

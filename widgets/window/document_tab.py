@@ -246,8 +246,12 @@ class DocumentTab(QWidget):
         index = self.doc.index
         if any(index.node_scope.get(nid) != self._scope_id for nid in node_ids):
             return False
-        if not self.canvas.controller.rename_nodes({nid: index.nodes[nid] for nid in node_ids}):
+        area = self.canvas.controller.rename_nodes({nid: index.nodes[nid] for nid in node_ids})
+        if area is None:
             return False
+        view = self.canvas.view
+        if not area.isEmpty():  # the boxes' region only (an item update repaints it all)
+            view.viewport().update(view.mapFromScene(area).boundingRect().adjusted(-2, -2, 2, 2))
         self._touched = set(node_ids)
         self._keep_view_on_edit()
         self._touched = set()

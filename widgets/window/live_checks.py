@@ -15,6 +15,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from editor.validation.deferred import DeferredDeclared
+from widgets.common.channel import Channel
 
 #: quiet time after an edit before the comparison starts (coalesces typing and scripts)
 DELAY_MS = 150
@@ -28,9 +29,12 @@ class LiveChecks(QObject):
     def __init__(self, validator, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.validator = validator
-        # worker -> GUI thread: a queued signal to a slot of this (GUI-thread) object
+        # worker -> GUI thread: a queued signal to a slot of this (GUI-thread) object,
+        # through a channel closed before this object is deleted (a tab closed mid-run)
         self._delivered.connect(self._run, Qt.ConnectionType.QueuedConnection)
-        self.deferred = DeferredDeclared(validator, deliver=self._delivered.emit)
+        channel = self._channel = Channel(self)
+        self.destroyed.connect(lambda *_args: channel.close())
+        self.deferred = DeferredDeclared(validator, deliver=lambda fn: channel.emit("_delivered", fn))
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DELAY_MS)
@@ -50,6 +54,7 @@ class LiveChecks(QObject):
         fn()
 
     def close(self) -> None:
+        self._channel.close()
         self._timer.stop()
         try:
             self.validator.declared_due.disconnect(self._due)
