@@ -24,14 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import onnx
+from onnx import numpy_helper
 
 
 from editor.viewmodel.categories import CATEGORIES, category_of
 from editor.viewmodel.folding import DEAD, chain_texts, fold_weight_chains
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
 from editor.attr_names import enum_name
+from editor.schema import get_schema
 from editor.types import dims_text, dtype_name, shape_dims
 
 __all__ = [
@@ -53,6 +56,9 @@ MAX_W = 300.0
 MAX_LINES = 6        # detail + weight lines shown in a box at most
 MAX_VALUE_CHARS = 28
 MAX_FIRST_VIEW = 400   # boxes a first (collapsed) view may show at most
+#: A weight or constant of at most this many elements is shown by its value on its consumer
+#: (``B  1.414``, named by the schema's input name), a bigger one by shape and dtype.
+MAX_VALUE_ELEMS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +160,71 @@ def _attr_text(attr: onnx.AttributeProto) -> str | None:
     return s
 
 
+def _value_text(t: onnx.TensorProto) -> str | None:
+    """``"1.414"``, ``"[0, 1]"``: the value of a tensor of at most :data:`MAX_VALUE_ELEMS`
+    elements stored in the file; None for bigger tensors and data kept outside the file."""
+    n = 1
+    for d in t.dims:
+        n *= d
+    if n > MAX_VALUE_ELEMS or t.data_location == onnx.TensorProto.EXTERNAL:
+        return None
+    try:
+        a = numpy_helper.to_array(t)
+    except Exception:  # a damaged or exotic tensor keeps its shape text
+        return None
+    return _format_values(a.reshape(-1).tolist(), a.ndim == 0)
+
+
+def _format_values(values: Sequence[object], scalar: bool) -> str | None:
+    if len(values) > MAX_VALUE_ELEMS:
+        return None
+    items = []
+    for v in values:
+        if isinstance(v, bool):
+            items.append("true" if v else "false")
+        elif isinstance(v, float):
+            items.append(f"{v:.4g}")
+        elif isinstance(v, bytes):
+            items.append(repr(v.decode("utf-8", "replace")))
+        else:
+            items.append(str(v))
+    text = items[0] if scalar and items else "[" + ", ".join(items) + "]"
+    return text if len(text) <= MAX_VALUE_CHARS else None
+
+
+def _constant_value_text(node: onnx.NodeProto) -> str | None:
+    """The value of a small ``Constant`` (see :func:`_value_text`), None for a big one."""
+    for a in node.attribute:
+        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+            return _value_text(a.t)
+        if a.name == "value_float":
+            return _format_values([a.f], True)
+        if a.name == "value_int":
+            return _format_values([a.i], True)
+        if a.name == "value_floats":
+            return _format_values(list(a.floats), False)
+        if a.name == "value_ints":
+            return _format_values(list(a.ints), False)
+        if a.name == "value_string":
+            return _format_values([a.s], True)
+        if a.name == "value_strings":
+            return _format_values(list(a.strings), False)
+    return None
+
+
+@lru_cache(maxsize=8192)
+def _formal_input(op_type: str, domain: str, opset: int | None, index: int) -> str | None:
+    """The schema's name of input ``index`` (``"B"`` of Mul's second input), None when unknown."""
+    schema = get_schema(op_type, domain, opset)
+    if schema is None or not schema.inputs:
+        return None
+    ins = schema.inputs
+    if index < len(ins):
+        return ins[index].name
+    last = ins[-1]
+    return last.name if last.option == onnx.defs.OpSchema.FormalParameterOption.Variadic else None
+
+
 def _constant_text(node: onnx.NodeProto) -> str:
     for a in node.attribute:
         if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
@@ -198,6 +269,7 @@ def build_display_graph(
     unfold: Collection[int] = (),
     _captured: list[tuple[str, str, int]] | None = None,
     _outer_weights: Mapping[str, str] | None = None,
+    _outer_values: Mapping[str, str] | None = None,
 ) -> DisplayGraph:
     """The display model of ``graph``; ``node_ids[i]`` is the stable id of ``graph.node[i]``.
 
@@ -213,7 +285,12 @@ def build_display_graph(
     body's boxes (see :func:`_expand_bodies`). ``_captured`` and ``_outer_weights`` are
     internal: a body build lists in ``_captured`` the outer values its boxes consume, for the
     enclosing build to wire, and shows the enclosing graphs' initializers and weight
-    Constants it reads (``_outer_weights``) as weights of its boxes, like its own.
+    Constants it reads (``_outer_weights``; ``_outer_values`` the values of the small ones)
+    as weights of its boxes, like its own.
+
+    A weight of at most :data:`MAX_VALUE_ELEMS` elements is shown by its value, named by the
+    consumer's schema input (``("B", "1.414")`` on a Mul), so a GELU's constants read at a
+    glance; a bigger one by its name, shape and dtype (``("W", "768x768 float32")``).
 
     Weight-preparation chains (constant-only nodes whose results all end in one consumer:
     ``DequantizeLinear`` of an int8 initializer, ``Transpose``/``Reshape``/``Cast`` of a
@@ -226,7 +303,7 @@ def build_display_graph(
     nodes = graph.node
     if len(node_ids) != len(nodes):
         raise ValueError(f"node_ids has {len(node_ids)} ids for {len(nodes)} nodes")
-    b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights)
+    b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values)
     b.index_values()
     b.group_and_fold(expanded, groups, unfold)
     b.assign_boxes(expanded)
@@ -249,7 +326,8 @@ class _DisplayBuild:
 
     def __init__(self, graph: onnx.GraphProto, node_ids: Sequence[int], opsets: Mapping[str, int],
                  value_info: Mapping[str, onnx.ValueInfoProto] | None,
-                 captured: list[tuple[str, str, int]] | None, outer_weights: Mapping[str, str] | None) -> None:
+                 captured: list[tuple[str, str, int]] | None, outer_weights: Mapping[str, str] | None,
+                 outer_values: Mapping[str, str] | None = None) -> None:
         self.graph = graph
         self.nodes = graph.node
         self.node_ids = node_ids
@@ -257,6 +335,8 @@ class _DisplayBuild:
         self.value_info = value_info
         self.captured = captured
         self.outer_weights = outer_weights
+        self.values: dict[str, str] = dict(outer_values or {})   # small weight -> its value text
+        self.chain_results: set[str] = set()   # results of folded weight-preparation chains
         self.boxes: list[Box] = []
         self.edges: dict[str, Edge] = {}
         self.labels: dict[str, str] = {}     # value -> edge label (its shape text), computed once
@@ -270,8 +350,14 @@ class _DisplayBuild:
         """Weights (initializers, weight Constants), graph inputs/outputs, value infos and producers."""
         graph, nodes = self.graph, self.nodes
         initializers: dict[str, str] = {}
+        values = self.values
         for t in graph.initializer:
             initializers[t.name] = _tensor_text(t.dims, t.data_type)
+            v = _value_text(t)
+            if v is not None:
+                values[t.name] = v
+            else:
+                values.pop(t.name, None)  # a local weight hides an outer one of the same name
         for st in graph.sparse_initializer:
             initializers[st.values.name] = _tensor_text(st.dims, st.values.data_type) + " sparse"
         self.initializers = initializers
@@ -299,6 +385,9 @@ class _DisplayBuild:
             outs = node.output
             if _weight_constant(node, output_set):
                 weight_const[outs[0]] = _constant_text(node)
+                v = _constant_value_text(node)
+                if v is not None:
+                    values[outs[0]] = v
                 hidden[i] = 1
                 continue
             for k, o in enumerate(outs):
@@ -317,7 +406,7 @@ class _DisplayBuild:
         elif groups is not None:
             self.tree = groups
         else:
-            self.tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+            self.tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn, nodes)
         # Weight-preparation chains fold into their consumer (after the tree: a folded node still
         # belongs to its name scope, it is only not drawn as a box of its own).
         known = set(self.initializers)
@@ -329,7 +418,10 @@ class _DisplayBuild:
                                      {i for i in range(n) if node_ids[i] in unfold_ids})
         if fold_to:
             outer = {**self.initializers, **self.weight_const, **(self.outer_weights or {})}
-            self.weight_const.update(chain_texts(nodes, fold_to, outer))
+            texts, kept = chain_texts(nodes, fold_to, outer, self.values)
+            self.weight_const.update(texts)
+            self.values.update(kept)
+            self.chain_results = set(texts)
             fold_members: dict[int, list[int]] = {}
             for i, t in fold_to.items():
                 hidden[i] = 1
@@ -464,7 +556,14 @@ class _DisplayBuild:
                             captured.append((value, r, j))
                         continue
                     if r[0] == "n":
-                        weights.append((value, w))
+                        v = self.values.get(value)
+                        if v is not None:
+                            weights.append((self._formal(node, j) or value, v))
+                        elif value in self.chain_results:
+                            # a folded chain's result has a made-up name: the input's role says more
+                            weights.append((self._formal(node, j) or value, w))
+                        else:
+                            weights.append((value, w))
                     continue
                 if s[0] == r:
                     continue  # edge inside a closed group
@@ -492,6 +591,12 @@ class _DisplayBuild:
             self.node_boxes[i] = Box(key=r, kind="node", label=label, name=node.name, category=cat, width=w, height=h,
                                      n_in=len(node.input), n_out=len(node.output), node_id=self.node_ids[i],
                                      details=tuple(details), weights=tuple(weights), subgraphs=tuple(subgraphs))
+
+    def _formal(self, node: onnx.NodeProto, j: int) -> str | None:
+        """The schema's name of ``node``'s input ``j`` at the model's opset."""
+        dom = node.domain if node.domain != "ai.onnx" else ""
+        opsets = self.opsets
+        return _formal_input(node.op_type, dom, opsets.get(dom, opsets.get("ai.onnx")), j)
 
     def output_sources(self) -> list[tuple[tuple[str, int], str]]:
         """(source, name) of every graph output drawn here (before group boxes: it adds their out ports)."""
@@ -564,7 +669,7 @@ class _DisplayBuild:
             self.boxes = _expand_bodies(
                 open_bodies, self.nodes, node_ids, node_boxes, self.boxes, open_set, bodies, self.opsets,
                 self.value_info, self.src_of, self.add_edge,
-                {**(self.outer_weights or {}), **self.initializers, **self.weight_const}, self.captured,
+                {**(self.outer_weights or {}), **self.initializers, **self.weight_const}, self.values, self.captured,
                 self.box_groups, self.group_parents, self.group_labels)
 
 
@@ -606,7 +711,7 @@ def body_key(node_id: int) -> str:
 
 
 def _expand_bodies(open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bodies, opsets, value_info,
-                   src_of, add_edge, weights, captured, box_groups, group_parents, group_labels) -> list[Box]:
+                   src_of, add_edge, weights, values, captured, box_groups, group_parents, group_labels) -> list[Box]:
     """Draw the bodies of the nodes ``open_bodies`` (graph indices) inside frames.
 
     # NOTE: the owner's box stays as it is (same key, ports and edges), so the rest of the
@@ -633,7 +738,8 @@ def _expand_bodies(open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bo
             sub_open |= {p for p in open_set if p.startswith("@")}
             cap: list[tuple[str, str, int]] = []
             sub = build_display_graph(bgraph, list(bids), opsets=opsets, value_info=value_info,
-                                      expanded=sub_open, bodies=bodies, _captured=cap, _outer_weights=weights)
+                                      expanded=sub_open, bodies=bodies, _captured=cap, _outer_weights=weights,
+                                      _outer_values=values)
 
             def ren(k: str, pre: str = pre) -> str:
                 if k.startswith(("in:@", "out:@")):
@@ -706,7 +812,7 @@ def group_tree(graph: onnx.GraphProto) -> GroupTree:
     outs = {vi.name for vi in graph.output}
     nodes = graph.node
     drawn = [i for i, nd in enumerate(nodes) if not _weight_constant(nd, outs)]
-    return build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+    return build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn, nodes)
 
 
 def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = MAX_FIRST_VIEW,

@@ -101,9 +101,14 @@ def _body_reads(g: onnx.GraphProto) -> list[str]:
 
 
 def chain_texts(nodes: Sequence[onnx.NodeProto], fold_to: Mapping[int, int],
-                 weights: Mapping[str, str]) -> dict[str, str]:
-    """Weight-row text of every folded result: ``"768x768 int8 → DequantizeLinear"``."""
+                weights: Mapping[str, str], values: Mapping[str, str] | None = None
+                ) -> tuple[dict[str, str], dict[str, str]]:
+    """Weight-row text of every folded result (``"768x768 int8 → DequantizeLinear"``), and
+    the value text of the results that keep a small constant's values (``"[4]"`` for an
+    ``Unsqueeze`` of the scalar ``4``: see :data:`_KEEPS_VALUES`)."""
+    values = values or {}
     src: dict[str, tuple[str, tuple[str, ...]]] = {}   # value -> (source text, ops so far)
+    kept: dict[str, str] = {}
     for i in sorted(fold_to):
         node = nodes[i]
         base, ops = "", ()
@@ -117,12 +122,54 @@ def chain_texts(nodes: Sequence[onnx.NodeProto], fold_to: Mapping[int, int],
                     base = weights[v]
                     break
         ops = ops + (node.op_type,)
+        data = [v for v in node.input if v]
+        kept_text = None
+        if node.op_type in _KEEPS_VALUES and node.domain in ("", "ai.onnx") and data:
+            first = values.get(data[0]) if data[0] not in src else kept.get(data[0])
+            if first is not None:
+                kept_text = _kept_value(node, first)
         for o in node.output:
             if o:
                 src[o] = (base, ops)
+                if kept_text is not None:
+                    kept[o] = kept_text
     out = {}
     for v, (base, ops) in src.items():
         if len(ops) > _MAX_CHAIN_OPS:
             ops = ops[:1] + ("…",) + ops[-(_MAX_CHAIN_OPS - 1):]
         out[v] = " → ".join((base,) + ops if base else ops)
-    return out
+    return out, kept
+
+
+# NOTE: ops that move a small constant's elements without computing new ones, so the value
+# of the result is known without running anything (``Unsqueeze(4)`` is ``[4]``). Cast is
+# handled by converting the element texts; anything else keeps its chain text.
+_KEEPS_VALUES = frozenset({"Unsqueeze", "Squeeze", "Reshape", "Identity", "Flatten", "Cast"})
+
+
+def _kept_value(node: onnx.NodeProto, text: str) -> str | None:
+    """Value text of ``node``'s result from its input's value text ``text``."""
+    items = [t.strip() for t in text.strip("[]").split(",")] if text else []
+    if node.op_type == "Cast":
+        to = next((a.i for a in node.attribute if a.name == "to"), None)
+        if to is None:
+            return None
+        try:
+            kind = onnx.helper.tensor_dtype_to_np_dtype(to).kind
+        except Exception:
+            return None
+        conv = []
+        for t in items:
+            try:
+                f = float(t) if t not in ("true", "false") else float(t == "true")
+            except ValueError:
+                return None
+            conv.append(("true" if f else "false") if kind == "b" else
+                        str(int(f)) if kind in "iu" else f"{f:.4g}")
+        items = conv
+        return items[0] if not text.startswith("[") and len(items) == 1 else "[" + ", ".join(items) + "]"
+    if node.op_type == "Squeeze" and len(items) == 1:
+        return items[0]
+    if node.op_type == "Identity":
+        return text
+    return "[" + ", ".join(items) + "]"

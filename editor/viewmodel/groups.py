@@ -16,7 +16,8 @@ A node named ``/model/layers.3/self_attn/q_proj/MatMul`` lies in the groups ``/m
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import onnx
@@ -98,6 +99,9 @@ class GroupTree:
     _chains: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _kids: dict[str, list[str]] | None = None
     n_nodes: int = 0
+    #: Groups that are one call of a scope used several times (see :func:`_instance_dirs`):
+    #: path -> (k, n), the k-th of n calls in execution order.
+    instances: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def members(self, path: str) -> list[int]:
         """Node indices inside ``path`` at any depth, in graph order."""
@@ -139,17 +143,29 @@ class GroupTree:
         return path in self.parent
 
 
-def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
-    """Group tree for nodes ``indices`` (graph order) with the given ``names``."""
+def build_group_tree(names: Sequence[str], indices: Sequence[int],
+                     nodes: Sequence[onnx.NodeProto] | None = None) -> GroupTree:
+    """Group tree for nodes ``indices`` (graph order) with the given ``names``.
+
+    ``nodes`` (the graph's nodes, indexed like ``indices``) gives the wiring: with it, a
+    scope whose nodes interleave with others' (a module called several times) is split into
+    one group per call (:func:`_instance_dirs`), and an over-full group is split where the
+    graph is narrow (:func:`_split`)."""
     # Work per scope directory ("/model/layers.3/attn" of ".../attn/MatMul"): nodes of one
     # directory share everything below, and there are far fewer directories than nodes.
     node_dir: list[str] = []
-    dir_count: dict[str, int] = {}
     for name in names:
         d = name.rpartition("/")[0] if "/" in name else ""
         if d and not d.strip("/"):
             d = ""
         node_dir.append(d)
+    preds = _predecessors(nodes, indices) if nodes is not None else None
+    instances: dict[str, tuple[str, int, int]] = {}
+    if preds is not None:
+        _adopt_scopeless(node_dir, preds)
+        node_dir = _instance_dirs(node_dir, preds, instances)
+    dir_count: dict[str, int] = {}
+    for d in node_dir:
         dir_count[d] = dir_count.get(d, 0) + 1
     dir_scopes: dict[str, list[str]] = {d: scopes_of(d + "/x") for d in dir_count if d}
     count: dict[str, int] = {}
@@ -177,6 +193,10 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
                 anc, anc_size = p, c
         dir_inner[d] = anc
     tree.parent = kept_parent
+    for path, (label, k, n) in instances.items():
+        if path in kept_parent:
+            tree.labels[path] = f"{label} #{k}"
+            tree.instances[path] = (k, n)
     node_group = tree.node_group
     for i, d in zip(indices, node_dir):
         g = dir_inner[d]
@@ -235,6 +255,149 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
             size[par] = size.get(par, 0) + size.get(g, 0)
     tree.size = size
     return tree
+
+
+def _predecessors(nodes: Sequence[onnx.NodeProto], indices: Sequence[int]) -> list[tuple[int, ...]]:
+    """For every position k of ``indices``: the positions of the nodes whose results it reads."""
+    producer: dict[str, int] = {}
+    out: list[tuple[int, ...]] = []
+    for k, i in enumerate(indices):
+        node = nodes[i]
+        ps = {producer[v] for v in node.input if v in producer}
+        out.append(tuple(ps))
+        for o in node.output:
+            if o:
+                producer[o] = k
+    return out
+
+
+def _adopt_scopeless(node_dir: list[str], preds: Sequence[tuple[int, ...]]) -> None:
+    """Give a node without a scope the scope its producers and consumers share.
+
+    # NOTE: exporters insert nodes without a name scope between scoped ones (tf2onnx's
+    # ``Unsqueeze__115`` inside Magika's model scope, a user's inserted Relu). Left at the
+    # top level, such a node sits outside the group around it, so the closed group would
+    # feed it and be fed by it, and the group would be split around it. When every
+    # neighbour lies in one scope, the node belongs there."""
+    succs: list[list[int]] = [[] for _ in node_dir]
+    for k, ps in enumerate(preds):
+        for p in ps:
+            succs[p].append(k)
+    for k, d in enumerate(node_dir):
+        if d or not preds[k] or not succs[k]:
+            continue
+        common: list[str] | None = None
+        for q in (*preds[k], *succs[k]):
+            parts = [x for x in node_dir[q].split("/") if x]
+            if common is None:
+                common = parts
+            else:
+                j = 0
+                while j < len(common) and j < len(parts) and common[j] == parts[j]:
+                    j += 1
+                common = common[:j]
+            if not common:
+                break
+        if common:
+            node_dir[k] = "/" + "/".join(common)
+
+
+def _instance_dirs(node_dir: list[str], preds: Sequence[tuple[int, ...]],
+                   instances: dict[str, tuple[str, int, int]]) -> list[str]:
+    """Scope directories with every scope split into the calls it holds, in execution order.
+
+    # NOTE: a torch module called several times (a layer reused 7 times, a shared norm)
+    # exports every call under one name scope, interleaved with what runs between the calls.
+    # Drawn as one group, the calls sit side by side in one box that feeds what comes after
+    # it and is fed by it: a cycle the model does not have. A scope is split where one of
+    # its nodes reads, through nodes outside the scope, a result of the scope's current
+    # call: each call is then a group of its own (``/mol_layer``, ``/mol_layer#2`` ...)
+    # that no path leaves and re-enters, so a closed call never feeds itself. Scopes are
+    # split outermost first; an inner scope is split within each call of its parent.
+    ``instances`` gets ``path -> (label, k, n)`` for every call of a split scope."""
+    n = len(node_dir)
+    segs: dict[str, list[str]] = {}
+    chains: list[list[str]] = []
+    for d in node_dir:
+        c = segs.get(d)
+        if c is None:
+            c = segs[d] = [p for p in d.split("/") if p]
+        chains.append(c)
+    depth = max((len(c) for c in chains), default=0)
+    prefix = [""] * n
+    for t in range(depth):
+        members: dict[str, list[int]] = {}
+        for k in range(n):
+            c = chains[k]
+            if len(c) > t:
+                members.setdefault(prefix[k] + "/" + c[t], []).append(k)
+        merged_into: set[str] = set()
+        twins_of = _numbered_twins(members)
+        for path, ks in members.items():
+            if path in merged_into:
+                continue
+            calls = _calls(ks, preds) if len(ks) > 1 else None
+            if calls:
+                # torch's TorchScript exporter names a later call's own nodes ``/mol_layer_1``
+                # beside ``/mol_layer`` (the shared module's inner scopes keep the name): once
+                # the scope is known to be called several times, those siblings are its calls
+                twins = [q for q in twins_of.get(path, ()) if q not in merged_into]
+                if twins:
+                    merged_into.update(twins)
+                    ks = sorted(ks + [k for q in twins for k in members[q]])
+                    calls = _calls(ks, preds)
+            last = calls[-1] if calls else 0
+            for j, k in enumerate(ks):
+                prefix[k] = path if not last or not calls[j] else f"{path}#{calls[j] + 1}"
+            if last:
+                label = path.rsplit("/", 1)[-1]
+                for c in range(last + 1):
+                    instances[path if not c else f"{path}#{c + 1}"] = (label, c + 1, last + 1)
+    return prefix
+
+
+def _numbered_twins(paths: Iterable[str]) -> dict[str, list[str]]:
+    """``{"/a/mol_layer": ["/a/mol_layer_1", "/a/mol_layer_2"]}``: paths that differ from
+    another of ``paths`` by a ``_<number>`` suffix, in number order."""
+    paths = set(paths)
+    out: dict[str, list[tuple[int, str]]] = {}
+    for q in paths:
+        m = _TWIN.fullmatch(q)
+        if m is not None and m.group(1) in paths:
+            out.setdefault(m.group(1), []).append((int(m.group(2)), q))
+    return {p: [q for _, q in sorted(v)] for p, v in out.items()}
+
+
+_TWIN = re.compile(r"(.+)_(\d+)")
+
+
+def _calls(ks: list[int], preds: Sequence[tuple[int, ...]]) -> list[int] | None:
+    """Call number of each member position ``ks`` (sorted) of one scope; None when one call."""
+    member = set(ks)
+    inst: dict[int, int] = {}
+    reach: dict[int, int] = {}   # outside position -> the latest call it depends on
+    c = 0
+    out = []
+    for k in range(ks[0], ks[-1] + 1):
+        ps = preds[k]
+        if k in member:
+            for p in ps:
+                if reach.get(p, -1) == c:
+                    c += 1
+                    break
+            inst[k] = c
+            out.append(c)
+        elif ps:
+            r = -1
+            for p in ps:
+                q = inst.get(p)
+                if q is None:
+                    q = reach.get(p, -1)
+                if q > r:
+                    r = q
+            if r >= 0:
+                reach[k] = r
+    return out if c else None
 
 
 def _split(tree: GroupTree, parent: str, items: list[tuple[int, str, object]]) -> None:
