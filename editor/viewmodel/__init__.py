@@ -32,6 +32,7 @@ from onnx import numpy_helper
 
 from editor.viewmodel.categories import CATEGORIES, category_of
 from editor.viewmodel.folding import DEAD, chain_texts, fold_weight_chains
+from editor.viewmodel.plumbing import fold_plumbing
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
 from editor.attr_names import enum_name
 from editor.schema import get_schema
@@ -267,6 +268,7 @@ def build_display_graph(
     groups: GroupTree | None = None,
     bodies: Callable[[int], Sequence[tuple[str, onnx.GraphProto, Sequence[int]]]] | None = None,
     unfold: Collection[int] = (),
+    show_plumbing: bool = False,
     _captured: list[tuple[str, str, int]] | None = None,
     _outer_weights: Mapping[str, str] | None = None,
     _outer_values: Mapping[str, str] | None = None,
@@ -299,13 +301,19 @@ def build_display_graph(
     ``DisplayGraph.folded``. ``unfold`` holds node ids of consumers whose chains are drawn
     as boxes after all (the "show weight preparation" of the canvas). Constant-only nodes
     whose results nobody reads are not drawn, like unused initializers.
+
+    Shape plumbing (``Shape → Gather → Unsqueeze → Concat`` chains that compute a Reshape's
+    target, and small constant-only results shared by many readers) is drawn the same way:
+    a row of every reader (``shape  Shape → Gather → … → Concat``; see
+    :mod:`editor.viewmodel.plumbing`), listed in ``DisplayGraph.folded`` and drawn as boxes
+    for readers in ``unfold``. ``show_plumbing`` draws all of it as boxes.
     """
     nodes = graph.node
     if len(node_ids) != len(nodes):
         raise ValueError(f"node_ids has {len(node_ids)} ids for {len(nodes)} nodes")
     b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values)
     b.index_values()
-    b.group_and_fold(expanded, groups, unfold)
+    b.group_and_fold(expanded, groups, unfold, show_plumbing)
     b.assign_boxes(expanded)
     b.input_boxes()
     b.node_boxes_and_edges()
@@ -396,7 +404,7 @@ class _DisplayBuild:
         self.producer, self.weight_const, self.hidden = producer, weight_const, hidden
 
     def group_and_fold(self, expanded: Collection[str] | None, groups: GroupTree | None,
-                       unfold: Collection[int]) -> None:
+                       unfold: Collection[int], show_plumbing: bool = False) -> None:
         """The group tree, and the drawn nodes once weight-preparation chains fold into their consumer."""
         nodes, node_ids, hidden, n = self.nodes, self.node_ids, self.hidden, len(self.nodes)
         drawn = [i for i in range(n) if not hidden[i]]
@@ -431,7 +439,31 @@ class _DisplayBuild:
             drawn = [i for i in drawn if not hidden[i]]
             self.folded = {(f"n:{node_ids[t]}" if t != DEAD else ""): tuple(sorted(ids))
                            for t, ids in fold_members.items()}
+        if not show_plumbing:
+            drawn = self._fold_plumbing(drawn, unfold_ids)
         self.drawn = drawn
+
+    def _fold_plumbing(self, drawn: list[int], unfold_ids: set[int]) -> list[int]:
+        """Shape plumbing and shared small constants become rows of their readers (:mod:`.plumbing`)."""
+        nodes, node_ids, hidden = self.nodes, self.node_ids, self.hidden
+        known = set(self.initializers)
+        known.update(self.weight_const)
+        if self.outer_weights:
+            known.update(self.outer_weights)
+        pl = fold_plumbing(nodes, hidden, known, self.output_set,
+                           {i for i in drawn if node_ids[i] in unfold_ids}, _Numel(self.vis))
+        if not pl.hidden:
+            return drawn
+        for i in pl.hidden:
+            hidden[i] = 1
+            for o in nodes[i].output:
+                self.producer.pop(o, None)
+        self.weight_const.update(pl.texts)
+        self.chain_results.update(pl.texts)
+        for r, ids in pl.feeds.items():
+            key = f"n:{node_ids[r]}"
+            self.folded[key] = tuple(sorted(set(self.folded.get(key, ())) | {node_ids[i] for i in ids}))
+        return [i for i in drawn if not hidden[i]]
 
     def assign_boxes(self, expanded: Collection[str] | None) -> None:
         """``rep[i]``: key of the box node i is drawn in (itself, or its outermost closed group)."""
@@ -671,6 +703,35 @@ class _DisplayBuild:
                 self.value_info, self.src_of, self.add_edge,
                 {**(self.outer_weights or {}), **self.initializers, **self.weight_const}, self.values, self.captured,
                 self.box_groups, self.group_parents, self.group_labels)
+
+
+class _Numel(Mapping[str, int]):
+    """Element count of a value whose shape is fully known (from the value infos), -1 else."""
+
+    def __init__(self, vis: Mapping[str, onnx.ValueInfoProto]) -> None:
+        self._vis = vis
+
+    def __getitem__(self, name: str) -> int:
+        vi = self._vis.get(name)
+        if vi is None or not vi.type.HasField("tensor_type"):
+            return -1
+        dims = shape_dims(vi.type)
+        if dims is None or not all(isinstance(d, int) and d >= 0 for d in dims):
+            return -1
+        n = 1
+        for d in dims:
+            n *= d
+        return n
+
+    def get(self, name: str, default: int = -1) -> int:  # type: ignore[override]
+        n = self[name]
+        return default if n < 0 else n
+
+    def __iter__(self):
+        return iter(self._vis)
+
+    def __len__(self) -> int:
+        return len(self._vis)
 
 
 def _with_used_ports(boxes: list[Box], edges) -> list[Box]:

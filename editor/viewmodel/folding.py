@@ -13,11 +13,11 @@ from collections.abc import Collection, Mapping, Sequence
 
 import onnx
 
-__all__ = ["DEAD", "chain_texts", "fold_weight_chains"]
+__all__ = ["DEAD", "NEVER_FOLD", "body_reads", "chain_texts", "fold_weight_chains"]
 
 # NOTE: ops never folded although their inputs may all be constant: random generators
 # differ per run (their box says so), and a node with a body may read outer values.
-_NEVER_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+NEVER_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
                          "Multinomial", "Bernoulli", "If", "Loop", "Scan"})
 _MAX_CHAIN_OPS = 3   # ops named in a folded weight row; longer chains elide the middle
 DEAD = -1            # fold target of constant nodes whose results nobody reads
@@ -38,7 +38,7 @@ def fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known
     const: list[int] = []
     is_const = bytearray(len(nodes))
     for i, node in enumerate(nodes):
-        if hidden[i] or node.op_type in _NEVER_FOLD:
+        if hidden[i] or node.op_type in NEVER_FOLD:
             continue
         ins = [v for v in node.input if v]
         if not ins or not all(v in const_vals for v in ins):
@@ -63,10 +63,10 @@ def fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known
         reads = list(node.input)
         for a in node.attribute:  # a body reading an outer value consumes it too
             if a.type == onnx.AttributeProto.GRAPH:
-                reads += _body_reads(a.g)
+                reads += body_reads(a.g)
             elif a.type == onnx.AttributeProto.GRAPHS:
                 for g in a.graphs:
-                    reads += _body_reads(g)
+                    reads += body_reads(g)
         for v in reads:
             i = made_by.get(v)
             if i is not None:
@@ -86,17 +86,17 @@ def fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known
     return fold_to
 
 
-def _body_reads(g: onnx.GraphProto) -> list[str]:
+def body_reads(g: onnx.GraphProto) -> list[str]:
     """Every value name a (nested) body's nodes read; a superset of what it captures."""
     out: list[str] = []
     for node in g.node:
         out += node.input
         for a in node.attribute:
             if a.type == onnx.AttributeProto.GRAPH:
-                out += _body_reads(a.g)
+                out += body_reads(a.g)
             elif a.type == onnx.AttributeProto.GRAPHS:
                 for sg in a.graphs:
-                    out += _body_reads(sg)
+                    out += body_reads(sg)
     return out
 
 

@@ -224,9 +224,10 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int],
         for g, par in list(kept_parent.items()):
             if par in direct:
                 direct[par].append((first[g], "g", g))
+        wiring = _Wiring(nodes, names, indices, preds) if nodes is not None and preds is not None else None
         for g, items in direct.items():
             items.sort(key=lambda t: t[0])
-            _split(tree, g, items)
+            _split(tree, g, items, wiring)
     # Sizes and members.
     # Sizes: direct node counts pushed up the tree (members are gathered lazily).
     direct: dict[str, list[int]] = {}
@@ -400,25 +401,183 @@ def _calls(ks: list[int], preds: Sequence[tuple[int, ...]]) -> list[int] | None:
     return out if c else None
 
 
-def _split(tree: GroupTree, parent: str, items: list[tuple[int, str, object]]) -> None:
+def _split(tree: GroupTree, parent: str, items: list[tuple[int, str, object]], wiring: "_Wiring | None") -> None:
+    """Split the over-full group ``parent`` (``items``: its children in graph order as
+    ``(first node index, "n" | "g", node index | group path)``) into blocks.
+
+    # NOTE: a scope-less export (or one scope of 3,000 nodes) used to be cut into
+    # ``part k/n`` of 250 children each: arbitrary cuts through layers, named by nothing.
+    # With the wiring, the children are cut where the graph is narrowest (fewest values
+    # alive across the cut: between layers, around a residual add), and when the pieces
+    # repeat (a layer is two pieces: attention, then MLP), the repeating unit is one block:
+    # the 24 layers of an encoder become 24 identical blocks (``DisplayGraph.repeats``),
+    # named by their first and last op (``ConvInteger … LayerNormalization``). What is left
+    # before and after the repeats stays as it is, or is cut at narrow places into blocks
+    # when it is still too big."""
+    if wiring is None:
+        size = PART_SIZE if len(items) <= PART_SIZE * MAX_CHILDREN else -(-len(items) // MAX_CHILDREN)
+        _make_blocks(tree, parent, [items[k:k + size] for k in range(0, len(items), size)], wiring)
+        return
+    width = wiring.cut_widths(tree, parent, items)
+    sig = [wiring.signature(it) for it in items]
     n = len(items)
-    size = PART_SIZE if n <= PART_SIZE * MAX_CHILDREN else -(-n // MAX_CHILDREN)
-    nparts = -(-n // size)
-    for k in range(nparts):
-        chunk = items[k * size:(k + 1) * size]
+    best = None
+    segs: list[tuple[int, int]] = []
+    # the narrowest cuts first; wider ones until the pieces repeat over half the children
+    for level in sorted(set(width[n // 10:n - n // 10] or width[1:n]))[:8]:
+        bounds = [0] + [b for b in range(1, n) if width[b] <= level] + [n]
+        segs = [(bounds[j], bounds[j + 1]) for j in range(len(bounds) - 1)]
+        best = _repeats(segs, sig)
+        if best is not None and 2 * best[0] >= n:
+            break
+        best = None
+    groups: list[list[tuple[int, str, object]]] = []
+    if best is not None:
+        _, neg_p, j0, j1 = best
+        period = -neg_p
+        unit = segs[j0 + period - 1][1] - segs[j0][0]
+        if unit < MIN_BLOCK:  # tiny units (a chain of Relus) repeat in runs of several
+            period *= -(-MIN_BLOCK // max(unit, 1))
+        starts = list(range(j0, j1, period))
+        if j1 - starts[-1] < period:
+            starts.pop()
+        blocks = [items[segs[a][0]:segs[min(a + period, len(segs)) - 1][1]] for a in starts]
+        head = items[:segs[j0][0]] if blocks else items
+        tail = items[segs[starts[-1] + period - 1][1]:] if blocks else []
+        groups = _chunks(head, width, 0) + blocks + _chunks(tail, width, n - len(tail))
+    else:
+        groups = _chunks(items, width, 0, force=True)
+    _make_blocks(tree, parent, groups, wiring)
+
+
+MIN_BLOCK = 8   # children a repeated block holds at least
+
+
+def _repeats(segs: list[tuple[int, int]], sig: list[object]) -> tuple[int, int, int, int] | None:
+    """The longest run of ``segs`` that repeats: (children covered, -period, first, end segment)."""
+    ids: dict[tuple, int] = {}
+    sid = [ids.setdefault(tuple(sig[a:b]), len(ids)) for a, b in segs]
+    best = None
+    for period in range(1, min(MAX_PERIOD, len(segs) // 2) + 1):
+        j = 0
+        while j + period < len(segs):
+            if sid[j] != sid[j + period]:
+                j += 1
+                continue
+            k = j
+            while k + period < len(segs) and sid[k] == sid[k + period]:
+                k += 1
+            # segments j .. k + period - 1 repeat with this period
+            reps = (k - j + period) // period
+            if reps >= 2:
+                end = j + reps * period
+                cand = (segs[end - 1][1] - segs[j][0], -period, j, end)
+                if best is None or cand > best:
+                    best = cand
+            j = k + 1
+    return best
+
+
+MAX_PERIOD = 48   # pieces a repeated block may be made of
+
+
+def _chunks(items: list, width: list[int], offset: int, force: bool = False) -> list[list]:
+    """``items`` as one list per child when they are few, else cut at their narrowest
+    places into chunks of about ``PART_SIZE``."""
+    if not items:
+        return []
+    if not force and len(items) <= MAX_CHILDREN // 4:
+        return [[it] for it in items]
+    out = []
+    a = 0
+    while a < len(items):
+        if len(items) - a <= PART_SIZE:
+            out.append(items[a:])
+            break
+        lo_b, hi_b = a + PART_SIZE // 2, min(a + PART_SIZE + PART_SIZE // 2, len(items) - 1)
+        b = min(range(lo_b, hi_b + 1), key=lambda c: (width[offset + c], abs(c - a - PART_SIZE)))
+        out.append(items[a:b])
+        a = b
+    return out
+
+
+def _make_blocks(tree: GroupTree, parent: str, groups: list[list[tuple[int, str, object]]],
+                 wiring: "_Wiring | None") -> None:
+    """Make a group of every list in ``groups`` with two or more children (a one-child list
+    leaves its child where it is); named by its first and last op."""
+    k = 0
+    for chunk in groups:
+        if len(chunk) < 2:
+            continue
         part = f"{parent}/#{k}"
+        k += 1
         tree.parent[part] = parent
-        lo, hi = chunk[0][0], chunk[-1][0]
-        tree.labels[part] = f"part {k + 1}/{nparts}"
+        first, last = chunk[0], chunk[-1]
+        name = wiring.name if wiring is not None else (lambda it: str(it[2]))
+        a, b = name(first), name(last)
+        tree.labels[part] = a if a == b and len(chunk) == 1 else f"{a} … {b}"
         for _, kind, ref in chunk:
             if kind == "n":
                 tree.node_group[ref] = part  # type: ignore[index]
             else:
                 tree.parent[ref] = part  # type: ignore[index]
         if len(chunk) > MAX_CHILDREN:
-            _split(tree, part, chunk)
-        del lo, hi
+            _split(tree, part, chunk, wiring)
     tree._chains.clear()
+
+
+class _Wiring:
+    """What :func:`_split` reads of the graph: op types and who reads whom (node indices)."""
+
+    def __init__(self, nodes: Sequence[onnx.NodeProto], names: Sequence[str], indices: Sequence[int],
+                 preds: Sequence[tuple[int, ...]]) -> None:
+        self.nodes = nodes
+        self.names = dict(zip(indices, names))
+        self.preds = {indices[k]: tuple(indices[p] for p in ps) for k, ps in enumerate(preds)}
+
+    def signature(self, it: tuple[int, str, object]) -> object:
+        if it[1] == "n":
+            node = self.nodes[it[2]]  # type: ignore[index]
+            return (node.domain, node.op_type)
+        return ("g", it[2].rsplit("/", 1)[-1].split("#")[0].rstrip("0123456789._"))  # type: ignore[union-attr]
+
+    def name(self, it: tuple[int, str, object]) -> str:
+        if it[1] == "n":
+            return self.nodes[it[2]].op_type  # type: ignore[index]
+        return str(it[2]).rsplit("/", 1)[-1].split("#")[0]
+
+    def cut_widths(self, tree: GroupTree, parent: str, items: list[tuple[int, str, object]]) -> list[int]:
+        """``w[b]``: how many children before position ``b`` have a result read at or after ``b``."""
+        pos: dict[int, int] = {}
+        for q, (_, kind, ref) in enumerate(items):
+            if kind == "n":
+                pos[ref] = q  # type: ignore[index]
+            else:
+                for i in tree.members(ref):  # type: ignore[arg-type]
+                    pos[i] = q
+        n = len(items)
+        last = list(range(n))
+        readers = [0] * n
+        for i, q in pos.items():
+            for p in self.preds.get(i, ()):
+                qp = pos.get(p)
+                if qp is not None and qp < q:
+                    readers[qp] += 1
+                    if last[qp] < q:
+                        last[qp] = q
+        diff = [0] * (n + 2)
+        for q in range(n):
+            # a hub (a mask or a length read by every layer) is alive across every cut: it
+            # says nothing about where the graph is narrow
+            if last[q] > q and not (readers[q] >= 4 and last[q] - q > n // 4):
+                diff[q + 1] += 1
+                diff[last[q] + 1] -= 1
+        w = [0] * (n + 1)
+        run = 0
+        for b in range(n + 1):
+            run += diff[b]
+            w[b] = run
+        return w
 
 
 def group_signature(graph: onnx.GraphProto, members: Sequence[int],
