@@ -31,7 +31,7 @@ from onnx import numpy_helper
 
 
 from editor.viewmodel.categories import CATEGORIES, category_of
-from editor.viewmodel.folding import DEAD, chain_texts, fold_weight_chains
+from editor.viewmodel.folding import DEAD, body_reads, chain_texts, fold_weight_chains
 from editor.viewmodel.plumbing import fold_plumbing
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
 from editor.attr_names import enum_name
@@ -94,6 +94,10 @@ class Edge:
     dst_port: int
     value: str
     label: str = ""
+    #: ``""`` a value flowing from ``src`` into ``dst``; ``"body"``: ``dst`` is a closed
+    #: If/Loop/Scan whose bodies read the value from this graph (drawn dashed, and its
+    #: label says which bodies), so a value used only inside a body is not left unconnected.
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -313,6 +317,7 @@ def build_display_graph(
         raise ValueError(f"node_ids has {len(node_ids)} ids for {len(nodes)} nodes")
     b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values)
     b.index_values()
+    b.open_set = set(expanded) if bodies is not None and expanded is not None else set()
     b.group_and_fold(expanded, groups, unfold, show_plumbing)
     b.assign_boxes(expanded)
     b.input_boxes()
@@ -320,6 +325,8 @@ def build_display_graph(
     out_edges = b.output_sources()
     b.emit_boxes(out_edges)
     repeats = b.repeats()
+    if repeats:
+        b.widen_for_badges(repeats)
     b.place_in_groups(expanded)
     if bodies is not None and expanded is not None:
         b.expand_bodies(bodies, set(expanded))
@@ -345,6 +352,9 @@ class _DisplayBuild:
         self.outer_weights = outer_weights
         self.values: dict[str, str] = dict(outer_values or {})   # small weight -> its value text
         self.chain_results: set[str] = set()   # results of folded weight-preparation chains
+        self.open_set: set[str] = set()         # open groups and bodies
+        self.has_body = bytearray(1 if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                                           for a in n.attribute) else 0 for n in graph.node)
         self.boxes: list[Box] = []
         self.edges: dict[str, Edge] = {}
         self.labels: dict[str, str] = {}     # value -> edge label (its shape text), computed once
@@ -513,15 +523,18 @@ class _DisplayBuild:
                                   width=w, height=h, n_in=0, n_out=1,
                                   details=((("shape", shape_text(vis.get(name))),) if shape_text(vis.get(name)) else ())))
 
-    def add_edge(self, src: str, sp: int, dst: str, dp: int, value: str) -> None:
-        """The edge ``src:sp -> dst:dp`` carrying ``value`` (once per key)."""
+    def add_edge(self, src: str, sp: int, dst: str, dp: int, value: str, kind: str = "", note: str = "") -> None:
+        """The edge ``src:sp -> dst:dp`` carrying ``value`` (once per key); ``note`` follows
+        the shape in its label."""
         key = f"{src}:{sp}->{dst}:{dp}"
         edges = self.edges
         if key not in edges:
             lab = self.labels.get(value)
             if lab is None:
                 lab = self.labels[value] = shape_text(self.vis.get(value))
-            edges[key] = Edge(key, src, sp, dst, dp, value, lab)
+            if note:
+                lab = f"{lab} · {note}" if lab else note
+            edges[key] = Edge(key, src, sp, dst, dp, value, lab, kind)
 
     def src_of(self, value: str, consumer: str = "") -> tuple[str, int] | None:
         """(box key, output port) that ``value`` leaves from; port -1 inside one closed group."""
@@ -550,10 +563,11 @@ class _DisplayBuild:
         for i in self.drawn:
             node = nodes[i]
             r = rep[i]
+            body_in = self._body_inputs(i) if self.has_body[i] else ()
             if r[0] == "g":
                 # Fast path for nodes inside a closed group: most inputs come from the same
                 # group and produce nothing; only boundary crossings become (merged) edges.
-                for value in node.input:
+                for value in (*node.input, *body_in):
                     p = producer_get(value)
                     if p is not None and rep[p[0]] is r:
                         continue
@@ -607,6 +621,14 @@ class _DisplayBuild:
                 add_edge(s[0], s[1], r, dp, value)
             if r[0] != "n":
                 continue
+            note = "in " + "/".join(a.name.removesuffix("_branch") for a in node.attribute
+                                    if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS))
+            for k, value in enumerate(body_in):
+                s = src_of(value, r)
+                if s is not None and s[0] != r:
+                    add_edge(s[0], s[1], r, len(node.input) + k, value, "body", note)
+                elif s is None and captured is not None:
+                    captured.append((value, r, len(node.input) + k))
             details = []
             subgraphs = []
             for a in node.attribute:
@@ -621,8 +643,27 @@ class _DisplayBuild:
             dom = node.domain
             cat = category_of(node.op_type, dom, opsets.get(dom, default_domain_opset) if dom not in ("", "ai.onnx") else default_domain_opset)
             self.node_boxes[i] = Box(key=r, kind="node", label=label, name=node.name, category=cat, width=w, height=h,
-                                     n_in=len(node.input), n_out=len(node.output), node_id=self.node_ids[i],
+                                     n_in=len(node.input) + len(body_in), n_out=len(node.output), node_id=self.node_ids[i],
                                      details=tuple(details), weights=tuple(weights), subgraphs=tuple(subgraphs))
+
+    def _body_inputs(self, i: int) -> tuple[str, ...]:
+        """Values of this graph (or an enclosing one) that the closed bodies of node ``i``
+        read, in first-use order; none when its bodies are open (their boxes read them)."""
+        node = self.nodes[i]
+        if body_key(self.node_ids[i]) in self.open_set:
+            return ()
+        own = set(node.input)
+        out: dict[str, None] = {}
+        for a in node.attribute:
+            graphs = [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs) \
+                if a.type == onnx.AttributeProto.GRAPHS else []
+            for g in graphs:
+                made = _body_values(g)
+                for v in body_reads(g):
+                    if v and v not in made and v not in own and v not in out and v not in self.initializers \
+                            and v not in self.weight_const and not (self.outer_weights and v in self.outer_weights):
+                        out[v] = None
+        return tuple(out)
 
     def _formal(self, node: onnx.NodeProto, j: int) -> str | None:
         """The schema's name of ``node``'s input ``j`` at the model's opset."""
@@ -672,6 +713,18 @@ class _DisplayBuild:
         if not self.closed_groups:
             return {}
         return repeat_signature(self.graph, self.tree, [g for g in self.closed_groups], self.producer)
+
+    def widen_for_badges(self, repeats: Mapping[str, int]) -> None:
+        """Room on a repeated group box for its badge (``"24 identical blocks · 129 nodes"``)."""
+        size: dict[int, int] = {}
+        for c in repeats.values():
+            size[c] = size.get(c, 0) + 1
+        for k, b in enumerate(self.boxes):
+            c = repeats.get(b.name) if b.kind == "group" else None
+            if c is not None:
+                w = min(MAX_W, (len(f"{size[c]} identical blocks · {b.child_count} nodes") + 2) * SMALL_CHAR_W + PAD_X)
+                if w > b.width:
+                    self.boxes[k] = replace(b, width=float(round(w)))
 
     def place_in_groups(self, expanded: Collection[str] | None) -> None:
         """The open group each box lies in, every open group's parent, and their labels."""
@@ -860,6 +913,21 @@ def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:
     g.output.extend(onnx.ValueInfoProto(name=n) for n in fn.output)
     g.value_info.extend(fn.value_info)
     return g
+
+
+def _body_values(g: onnx.GraphProto) -> set[str]:
+    """Every value a (nested) body defines: its inputs, initializers and node results."""
+    out = {vi.name for vi in g.input}
+    out.update(t.name for t in g.initializer)
+    for node in g.node:
+        out.update(node.output)
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                out |= _body_values(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    out |= _body_values(sg)
+    return out
 
 
 def _weight_constant(node: onnx.NodeProto, output_set: Collection[str]) -> bool:

@@ -164,10 +164,9 @@ class GraphController(QObject):
         self.relayout(sync=sync)
 
     def _all_groups(self) -> set[str]:
-        from editor.viewmodel import build_group_tree, scoped_name
+        from editor.viewmodel import group_tree
 
-        names = [scoped_name(n) for n in self._graph.node]
-        return set(build_group_tree(names, list(range(len(names)))).parent)
+        return set(group_tree(self._graph).parent)
 
     def toggle_weights(self, key: str, *, sync: bool = False) -> None:
         """Draw the weight-preparation nodes folded into box ``key`` (``n:<id>``) as boxes of

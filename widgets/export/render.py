@@ -99,13 +99,12 @@ def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
     ``--collapsed`` is the editor's first view (``editor.viewmodel.default_expanded``: the
     top groups opened while the picture stays small), not a single box.
     """
-    from editor.viewmodel import build_group_tree, default_expanded, scoped_name
+    from editor.viewmodel import default_expanded, group_tree
 
     scope = args.scope.rstrip("/")
     if not scope:
         return None if args.expanded else default_expanded(model.graph)
-    names = [scoped_name(n) for n in model.graph.node]
-    tree = build_group_tree(names, list(range(len(names))))
+    tree = group_tree(model.graph)
     if scope not in tree:
         known = sorted(tree.parent)[:8]
         raise LoadError(f"no group {scope!r} in the model (groups include: {', '.join(known) or 'none'})")
@@ -162,10 +161,9 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         bodies = document_bodies(doc)
         flat = expanded is None
         if flat:  # every group open, and every body with every group inside it
-            from editor.viewmodel import build_group_tree, scoped_name
+            from editor.viewmodel import group_tree
 
-            names = [scoped_name(n) for n in graph.node]
-            expanded = set(build_group_tree(names, list(range(len(names)))).parent)
+            expanded = set(group_tree(graph).parent)
         expanded = expanded | all_body_paths(doc, groups="all" if flat else "default")
     value_info = None
     if not getattr(args, "no_inferred_shapes", False):
