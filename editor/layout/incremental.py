@@ -158,8 +158,8 @@ def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], N
             r = ranks[b.key]
             x0 = pos[b.key][0]
             top, bot = layers[r]
-            if b.key.startswith("f:") and _free_spot(boxes_by_band.get(r, []), b.width + H_GAP,
-                                                     x0 - H_GAP / 2) == x0 - H_GAP / 2:
+            # (the frame may take up to half the gap to a neighbour: its own padding)
+            if b.key.startswith("f:") and _free_spot(boxes_by_band.get(r, []), b.width, x0) == x0:
                 # a grown frame keeps its corner when only kept routes are in its way (a
                 # node added inside a group): those routes are routed again around it,
                 # instead of the frame and everything it holds jumping aside

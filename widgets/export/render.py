@@ -79,6 +79,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overlay-column", metavar="NAME", default=None,
                    help="the CSV column (or JSON key) to colour by (default: the first beside the name)")
     p.add_argument("--dark", action="store_true", help="dark theme")
+    p.add_argument("--plumbing", action="store_true",
+                   help="draw shape computations (Shape -> Gather -> Concat ...) and shared small "
+                        "constants as boxes (default: a row of each node that reads them)")
     p.add_argument("--strip", action="store_true",
                    help="keep a tall graph in one column (default: columns side by side when it is "
                         "more than 8 times taller than wide)")
@@ -173,7 +176,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         # every edge gets a shape: the file's where it has one, the shape engine's elsewhere
         value_info = label_value_info(graph, infer_model(model), bodies=bodies is not None)
     display = build_display_graph(graph, ids, opsets=_opsets(model), expanded=expanded, value_info=value_info,
-                                  bodies=bodies)
+                                  bodies=bodies, show_plumbing=getattr(args, "plumbing", False))
     overlay = _overlay(args, display, model, doc)
     timings["viewmodel"] = time.perf_counter() - t
     t = time.perf_counter()
