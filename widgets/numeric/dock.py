@@ -60,7 +60,9 @@ from widgets.common.selection import Target
 __all__ = ["NumericDock"]
 
 SOURCE = "numeric"
-_BACKENDS = (("auto", None), ("onnxruntime", "ort"), ("reference evaluator", "reference"))
+#: "auto" is the user allowing a fallback: onnxruntime, else the reference evaluator (the
+#: verdict then says which ran); the named ones are pinned, a side that cannot run is no verdict
+_BACKENDS = (("onnxruntime", "ort"), ("reference evaluator", "reference"), ("auto (may fall back)", None))
 _LEVELS = ("all", "extended", "basic", "disable")
 _SAME = "same"
 
@@ -114,7 +116,7 @@ class NumericDock(QDockWidget):
         body = QWidget(self)
         self.backend_a, self.level_a = self._side_widgets()
         self.backend_b, self.level_b = self._side_widgets()
-        self.backend_b.setCurrentIndex(2)  # B defaults to the reference evaluator
+        self.backend_b.setCurrentIndex(self.backend_b.findData("reference"))  # B defaults to the reference evaluator
         self.model_b = QComboBox(self)
         self.model_b.setMinimumContentsLength(18)
         self.model_b.activated.connect(self._on_model_b_chosen)
@@ -301,7 +303,8 @@ class NumericDock(QDockWidget):
         tol, dims = self._tolerance(), _parse_dims(self.dims.text())
 
         def work(runner, progress, _cancelled):  # noqa: ANN001, ANN202
-            return compare_runs(a, b, tolerance=tol, dims=dims, runner=runner, keep_values=True, progress=progress)
+            return compare_runs(a, b, tolerance=tol, dims=dims, runner=runner, keep_values=True, progress=progress,
+                                allow_fallback=a.backend is None or b.backend is None)
 
         self._start(work, "Comparing")
 
@@ -373,14 +376,16 @@ class NumericDock(QDockWidget):
         self.table.resizeColumnsToContents()
         c = comparison.counts()
         fd = comparison.first_divergence
-        text = (f"{c['tensors']} tensors, {c['tensors'] - c['unmapped']} mapped, {c['differ']} beyond tolerance; "
-                f"outputs {'agree' if comparison.outputs_ok else 'DIFFER'}")
+        # the verdict in the core's words (the CLI prints the same lines), its evidence on hover
+        lines = comparison.summary()
+        text = f"{c['tensors']} tensors, {c['tensors'] - c['unmapped']} mapped, {c['differ']} beyond tolerance; {lines[-1]}"
         if fd is not None:
             text += f". First divergence: {fd.node or fd.a} ({fd.op_type or 'input'})"
         rewrites = comparison.mapping.diff.rewrite_counts() if comparison.mapping and comparison.mapping.diff else {}
         if rewrites:
             text += ". " + "; ".join(f"{n} × {k}" if n > 1 else k for k, n in rewrites.items())
         self.status.setText(text)
+        self.status.setToolTip("\n".join(lines))
         tab = self.tab_a if _alive(self.tab_a) else None
         if self.heatmap is not None and (tab is None or self.heatmap.tab is not tab):
             self.heatmap.set_visible(False)

@@ -27,6 +27,7 @@ from widgets.window.document_tab import DocumentTab
 from widgets.compare import install_compare
 from widgets.editing import install_editing
 from widgets.common.formatting import shown
+from widgets.editing.save import holds_work
 from widgets.window.file_watch import install_file_watch
 from widgets.window.view_extras import install_view_extras
 from widgets.window.loader import LoadRequest, ModelLoader, show_error
@@ -161,7 +162,15 @@ class MainWindow(QMainWindow):
         return self.editing.confirm_close([tab])
 
     def add_document(self, doc, validator=None) -> DocumentTab:
-        """Show an already open Document (a new or recovered model) in a tab of its own."""
+        """Show an already open Document (a new, extracted, reduced or recovered model) in a
+        tab of its own.
+
+        NOTE: a model with content and no file is unsaved work from its first moment: an
+        extracted selection or a reduced failing subgraph once vanished on Quit without a
+        word, because a fresh document counts as clean. It starts modified, so every close
+        asks and crash recovery keeps a copy; an empty new model has nothing to lose."""
+        if doc.path is None and holds_work(doc):
+            doc.stack.clean_index = None
         request = LoadRequest(0, doc.path or Path("Untitled.onnx"), validator=validator)
         self._on_loaded(request, doc)
         return self.tab_list()[-1]
@@ -340,10 +349,8 @@ class MainWindow(QMainWindow):
 
     # -- shutdown --------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        for tab in self.tab_list():
-            if tab.doc.is_modified and not self._confirm_discard(tab):
-                event.ignore()
-                return
+        # unsaved work was asked about before this runs: the editing controller filters the
+        # window's Close event (one question for every unsaved tab, Untitled ones included)
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
         self.loader.cancel()
