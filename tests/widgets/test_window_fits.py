@@ -132,3 +132,17 @@ def test_a_dock_can_be_dragged_down_to_its_tab_bar(qtbot, window):
         assert isinstance(dock.widget(), DockFrame), f"{dock.objectName()} is not framed"
         assert dock.minimumSizeHint().height() <= 40, (
             f"{dock.objectName()} cannot be dragged below {dock.minimumSizeHint().height()} px")
+    # dragged small, the Run dock shows only its title and tabs; F5 (which shows the dock)
+    # gives its content back the room it needs
+    from PySide6.QtCore import Qt
+
+    from widgets.docking import ensure_room
+
+    dock = window.run_dock
+    window.resizeDocks([dock], [40], Qt.Orientation.Vertical)
+    qtbot.waitUntil(lambda: dock.height() <= 60, timeout=2000)
+    frame = dock.widget()
+    assert frame.viewport().height() < frame.widget().minimumSizeHint().height()
+    ensure_room(window, dock)
+    assert frame.viewport().height() >= frame.widget().minimumSizeHint().height(), (
+        f"{frame.viewport().height()} px for a content that needs {frame.widget().minimumSizeHint().height()}")

@@ -62,6 +62,34 @@ def dock_content(dock: QDockWidget) -> QWidget | None:
     return widget.widget() if isinstance(widget, DockFrame) else widget
 
 
+def ensure_room(window: QMainWindow, dock: QDockWidget, *, most: float = 0.45) -> None:
+    """Give ``dock`` the room its content needs, when the user asked to see it (F5 shows
+    the Run dock): the area grows to the content's minimum, at most ``most`` of the window.
+    A dock the user drags smaller afterwards stays small."""
+    frame = dock.widget()
+    if not isinstance(frame, DockFrame) or dock.isFloating() or frame.widget() is None:
+        return
+    area = window.dockWidgetArea(dock)
+    vertical = area in (Qt.DockWidgetArea.BottomDockWidgetArea, Qt.DockWidgetArea.TopDockWidgetArea)
+    need = frame.widget().minimumSizeHint()
+    have = frame.viewport().height() if vertical else frame.viewport().width()
+    want = need.height() if vertical else need.width()
+    if have >= want:
+        return
+    limit = int((window.height() if vertical else window.width()) * most)
+    orientation = Qt.Orientation.Vertical if vertical else Qt.Orientation.Horizontal
+    # NOTE: resizeDocks' size is the area's, tab bar of a tab group included, so the first
+    # request is measured and the shortfall asked for once more
+    size = (dock.height() if vertical else dock.width()) + want - have
+    for _ in range(2):
+        window.resizeDocks([dock], [min(size, limit)], orientation)
+        window.layout().activate()
+        have = frame.viewport().height() if vertical else frame.viewport().width()
+        if have >= want or size >= limit:
+            return
+        size += want - have
+
+
 def install_docking(window: QMainWindow) -> None:
     """Frame every dock of ``window`` (call once its docks exist, before restoreState)."""
     for dock in window.findChildren(QDockWidget):

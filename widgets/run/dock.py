@@ -20,6 +20,7 @@ from widgets.actions.view import register_dock
 from widgets.run.controller import RunController, RunService
 from widgets.run.heatmap import HeatMap
 from widgets.common.status_line import Part
+from widgets.docking import ensure_room
 from widgets.run.panel import RunPanel
 
 
@@ -176,6 +177,7 @@ class RunDock(QDockWidget):
         self.panel.clear_message()
         self.show()
         self.raise_()
+        ensure_room(self.window_, self)
         try:
             controller.run(self.panel.options.settings(), profile=profile, debug=self._debug)
         except StudioError as exc:
