@@ -117,14 +117,17 @@ def test_side_b_backend_follows_side_b_model(qtbot, window, dock, tmp_path) -> N
     dock._b_file = str(other)
     dock.refresh_sides()
     dock.model_b.setCurrentIndex(dock.model_b.findData(str(other)))
-    assert dock.backend_b.currentData() == dock.backend_a.currentData() is None, (
+    assert dock.backend_b.currentData() == dock.backend_a.currentData() == "ort", (
         f"B on another model must run where A runs, got {dock.backend_b.currentData()!r}")
     a, b = dock.specs()
     assert b.backend == a.backend and b.model == str(other)
     # the user's own pick for that B stays while B stays, also across a refresh of the list
-    dock.backend_b.setCurrentIndex(dock.backend_b.findData("ort"))
+    dock.backend_b.setCurrentIndex(dock.backend_b.findData("reference"))
     dock.refresh_sides()
-    assert dock.backend_b.currentData() == "ort"
-    # back to the same model: the reference evaluator again (two runtimes, one model)
+    assert dock.backend_b.currentData() == "reference"
+    # back to the same model: the reference evaluator (two runtimes, one model) ...
     dock.model_b.setCurrentIndex(dock.model_b.findData("same"))
     assert dock.backend_b.currentData() == "reference"
+    # ... and to the other model again: where A runs, whatever was picked before
+    dock.model_b.setCurrentIndex(dock.model_b.findData(str(other)))
+    assert dock.backend_b.currentData() == "ort"

@@ -62,7 +62,9 @@ from widgets.common.status_line import Part, StatusLine
 __all__ = ["NumericDock"]
 
 SOURCE = "numeric"
-_BACKENDS = (("auto", None), ("onnxruntime", "ort"), ("reference evaluator", "reference"))
+#: "auto" is the user allowing a fallback: onnxruntime, else the reference evaluator (the
+#: verdict then says which ran); the named ones are pinned, a side that cannot run is no verdict
+_BACKENDS = (("onnxruntime", "ort"), ("reference evaluator", "reference"), ("auto (may fall back)", None))
 _LEVELS = ("all", "extended", "basic", "disable")
 _SAME = "same"
 
@@ -116,7 +118,7 @@ class NumericDock(QDockWidget):
         body = QWidget(self)
         self.backend_a, self.level_a = self._side_widgets()
         self.backend_b, self.level_b = self._side_widgets()
-        self.backend_b.setCurrentIndex(2)  # B defaults to the reference evaluator
+        self.backend_b.setCurrentIndex(self.backend_b.findData("reference"))  # B defaults to the reference evaluator
         self.model_b = QComboBox(self)
         self.model_b.setMinimumContentsLength(18)
         self.model_b.activated.connect(self._on_model_b_chosen)
@@ -331,7 +333,8 @@ class NumericDock(QDockWidget):
         tol, dims = self._tolerance(), _parse_dims(self.dims.text())
 
         def work(runner, progress, _cancelled):  # noqa: ANN001, ANN202
-            return compare_runs(a, b, tolerance=tol, dims=dims, runner=runner, keep_values=True, progress=progress)
+            return compare_runs(a, b, tolerance=tol, dims=dims, runner=runner, keep_values=True, progress=progress,
+                                allow_fallback=a.backend is None or b.backend is None)
 
         self._start(work, "Comparing")
 
@@ -403,8 +406,10 @@ class NumericDock(QDockWidget):
         self.table.resizeColumnsToContents()
         c = comparison.counts()
         fd = comparison.first_divergence
-        parts = [Part(f"outputs {'agree' if comparison.outputs_ok else 'DIFFER'}",
-                      "strong" if comparison.outputs_ok else "error"),
+        # the verdict in the core's words (the CLI prints the same lines) first, its evidence
+        # after: on hover and in the status line's Details window
+        lines = comparison.summary()
+        parts = [Part(lines[-1], "strong" if comparison.outputs_ok else "error"),
                  Part(f"{c['tensors']} tensors, {c['tensors'] - c['unmapped']} mapped, "
                       f"{c['differ']} beyond tolerance")]
         if fd is not None:
@@ -412,7 +417,7 @@ class NumericDock(QDockWidget):
         rewrites = comparison.mapping.diff.rewrite_counts() if comparison.mapping and comparison.mapping.diff else {}
         if rewrites:
             parts.append(Part("; ".join(f"{n} × {k}" if n > 1 else k for k, n in rewrites.items())))
-        self.status.set_parts(parts)
+        self.status.set_parts(parts + [Part(line, "muted") for line in lines[:-1]])
         tab = self.tab_a if _alive(self.tab_a) else None
         if self.heatmap is not None and (tab is None or self.heatmap.tab is not tab):
             self.heatmap.set_visible(False)
