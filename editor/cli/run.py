@@ -152,7 +152,8 @@ def _build_inputs(args: argparse.Namespace, model: Any) -> dict[str, Any]:
     if missing and not args.random:
         spec = specs[missing[0]]
         raise RuntimeBackendError(f"input {spec.name!r} ({spec.type_text}) has no value: give --input {spec.name}=FILE or --random")
-    generated = make_inputs(model, "random", dims=dims, seed=args.seed, val_ranges=ranges) if missing else {}
+    generated = make_inputs(model, "random", dims=dims, seed=args.seed, val_ranges=ranges,
+                            folder=Path(args.model).parent) if missing else {}
     return {name: load_input_file(given[name], spec) if name in given else generated[name] for name, spec in specs.items()}
 
 

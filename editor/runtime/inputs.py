@@ -315,16 +315,24 @@ def make_inputs(
     dims: Mapping[str, int] | None = None,
     seed: int | None = 0,
     val_ranges: Mapping[str, tuple[float, float]] | None = None,
+    folder: Path | None = None,
 ) -> dict[str, Value]:
     """One value per input of ``model`` (see :func:`make_input`); seeds differ per input.
+
+    A decoder (KV-cache inputs) gets an empty cache, a total length of past + new and a mask
+    of ones (:mod:`editor.runtime.kv_cache`; ``folder``: where its genai_config.json is).
 
     Random values respect each input's role (:func:`input_roles`); ``val_ranges`` maps an
     input name to the user's ``(low, high)`` and wins over the role. Symbolic dims come
     from ``dims``, then the metadata, then the guesses (:func:`model_dims`).
     """
     from editor.runtime.input_roles import InputRole, input_roles
+    from editor.runtime.kv_cache import cache_plan
 
     all_dims = model_dims(model, dims)
+    cache = cache_plan(model, all_dims, user=dims, folder=folder)  # a decoder: a consistent KV cache
+    if cache is not None:
+        all_dims.update(cache.dims)
     specs = input_specs(model)
     unknown = set(val_ranges or ()) - {s.name for s in specs}
     if unknown:
@@ -337,6 +345,9 @@ def make_inputs(
     feeds: dict[str, Value] = {}
     for i, spec in enumerate(specs):
         shaped = InputSpec(spec.name, spec.type, spec.kind, spec.elem_type, _spec_dims(spec, all_dims)) if spec.shape is not None else spec
+        if cache is not None and mode == "random" and spec.name in cache.fills and spec.name not in (val_ranges or {}):
+            feeds[spec.name] = cache.value(spec.name, _spec_dims(spec, all_dims), spec.dtype)
+            continue
         feeds[spec.name] = make_input(shaped, mode, dims=all_dims, seed=None if seed is None else seed + i,
                                       role=roles.get(spec.name))
     return feeds
