@@ -277,9 +277,10 @@ def _loop(model_path: Path, folder: Path, prompt: str | None, prompt_ids: Sequen
                 out.stopped = "cancelled"
                 break
             capture = list(options.capture) if index == options.capture_step else []
-            start = time.perf_counter()
             result = runner.run(source, feeds.step(step_ids), outputs=wanted + capture, backend=options.backend)
-            seconds = time.perf_counter() - start
+            # the step's own run in the session: without the first step's session creation
+            # and the values' way to and from the worker, like onnxruntime-genai's figure
+            seconds = float(result.run_seconds or 0.0)
             if not result.ok:
                 raise StudioError(f"step {index}: {result.error}")
             logits = np.asarray(result.value(layout.logits))[0, -1].astype(np.float64)

@@ -132,7 +132,8 @@ def find_layout(model: onnx.ModelProto, folder: Path | None = None) -> DecoderLa
         found, source = _from_names(inputs, outputs), "input names"
     if not found:
         return None
-    caches = tuple(_required(c, graph, decoder) for c in found)
+    widths = _query_widths(model, found)
+    caches = tuple(_required(c, model, decoder, widths) for c in found)
     names = list(inputs)
     cfg_inputs = decoder.get("inputs", {}) if decoder else {}
     ids = _pick(names, cfg_inputs.get("input_ids"), _IDS)
@@ -237,39 +238,43 @@ def _from_names(inputs: dict, outputs: list[str]) -> list[CacheInput]:
     return sorted(out, key=lambda c: (c.layer, c.kind))
 
 
-def _required(c: CacheInput, graph: onnx.GraphProto, decoder: dict) -> CacheInput:
-    """The heads and head size the attention op will check, for axes declared by name."""
+def _required(c: CacheInput, model: onnx.ModelProto, decoder: dict, widths: dict[str, int]) -> CacheInput:
+    """The heads and head size the attention op will check, for axes declared by name
+    (onnxruntime-genai's builder declares the head size as ``kv_cache_dim``)."""
     heads_axis, size_axis = (2, 4) if c.kind == "kv" else (1, 3)
-    if all(isinstance(c.shape[a], int) for a in (heads_axis, size_axis) if a < len(c.shape)):
+    named = [a for a in (heads_axis, size_axis) if a < len(c.shape) and not isinstance(c.shape[a], int)]
+    if not named:
         return c
     heads, size = decoder.get("num_key_value_heads"), decoder.get("head_size")
-    reader = next((n for n in graph.node if c.name in n.input), None)
-    if reader is not None:
+    reader = next((n for n in model.graph.node if c.name in n.input), None)
+    if reader is not None and (heads is None or size is None):
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in reader.attribute}
-        heads = heads or attrs.get("kv_num_heads") or attrs.get("num_heads")
-        packed = len(reader.input) < 2 or not reader.input[1]
-        if size is None and attrs.get("num_heads") and not packed:
-            hidden = _hidden(graph, reader.input[0])
-            size = hidden // int(attrs["num_heads"]) if hidden else None
-    required = {}
-    if heads and not isinstance(c.shape[heads_axis], int):
-        required[heads_axis] = int(heads)
-    if size and not isinstance(c.shape[size_axis], int):
-        required[size_axis] = int(size)
+        q_heads = int(attrs.get("num_heads", 0) or 0)
+        kv_heads = int(attrs.get("kv_num_heads", 0) or 0) or q_heads
+        heads = heads or kv_heads or None
+        width = widths.get(reader.input[0]) if reader.input else None
+        packed = reader.op_type == "GroupQueryAttention" and (len(reader.input) < 2 or not reader.input[1])
+        if size is None and width and q_heads:
+            size = width // (q_heads + 2 * kv_heads) if packed else width // q_heads
+    required = {a: int(v) for a, v in ((heads_axis, heads), (size_axis, size)) if a in named and v}
     return CacheInput(c.name, c.layer, c.kind, c.present, c.elem_type, c.shape, c.seq_axis, required)
 
 
-def _hidden(graph: onnx.GraphProto, value: str) -> int | None:
-    """The last dim of ``value`` when a MatMul/MatMulNBits with a constant weight makes it."""
-    for node in graph.node:
-        if value in node.output:
-            for a in node.attribute:
-                if node.op_type == "MatMulNBits" and a.name == "N":
-                    return int(a.i)
-            for t in graph.initializer:
-                if node.op_type == "MatMul" and len(node.input) > 1 and t.name == node.input[1]:
-                    return int(t.dims[-1])
-    return None
+def _query_widths(model: onnx.ModelProto, caches: list[CacheInput]) -> dict[str, int]:
+    """The last dim of each attention op's query, from the shape engine (only when a cache
+    declares its heads or head size by name: the engine reads the whole graph)."""
+    if all(isinstance(d, int) for c in caches for a, d in enumerate(c.shape) if a != c.seq_axis and a > 0):
+        return {}
+    from editor.shapes import infer_model
+
+    table = infer_model(model)
+    out = {}
+    for node in model.graph.node:
+        if ("" if node.domain == "ai.onnx" else node.domain, node.op_type) in PAST_SLOTS and node.input:
+            dims = table.get(node.input[0]).dims
+            if dims and isinstance(dims[-1], int):
+                out[node.input[0]] = dims[-1]
+    return out
 
 
 def _dim_names(inputs: dict, ids: str | None, mask: str | None,

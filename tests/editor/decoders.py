@@ -11,7 +11,9 @@ so an fp32-vs-int4 comparison of the two is a real quantization error and nothin
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -21,7 +23,7 @@ from onnx import helper, numpy_helper
 
 @dataclass(frozen=True)
 class Config:
-    vocab: int = 96
+    vocab: int = 320
     hidden: int = 64
     heads: int = 4
     kv_heads: int = 2
@@ -190,3 +192,121 @@ def genai_config(cfg: Config = Config(), model_file: str = "model.onnx") -> dict
                    "num_return_sequences": 1, "past_present_share_buffer": False, "repetition_penalty": 1.0,
                    "temperature": 1.0, "top_k": 1, "top_p": 1.0},
     }
+
+
+TEXT = ("the quick brown fox jumps over the lazy dog. a model of the llm era is first class. "
+        "onnx studio shows shapes and cost on every edge. tokens come one by one. ") * 8
+
+
+def write_tokenizer(folder: Path) -> None:
+    """A byte-level BPE tokenizer (under 320 ids) trained here, saved as the Hugging Face
+    files a builder leaves beside a model: no download, readable by ``tokenizers`` and by
+    onnxruntime-genai."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator([TEXT], trainer)
+    tok.save(str(folder / "tokenizer.json"))
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "GPT2Tokenizer", "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>",
+        "pad_token": "<|endoftext|>", "model_max_length": 64, "clean_up_tokenization_spaces": False}))
+
+
+def write_decoder_folder(folder: Path, kind: str = "int4", cfg: Config = Config()) -> Path:
+    """``model.onnx``, ``genai_config.json`` and the tokenizer files in ``folder``: what
+    onnxruntime-genai's builder leaves, for a decoder of ``kind``. Returns the model path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(tiny_decoder(kind, cfg), folder / "model.onnx")
+    config = genai_config(cfg)
+    config["model"]["eos_token_id"] = config["model"]["bos_token_id"] = config["model"]["pad_token_id"] = 0
+    (folder / "genai_config.json").write_text(json.dumps(config, indent=2))
+    write_tokenizer(folder)
+    return folder / "model.onnx"
+
+
+def contrib_zoo(seed: int = 0) -> onnx.ModelProto:
+    """One graph with a node of each contrib op the shape rules cover, fed from symbolic
+    ``batch``/``seq``/``past`` inputs, every intermediate a graph value: a run of it checks
+    each rule against onnxruntime."""
+    rng = np.random.default_rng(seed)
+    nodes: list[onnx.NodeProto] = []
+    inits: list[onnx.TensorProto] = []
+    ms = "com.microsoft"
+
+    def w(name: str, array: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(np.array(array, copy=True), name))
+        return name
+
+    def n(op: str, ins: list[str], outs: list[str], domain: str = ms, **attrs) -> None:
+        nodes.append(helper.make_node(op, ins, outs, name=outs[0] or op, domain=domain, **attrs))
+
+    hidden, heads, kv_heads, hs = 32, 4, 2, 8
+    f32 = np.float32
+    n("SkipLayerNormalization", ["x", "skip", w("g", np.ones(hidden, f32)), w("beta", np.zeros(hidden, f32))],
+      ["sln", "", "", "sln_sum"], epsilon=1e-5)
+    n("SkipSimplifiedLayerNormalization", ["sln", "skip", w("g2", np.ones(hidden, f32))], ["ssln", "", "", "ssln_sum"],
+      epsilon=1e-5)
+    n("SimplifiedLayerNormalization", ["ssln", "g2"], ["simp"], domain="", axis=-1, epsilon=1e-5)
+    n("FastGelu", ["simp", w("fg_bias", np.zeros(hidden, f32))], ["fastgelu"])
+    n("BiasGelu", ["fastgelu", w("bg_bias", np.zeros(hidden, f32))], ["biasgelu"])
+    n("QuickGelu", ["biasgelu"], ["quickgelu"], alpha=1.702)
+    b, s, z = quantize_nbits(rng.standard_normal((hidden, 48)).astype(f32), 4, 16)
+    n("MatMulNBits", ["quickgelu", w("nb_b", b), w("nb_s", s), w("nb_z", z)], ["nbits"], K=hidden, N=48, bits=4,
+      block_size=16)
+    n("DynamicQuantizeMatMul", ["quickgelu", w("dq_b", rng.integers(-8, 8, (hidden, 24)).astype(np.int8)),
+                                 w("dq_s", np.array([0.05], f32))], ["dqmatmul"])
+    n("MatMulInteger16", ["i16", w("i16_b", rng.integers(-8, 8, (6, 5)).astype(np.int16))], ["mmi16"])
+    # attention: GQA with a past cache, MHA with a past cache, com.microsoft Attention with past
+    q = rng.standard_normal((hidden, heads * hs)).astype(f32) * 0.1
+    kv = rng.standard_normal((hidden, kv_heads * hs)).astype(f32) * 0.1
+    n("MatMul", ["simp", w("wq", q)], ["q"], domain="")
+    n("MatMul", ["simp", w("wk", kv)], ["k"], domain="")
+    n("MatMul", ["simp", w("wv", kv)], ["v"], domain="")
+    n("ReduceSum", ["attention_mask", w("one", np.array([1], np.int64))], ["mask_sum"], domain="", keepdims=0)
+    n("Sub", ["mask_sum", w("one_s", np.array(1, np.int64))], ["seqlens64"], domain="")
+    n("Cast", ["seqlens64"], ["seqlens"], domain="", to=T.INT32)
+    n("Shape", ["attention_mask"], ["mask_shape"], domain="")
+    n("Gather", ["mask_shape", w("idx1", np.array(1, np.int64))], ["total64"], domain="", axis=0)
+    n("Cast", ["total64"], ["total"], domain="", to=T.INT32)
+    n("GroupQueryAttention", ["q", "k", "v", "past_k", "past_v", "seqlens", "total"], ["gqa", "gqa_k", "gqa_v"],
+      num_heads=heads, kv_num_heads=kv_heads)
+    n("MatMul", ["simp", w("wk2", q)], ["k2"], domain="")
+    n("MatMul", ["simp", w("wv2", q)], ["v2"], domain="")
+    n("MultiHeadAttention", ["q", "k2", "v2", "", "", "", "mha_past_k", "mha_past_v"], ["mha", "mha_k", "mha_v"],
+      num_heads=heads)
+    n("Attention", ["simp", w("qkv_w", rng.standard_normal((hidden, 3 * hidden)).astype(f32) * 0.1),
+                    w("qkv_b", np.zeros(3 * hidden, f32)), "", "attn_past"], ["attn", "attn_present"],
+      num_heads=heads, unidirectional=1)
+    n("RotaryEmbedding", ["q4", "pos", w("cos", np.ones((64, hs // 2), f32)), w("sin", np.zeros((64, hs // 2), f32))],
+      ["rotary"])
+    # block-quantized gather (an int4 embedding table packed into uint8) and blocked DequantizeLinear
+    table, tscale, _ = quantize_nbits(rng.standard_normal((32, 16)).astype(f32), 4, 16)
+    n("GatherBlockQuantized", [w("gbq_data", table.reshape(16, 16)), "ids", w("gbq_scale", tscale.reshape(16, 2))],
+      ["gbq"], gather_axis=0, quantize_axis=1, block_size=16, bits=4)
+    inits.append(helper.make_tensor("dql_x", T.INT4, [4, 32], rng.integers(-8, 8, 128).tolist()))
+    n("DequantizeLinear", ["dql_x", "dql_s"], ["dql"], domain="", axis=1, block_size=16)
+    # QLinear*: add, mul, concat, sigmoid, global average pool
+    sc, zp = w("sc", np.array(0.05, f32)), w("zp", np.array(128, np.uint8))
+    n("QLinearAdd", ["qa", sc, zp, "qb", sc, zp, sc, zp], ["qadd"])
+    n("QLinearMul", ["qa", sc, zp, "qb", sc, zp, sc, zp], ["qmul"])
+    n("QLinearConcat", [sc, zp, "qadd", sc, zp, "qmul", sc, zp], ["qconcat"], axis=1)
+    n("QLinearSigmoid", ["qconcat", sc, zp, sc, zp], ["qsig"])
+    n("QLinearGlobalAveragePool", ["qimg", sc, zp, sc, zp], ["qgap"], channels_last=0)
+    inputs = [helper.make_tensor_value_info(name, t, dims) for name, t, dims in [
+        ("x", T.FLOAT, ["batch", "seq", hidden]), ("skip", T.FLOAT, ["batch", "seq", hidden]),
+        ("i16", T.INT16, ["batch", 6]), ("attention_mask", T.INT64, ["batch", "total_len"]),
+        ("past_k", T.FLOAT, ["batch", kv_heads, "past", hs]), ("past_v", T.FLOAT, ["batch", kv_heads, "past", hs]),
+        ("mha_past_k", T.FLOAT, ["batch", heads, "past", hs]), ("mha_past_v", T.FLOAT, ["batch", heads, "past", hs]),
+        ("attn_past", T.FLOAT, [2, "batch", heads, "past", hidden // heads]),
+        ("q4", T.FLOAT, ["batch", heads, "seq", hs]), ("pos", T.INT64, ["batch", "seq"]),
+        ("ids", T.INT64, ["batch", "seq"]), ("dql_s", T.FLOAT, [4, 2]),
+        ("qa", T.UINT8, ["batch", "seq", 8]), ("qb", T.UINT8, ["batch", "seq", 8]),
+        ("qimg", T.UINT8, ["batch", 3, "seq", 5])]]
+    graph = helper.make_graph(nodes, "zoo", inputs, [helper.make_tensor_value_info("qgap", T.UINT8, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(ms, 1)])
+    model.ir_version = 10
+    return model
