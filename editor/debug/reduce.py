@@ -44,7 +44,14 @@ from editor.runtime import Runner, RunOptions, RunResult
 from editor.runtime.inputs import make_inputs, save_inputs
 from editor.runtime.source import ModelSource
 
-__all__ = ["BackendDiffCheck", "CrashCheck", "FailureCheck", "ModelDiffCheck", "NanCheck", "ReduceResult", "reduce_model"]
+__all__ = ["BackendDiffCheck", "CrashCheck", "DoesNotFail", "FailureCheck", "ModelDiffCheck", "NanCheck", "ReduceResult",
+           "reduce_model"]
+
+
+class DoesNotFail(RuntimeBackendError):
+    """The whole model passes the check: nothing to reduce (``reduce`` exits 1)."""
+
+    exit_code = 1
 
 
 _COUNT_LOCK = threading.Lock()
@@ -409,7 +416,10 @@ def reduce_model(
         everything = list(range(n))
         say(f"checking the whole model ({n} nodes)")
         if not check.fails(runner, proto, feeds):
-            raise RuntimeBackendError(f"the model does not fail the check ({check.describe()}): nothing to reduce")
+            nan = [o for o in scopes.outputs if _has_nan(values.get(o))]
+            hint = f"; output {nan[0]!r} holds NaN on this run: --check nan finds the node that makes it" \
+                if nan and not isinstance(check, NanCheck) else ""
+            raise DoesNotFail(f"the model does not fail the check ({check.describe()}): nothing to reduce{hint}")
         cutter.cache[frozenset(everything)] = True
         best: list[int] | None = None
         if use_hints:

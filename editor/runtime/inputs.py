@@ -43,6 +43,7 @@ from editor.runtime.values import (
 
 __all__ = [
     "InputSpec",
+    "cast_to_declared",
     "guess_dim",
     "input_specs",
     "load_input_file",
@@ -429,3 +430,76 @@ def load_input_file(path: str | Path, spec: InputSpec | None = None) -> Value:
         if value.dtype.kind in "US":
             value = value.astype(object)
     return value
+
+
+def _float_like(dtype: np.dtype) -> bool:
+    """float16/32/64 and the ml_dtypes floats (bfloat16, float8 ...)."""
+    if dtype.kind == "f":
+        return True
+    if dtype.kind != "V":
+        return False
+    import ml_dtypes
+
+    try:
+        ml_dtypes.finfo(dtype)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+def _cast_value(value: np.ndarray, want: np.dtype, name: str) -> tuple[np.ndarray, bool]:
+    """``value`` as ``want`` and whether that changed any value; refuses a cast that would
+    change what the values *mean* (fractions to ints, out-of-range ints)."""
+    have = value.dtype
+    if have.kind in "OUS" or want.kind in "OUS":
+        raise RuntimeBackendError(f"input {name!r}: {have} values cannot be cast to {want}")
+    if not _float_like(want) and value.size:
+        as_float = value.astype(np.float64) if have.kind != "b" else value.astype(np.int64)
+        if _float_like(have) and not np.all(np.isfinite(as_float) & (as_float == np.round(as_float))):
+            raise RuntimeBackendError(f"input {name!r}: {have} values with fractions cannot be cast to {want}")
+        if want.kind == "b":
+            lo, hi = 0, 1
+        else:
+            info = np.iinfo(want)
+            lo, hi = int(info.min), int(info.max)
+        if float(as_float.min()) < lo or float(as_float.max()) > hi:
+            raise RuntimeBackendError(
+                f"input {name!r}: values in [{as_float.min():g}, {as_float.max():g}] do not fit {want}")
+    cast = value.astype(want)
+    if not value.size:
+        return cast, False
+    if have.kind == "V" or want.kind == "V":
+        back = cast.astype(np.float64)
+        changed = not np.array_equal(back, value.astype(np.float64), equal_nan=True)
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            changed = not np.array_equal(cast.astype(have), value, equal_nan=have.kind == "f")
+    return cast, changed
+
+
+def cast_to_declared(model: onnx.ModelProto, feeds: Mapping[str, Value], *,
+                     side: str = "") -> tuple[dict[str, Value], list[str]]:
+    """``feeds`` with each tensor in the element type ``model`` declares for that input,
+    and one note per cast ("B: input 'x' cast float32 -> float16, values rounded").
+
+    Comparing an fp32 model with its fp16 version feeds both the same values, each in the
+    type its side declares; a cast that would change what values mean (fractions or
+    out-of-range numbers to an int type) raises :class:`RuntimeBackendError` instead.
+    """
+    specs = {s.name: s for s in input_specs(model)}
+    out: dict[str, Value] = {}
+    notes: list[str] = []
+    prefix = f"{side}: " if side else ""
+    for name, value in feeds.items():
+        spec = specs.get(name)
+        if spec is None or spec.kind != "tensor" or not spec.elem_type or not isinstance(value, np.ndarray):
+            out[name] = value
+            continue
+        want = spec.dtype
+        if value.dtype == want or (want.kind == "O" and value.dtype.kind in "OUS"):
+            out[name] = value
+            continue
+        out[name], changed = _cast_value(value, want, name)
+        notes.append(f"{prefix}input {name!r} cast {value.dtype} -> {want} to match {spec.type_text}"
+                     + (", values rounded" if changed else ""))
+    return out, notes
