@@ -18,11 +18,13 @@ block; without them the zero point is ``2 ** (bits - 1)``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NBitsLayout", "unpack", "matmul_nbits_weight", "block_values"]
+__all__ = ["NBitsLayout", "PackedWeight", "block_values", "dequantized_columns", "matmul_nbits_weight",
+           "packed_weights", "unpack"]
 
 
 @dataclass(frozen=True)
@@ -84,3 +86,57 @@ def _zero_points(layout: NBitsLayout, zero_points: np.ndarray | None) -> np.ndar
     per_column = -(-layout.blocks * layout.bits // 8)
     values = unpack(zp.reshape(layout.n, per_column), layout.bits).reshape(layout.n, -1)[:, : layout.blocks]
     return values.astype(np.float32).reshape(layout.n, layout.blocks, 1)
+
+
+@dataclass(frozen=True)
+class PackedWeight:
+    """A uint8 initializer that packs narrower values, and how to read them: the
+    ``MatMulNBits`` that consumes it as B (its scales and zero points by name)."""
+
+    name: str
+    op_type: str
+    node_name: str
+    layout: NBitsLayout
+    scales: str
+    zero_points: str | None
+
+    @property
+    def label(self) -> str:
+        """The dtype label reports show: ``int4 (MatMulNBits)``."""
+        return f"int{self.layout.bits} ({self.op_type})"
+
+    @property
+    def values(self) -> int:
+        return self.layout.k * self.layout.n
+
+
+def packed_weights(graph) -> dict[str, PackedWeight]:  # noqa: ANN001 - an onnx.GraphProto
+    """The packed weights of ``graph`` (MatMulNBits' B inputs), by initializer name."""
+    out: dict[str, PackedWeight] = {}
+    for node in graph.node:
+        if node.op_type != "MatMulNBits" or node.domain != "com.microsoft" or len(node.input) < 3:
+            continue
+        attrs = {a.name: a.i for a in node.attribute}
+        if "K" not in attrs or "N" not in attrs:
+            continue
+        layout = NBitsLayout(int(attrs["K"]), int(attrs["N"]), int(attrs.get("bits", 4)),
+                             int(attrs.get("block_size", 32)))
+        zp = node.input[3] if len(node.input) > 3 and node.input[3] else None
+        out[node.input[1]] = PackedWeight(node.input[1], node.op_type, node.name, layout, node.input[2], zp)
+    return out
+
+
+def dequantized_columns(pw: PackedWeight, b: np.ndarray, scales: np.ndarray, zero_points: np.ndarray | None,
+                        columns: int) -> Iterator[np.ndarray]:
+    """The dequantized weight, ``columns`` output columns at a time (float32, each chunk
+    ``[K, columns]``): the memory a reader needs does not grow with N."""
+    lay = pw.layout
+    b = np.asarray(b).reshape(lay.n, -1)
+    s = np.asarray(scales).reshape(lay.n, -1)
+    zp = None
+    if zero_points is not None:
+        zp = np.asarray(zero_points).reshape(lay.n, -1)
+    for start in range(0, lay.n, max(1, columns)):
+        stop = min(lay.n, start + columns)
+        part = NBitsLayout(lay.k, stop - start, lay.bits, lay.block_size)
+        yield matmul_nbits_weight(part, b[start:stop], s[start:stop], None if zp is None else zp[start:stop])

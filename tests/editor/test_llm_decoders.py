@@ -33,6 +33,8 @@ from editor.viewmodel.categories import category_of
 from tests.editor.decoders import Config, contrib_zoo, quantize_nbits, write_decoder_folder
 
 CFG = Config()
+# runs in child processes and CLI subprocesses: a loaded machine takes more than the 60 s default
+pytestmark = pytest.mark.timeout(240)
 
 
 @pytest.fixture(scope="module")
