@@ -25,6 +25,7 @@ from widgets.actions import view as view_actions
 from widgets.actions.registry import ActionRegistry
 from widgets.window.document_tab import DocumentTab
 from widgets.compare import install_compare
+from widgets.docking import install_docking
 from widgets.editing import install_editing
 from widgets.common.formatting import shown
 from widgets.editing.save import holds_work
@@ -90,6 +91,7 @@ class MainWindow(QMainWindow):
         install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
         install_file_watch(self)  # sets self.file_watch: files changed on disk
         install_view_extras(self)  # Export Image, Minimap toggle, copy names, Diff dock owner (issue 15)
+        install_docking(self)  # last of the docks: frames that shrink, bottom docks tabbed together
         self.registry.order_menubar(self.MENU_ORDER)
         geometry, state = self.settings.window_state()
         if geometry is not None:
