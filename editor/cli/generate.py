@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from editor.decoder.generate import ENGINES, GenerateOptions, TokenStep, generate
-from editor.errors import StudioError
+from editor.errors import GenerationError
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     options = GenerateOptions(max_new_tokens=args.max_new_tokens, greedy=args.greedy, engine=args.engine,
                               capture=tuple(args.capture), capture_step=args.at_step, seed=args.seed)
     if args.capture and args.engine == "genai":
-        raise StudioError("--capture needs the loop engine (onnxruntime-genai cannot capture intermediates)")
+        raise GenerationError("--capture needs the loop engine (onnxruntime-genai cannot capture intermediates)")
 
     def show(step: TokenStep) -> None:
         if not args.json:

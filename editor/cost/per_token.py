@@ -57,6 +57,10 @@ def step_dims(layout: DecoderLayout, new: int, past: int) -> dict[str, int]:
                         (layout.total_dim, past + new)):
         if name:
             dims[name] = value
+    for c in layout.caches:  # heads and head size declared by name (``kv_cache_dim``)
+        for axis, size in c.required.items():
+            if isinstance(c.shape[axis], str):
+                dims.setdefault(c.shape[axis], size)
     return dims
 
 

@@ -29,7 +29,7 @@ import onnx
 
 from editor.decoder.layout import CacheInput, DecoderLayout, find_layout
 from editor.decoder.tokenizer import load_tokenizer, special_token_ids
-from editor.errors import StudioError
+from editor.errors import GenerationError
 
 __all__ = ["GenerateOptions", "Generation", "TokenStep", "generate", "genai_available", "model_files"]
 
@@ -116,10 +116,10 @@ def model_files(path: str | Path) -> tuple[Path, Path]:
         name = read_genai_config(p).get("model", {}).get("decoder", {}).get("filename")
         candidates = [p / name] if name else sorted(p.glob("*.onnx"))
         if not candidates or not candidates[0].is_file():
-            raise StudioError(f"no .onnx model in {str(p)!r}")
+            raise GenerationError(f"no .onnx model in {str(p)!r}")
         return candidates[0], p
     if not p.is_file():
-        raise StudioError(f"cannot read {str(p)!r}: no such file or folder")
+        raise GenerationError(f"cannot read {str(p)!r}: no such file or folder")
     return p, p.parent
 
 
@@ -135,11 +135,11 @@ def generate(path: str | Path, prompt: str | None = None, options: GenerateOptio
     ``runner``: the :class:`~editor.runtime.Runner` to run the loop engine's steps on (one
     of its own otherwise)."""
     if options.engine not in ENGINES:
-        raise StudioError(f"engine {options.engine!r}: one of {', '.join(ENGINES)}")
+        raise GenerationError(f"engine {options.engine!r}: one of {', '.join(ENGINES)}")
     if options.max_new_tokens < 1:
-        raise StudioError("--max-new-tokens must be at least 1")
+        raise GenerationError("--max-new-tokens must be at least 1")
     if prompt is None and prompt_ids is None:
-        raise StudioError("give a prompt (text) or prompt ids")
+        raise GenerationError("give a prompt (text) or prompt ids")
     model_path, folder = model_files(path)
     engine = options.engine
     if engine == "auto":
@@ -147,7 +147,7 @@ def generate(path: str | Path, prompt: str | None = None, options: GenerateOptio
         engine = "genai" if usable else "loop"
     if engine == "genai":
         if options.capture:
-            raise StudioError("onnxruntime-genai cannot capture intermediate values: use the loop engine")
+            raise GenerationError("onnxruntime-genai cannot capture intermediate values: use the loop engine")
         return _genai(folder, prompt, prompt_ids, options, on_step, cancel)
     return _loop(model_path, folder, prompt, prompt_ids, options, on_step, cancel, runner)
 
@@ -160,9 +160,9 @@ def _genai(folder: Path, prompt: str | None, prompt_ids: Sequence[int] | None, o
     try:
         import onnxruntime_genai as og
     except ImportError:
-        raise StudioError("the genai engine needs onnxruntime-genai: pip install onnxruntime-genai") from None
+        raise GenerationError("the genai engine needs onnxruntime-genai: pip install onnxruntime-genai") from None
     if not (folder / "genai_config.json").is_file():
-        raise StudioError(f"onnxruntime-genai needs genai_config.json in {str(folder)!r}")
+        raise GenerationError(f"onnxruntime-genai needs genai_config.json in {str(folder)!r}")
     try:
         model = og.Model(str(folder))
         tokenizer = og.Tokenizer(model)
@@ -189,10 +189,10 @@ def _genai(folder: Path, prompt: str | None, prompt_ids: Sequence[int] | None, o
             out.steps.append(step)
             if on_step is not None:
                 on_step(step)
-    except StudioError:
+    except GenerationError:
         raise
     except Exception as exc:  # noqa: BLE001 - onnxruntime-genai raises plain RuntimeErrors
-        raise StudioError(f"onnxruntime-genai: {exc}") from None
+        raise GenerationError(f"onnxruntime-genai: {exc}") from None
     out.text = tokenizer.decode(np.asarray(out.tokens, dtype=np.int32)) if out.tokens else ""
     if not out.stopped:
         out.stopped = "max_new_tokens" if len(out.steps) >= options.max_new_tokens else "eos"
@@ -238,7 +238,7 @@ def _empty_cache(c: CacheInput, dtype: np.dtype) -> np.ndarray:
         elif isinstance(d, int):
             shape.append(d)
         else:
-            raise StudioError(f"cannot size the empty cache {c.name!r}: axis {axis} ({d!r}) is named, and neither "
+            raise GenerationError(f"cannot size the empty cache {c.name!r}: axis {axis} ({d!r}) is named, and neither "
                               "the attention op nor genai_config.json says its size")
     return np.zeros(shape, dtype=dtype)
 
@@ -252,14 +252,14 @@ def _loop(model_path: Path, folder: Path, prompt: str | None, prompt_ids: Sequen
     model = onnx.load(str(model_path), load_external_data=False)
     layout = find_layout(model, folder)
     if layout is None or not layout.logits or not layout.input_ids:
-        raise StudioError(f"{model_path.name} is not a decoder: no KV-cache inputs, input ids and logits found")
+        raise GenerationError(f"{model_path.name} is not a decoder: no KV-cache inputs, input ids and logits found")
     missing = [c.name for c in layout.caches if not c.present]
     if missing:
-        raise StudioError(f"no present output carries {missing[0]!r} forward")
+        raise GenerationError(f"no present output carries {missing[0]!r} forward")
     tokenizer = _optional_tokenizer(folder) if prompt_ids is not None else load_tokenizer(folder)
     ids = list(prompt_ids) if prompt_ids is not None else tokenizer.encode(prompt or "")
     if not ids:
-        raise StudioError("the prompt encodes to no tokens")
+        raise GenerationError("the prompt encodes to no tokens")
     _pad, eos = special_token_ids(folder, layout.config)
     context = int(layout.config.get("search", {}).get("max_length") or 0) if layout.config else 0
     dtypes = {s.name: s.dtype for s in input_specs(model)}
@@ -282,7 +282,7 @@ def _loop(model_path: Path, folder: Path, prompt: str | None, prompt_ids: Sequen
             # and the values' way to and from the worker, like onnxruntime-genai's figure
             seconds = float(result.run_seconds or 0.0)
             if not result.ok:
-                raise StudioError(f"step {index}: {result.error}")
+                raise GenerationError(f"step {index}: {result.error}")
             logits = np.asarray(result.value(layout.logits))[0, -1].astype(np.float64)
             token = int(np.argmax(logits)) if options.greedy else _sample(logits, layout.config, rng)
             for name in capture:
@@ -314,7 +314,7 @@ def _optional_tokenizer(folder: Path):  # noqa: ANN202
     """Token ids given: text is a bonus (none without a tokenizer)."""
     try:
         return load_tokenizer(folder)
-    except StudioError:
+    except GenerationError:
         return None
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from editor.errors import StudioError
+from editor.errors import GenerationError
 
 __all__ = ["Tokenizer", "load_tokenizer", "special_token_ids"]
 
@@ -33,20 +33,20 @@ class Tokenizer:
 
 
 def load_tokenizer(folder: Path) -> Tokenizer:
-    """The tokenizer of the model in ``folder`` (raises :class:`StudioError` saying why not)."""
+    """The tokenizer of the model in ``folder`` (raises :class:`GenerationError` saying why not)."""
     path = folder / "tokenizer.json"
     if not path.is_file():
-        raise StudioError(f"no tokenizer.json in {str(folder)!r}: generation needs the tokenizer the model "
+        raise GenerationError(f"no tokenizer.json in {str(folder)!r}: generation needs the tokenizer the model "
                           "was exported with beside it")
     try:
         import tokenizers
     except ImportError:
-        raise StudioError("generation without onnxruntime-genai needs the 'tokenizers' library: "
+        raise GenerationError("generation without onnxruntime-genai needs the 'tokenizers' library: "
                           "pip install tokenizers (or onnxruntime-genai)") from None
     try:
         return Tokenizer(tokenizers.Tokenizer.from_file(str(path)), path)
     except Exception as exc:  # noqa: BLE001 - the library's errors are plain Exceptions
-        raise StudioError(f"cannot read {str(path)!r}: {exc}") from None
+        raise GenerationError(f"cannot read {str(path)!r}: {exc}") from None
 
 
 def special_token_ids(folder: Path, config: dict) -> tuple[int | None, set[int]]:

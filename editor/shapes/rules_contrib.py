@@ -97,10 +97,10 @@ def _gqa(node, inputs, ctx):
     packed = not _present(node, 1)  # Q, K and V packed in the query input
     head_size: Dim | None = None
     past = inputs[3] if _present(node, 3) else None
-    if past is not None and past.dims is not None and len(past.dims) == 4:
-        head_size = past.dims[3]
-    if head_size is None and isinstance(width, int):
+    if isinstance(width, int):  # the query's width fixes it (a cache may declare it by name)
         head_size = width // (heads + 2 * kv_heads) if packed else width // heads
+    elif past is not None and past.dims is not None and len(past.dims) == 4:
+        head_size = past.dims[3]
     hidden = S.mul(head_size, heads) if head_size is not None else (None if packed else width)
     total_len: Dim | None = None
     if _present(node, 6) and inputs[6].value:  # a decoder computes it from its attention mask
@@ -110,7 +110,10 @@ def _gqa(node, inputs, ctx):
         total_len = _kv_length(past_len, seq)
     if past is not None and past.dims is not None and attr(node, "past_present_share_buffer", 0):
         total_len = past.dims[2]  # the cache keeps its size; the new tokens are written into it
-    kv = (batch, kv_heads, total_len, head_size)
+    # the caches keep the past's own head-size dim (onnxruntime copies it; a builder that
+    # names it ``kv_cache_dim`` declares the presents so too)
+    kv_size = past.dims[3] if past is not None and past.dims is not None and len(past.dims) == 4 else head_size
+    kv = (batch, kv_heads, total_len, kv_size)
     return [_vs(q.elem_type, (batch, seq, hidden)), _vs(q.elem_type, kv), _vs(q.elem_type, kv)][:len(node.output)]
 
 

@@ -78,7 +78,9 @@ class _Builder:
     def linear(self, x: str, k: int, n: int, scope: str) -> str:
         """A projection: MatMul of fp32 weights, or MatMulNBits of the same weights."""
         w = (self.rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
-        out = f"{scope}/output_0"
+        # named after the op, as exporters and quantizers do: a comparison of the two kinds
+        # cannot pair these values by name, only through the MatMul -> MatMulNBits rewrite
+        out = f"{scope}/{'MatMul' if self.kind == 'fp32' else 'MatMulNBits'}/output_0"
         if self.kind == "fp32":
             self.node("MatMul", [x, self.weight(f"{scope}.weight", w)], [out], f"{scope}/MatMul")
             return out
@@ -151,8 +153,9 @@ class _Builder:
         h, _ = self.norm(x, skip, "/model/layers.final_norm_layernorm")
         logits = self.linear(h, cfg.hidden, cfg.vocab, "/lm_head")
         self.node("Identity", [logits], ["logits"], "/lm_head/Identity")
-        past_dims = ["batch_size", cfg.kv_heads, "past_sequence_length", hs]
-        present_dims = ["batch_size", cfg.kv_heads, "total_sequence_length", hs]
+        # onnxruntime-genai 0.18's builder names the head size: the attention op fixes it
+        past_dims = ["batch_size", cfg.kv_heads, "past_sequence_length", "kv_cache_dim"]
+        present_dims = ["batch_size", cfg.kv_heads, "total_sequence_length", "kv_cache_dim"]
         inputs = [helper.make_tensor_value_info("input_ids", T.INT64, ["batch_size", "sequence_length"]),
                   helper.make_tensor_value_info("attention_mask", T.INT64, ["batch_size", "total_sequence_length"])]
         outputs = [helper.make_tensor_value_info("logits", T.FLOAT, ["batch_size", "sequence_length", cfg.vocab])]

@@ -23,7 +23,10 @@ from editor.blockquant import NBitsLayout, matmul_nbits_weight
 from editor.cli.check import check_document
 from editor.cost import model_cost
 from editor.cost.per_token import token_cost
+from editor.debug.mapping import map_tensors
 from editor.decoder import find_layout
+from editor.decoder.generate import GenerateOptions, generate
+from editor.diff import diff_models
 from editor.document import Document
 from editor.runtime import ModelSource, Runner
 from editor.runtime.inputs import make_inputs
@@ -132,7 +135,8 @@ def test_ops_no_runtime_knows_are_one_note_per_op_type(tmp_path) -> None:
 @pytest.mark.parametrize("kind", ["int4", "fp32"])
 def test_every_decoder_value_has_a_full_shape_equal_to_a_run(decoders, runner, kind) -> None:
     model = onnx.load(str(decoders[kind]))
-    dims = {"batch_size": 1, "sequence_length": 3, "past_sequence_length": 4, "total_sequence_length": 7}
+    dims = {"batch_size": 1, "sequence_length": 3, "past_sequence_length": 4, "total_sequence_length": 7,
+            "kv_cache_dim": CFG.head_size}
     _shapes_equal_a_run(model, decoders[kind], dims, runner)
 
 
@@ -174,7 +178,8 @@ def _independent_matmul_macs(cfg: Config, tokens: int) -> int:
 @pytest.mark.parametrize("kind", ["int4", "fp32"])
 def test_matmul_macs_equal_an_independent_count(decoders, kind) -> None:
     model = onnx.load(str(decoders[kind]))
-    dims = {"batch_size": 1, "sequence_length": 5, "past_sequence_length": 0, "total_sequence_length": 5}
+    dims = {"batch_size": 1, "sequence_length": 5, "past_sequence_length": 0, "total_sequence_length": 5,
+            "kv_cache_dim": CFG.head_size}
     cost = model_cost(model, dims)
     matmuls = sum(n.macs for n in cost.nodes if n.op_type in ("MatMul", "MatMulNBits"))
     assert matmuls == _independent_matmul_macs(CFG, 5)
@@ -193,7 +198,8 @@ def test_per_token_figures(decoders) -> None:
     kv = CFG.layers * 2 * CFG.kv_heads * CFG.head_size * 4
     assert tc.kv_bytes_per_token == kv
     assert tc.decode_macs == _independent_matmul_macs(CFG, 1) + CFG.layers * 21 * 2 * CFG.hidden + _small_ops(
-        model, {"batch_size": 1, "sequence_length": 1, "past_sequence_length": 20, "total_sequence_length": 21})
+        model, {"batch_size": 1, "sequence_length": 1, "past_sequence_length": 20, "total_sequence_length": 21,
+                "kv_cache_dim": CFG.head_size})
     assert tc.decode_bytes == tc.weight_bytes + 20 * kv
 
 
@@ -238,3 +244,73 @@ def test_matmul_nbits_weights_dequantize_as_onnxruntime_multiplies() -> None:
         w = matmul_nbits_weight(NBitsLayout(k, n, bits, block), b, s, z)
         np.testing.assert_allclose(x @ w, y, rtol=1e-5, atol=1e-5, err_msg=f"bits {bits} block {block} K {k}")
 
+
+
+# ----------------------------------------------------------------------------- generate, compare
+
+PROMPT = "the quick brown fox"
+
+
+@pytest.mark.parametrize("kind", ["int4", "fp32"])
+def test_greedy_tokens_equal_onnxruntime_genai(decoders, runner, kind) -> None:
+    folder = decoders[kind].parent
+    genai = generate(folder, PROMPT, GenerateOptions(max_new_tokens=12, engine="genai"))
+    loop = generate(folder, PROMPT, GenerateOptions(max_new_tokens=12, engine="loop"), runner=runner)
+    assert (genai.engine, loop.engine) == ("onnxruntime-genai", "loop")
+    assert loop.prompt_ids == genai.prompt_ids, "the two tokenizers read the prompt differently"
+    assert loop.tokens == genai.tokens, f"loop {loop.tokens} vs onnxruntime-genai {genai.tokens}"
+    assert len(loop.steps) == 12 and loop.steps[0].tokens_in == len(loop.prompt_ids) and loop.steps[1].tokens_in == 1
+
+
+def test_generate_cli_streams_tokens_and_captures_a_value_at_step_k(decoders, tmp_path) -> None:
+    folder = decoders["int4"].parent
+    value = "/model/layers.1/attn/GroupQueryAttention/output_0"
+    r = run_cli("generate", str(folder), "--prompt", PROMPT, "--max-new-tokens", "4", "--greedy", "--engine", "loop",
+                "--capture", value, "--at-step", "2", "--save", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(PROMPT) and "prefill" in r.stderr and "ms/token" in r.stderr, (r.stdout, r.stderr)
+    (saved,) = tmp_path.glob("*.npy")
+    assert np.load(saved).shape == (1, 1, CFG.hidden)  # one new token at step 2
+    data = json.loads(run_cli("generate", str(folder), "--prompt", PROMPT, "--max-new-tokens", "3", "--greedy",
+                              "--json").stdout)
+    assert len(data["tokens"]) == 3 and data["engine"] == "onnxruntime-genai" and data["prefill_ms"] > 0
+
+
+def test_generate_refuses_what_it_cannot_do(decoders, tmp_path) -> None:
+    plain = tmp_path / "plain.onnx"
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", T.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", T.FLOAT, [2])])
+    onnx.save(helper.make_model(g), plain)  # no KV cache
+    r = run_cli("generate", str(plain), "--prompt", "x", "--engine", "loop")
+    assert r.returncode == 2 and "not a decoder" in r.stderr, r.stderr
+    r = run_cli("generate", str(decoders["int4"].parent), "--prompt", "x", "--engine", "genai", "--capture", "logits")
+    assert r.returncode == 2 and "loop engine" in r.stderr, r.stderr
+
+
+def test_fp32_vs_int4_maps_every_tensor_through_the_rewrite(decoders) -> None:
+    a, b = onnx.load(str(decoders["fp32"])), onnx.load(str(decoders["int4"]))
+    tm = map_tensors(a, b)
+    assert tm.coverage() >= 0.9, [p.a for p in tm.pairs if p.b is None]
+    linear = [p for p in tm.pairs if p.a.endswith("/MatMul/output_0")]
+    assert linear and all(p.how == "rewrite" and p.b.endswith("/MatMulNBits/output_0") for p in linear), linear
+    d = diff_models(Document(a), Document(b))
+    assert {rw.summary for rw in d.rewrites} == {"MatMul quantized to int4 (MatMulNBits)"}, [rw.summary for rw in d.rewrites]
+
+
+def test_int4_weights_read_as_their_dequantized_values(decoders) -> None:
+    from editor.summary import summarize
+    from editor.weights import block_scales, list_weights, weight_stats
+
+    doc = Document.open(decoders["int4"])
+    w = next(w for w in list_weights(doc) if w.name == "/lm_head.weight_Q4")
+    stats = weight_stats(doc, w, chunk_elements=1000)  # several chunks of columns
+    pw_node = next(n for n in doc.model.graph.node if n.name == "/lm_head/MatMulNBits")
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in doc.model.graph.initializer}
+    dense = matmul_nbits_weight(NBitsLayout(CFG.hidden, CFG.vocab, 4, CFG.block_size), *(inits[n] for n in pw_node.input[1:]))
+    assert (stats.dtype, stats.shape, stats.count) == ("int4 (MatMulNBits)", (CFG.hidden, CFG.vocab), dense.size)
+    assert stats.min == pytest.approx(float(dense.min())) and stats.max == pytest.approx(float(dense.max()))
+    assert stats.mean == pytest.approx(float(dense.mean()), abs=1e-6) and stats.std == pytest.approx(float(dense.std()), rel=1e-5)
+    assert sum(stats.histogram_counts) == dense.size and "dequantized" in stats.note
+    assert block_scales(doc, w).shape == (CFG.vocab, CFG.hidden // CFG.block_size)
+    by_dtype = summarize(doc).weights_by_dtype
+    assert by_dtype["int4 (MatMulNBits)"]["parameters"] == _independent_matmul_macs(CFG, 1), by_dtype
