@@ -531,9 +531,14 @@ def _rows(proto_a: onnx.ModelProto, tmap: TensorMap, va: Mapping[str, Any], vb: 
             row.note = "B did not produce it: " + missing_b.get(p.b, "not returned")
         else:
             y = vb[p.b]
-            if p.dequant is not None and isinstance(y, np.ndarray):
-                y = _dequantized(y, p.dequant, vb, inits_b)
-                row.note = "B dequantized"
+            if p.dequant is not None and isinstance(y, np.ndarray) and y.dtype.kind in "iu":
+                scale = _value_of(p.dequant.scale, vb, inits_b)
+                if scale is None:
+                    row.note = f"B is quantized and its scale {p.dequant.scale!r} could not be read: raw integers"
+                else:
+                    y = dequantize(y, scale, _value_of(p.dequant.zero_point, vb, inits_b), p.dequant.axis,
+                                   p.dequant.block_size)
+                    row.note = f"B dequantized with {p.dequant.scale!r}"
             if isinstance(x, np.ndarray):
                 row.shape_a = list(x.shape)
             if isinstance(y, np.ndarray):
@@ -595,19 +600,14 @@ def compare_to_saved(
                       side_b=SideRun("saved", "saved"), notes=notes, input_plan=plan)
 
 
-def _dequantized(y: np.ndarray, dq: Any, values: Mapping[str, Any], inits: Mapping[str, onnx.TensorProto]) -> np.ndarray:
+def _value_of(name: str | None, values: Mapping[str, Any], inits: Mapping[str, onnx.TensorProto]) -> np.ndarray | None:
+    """A value of B by name: from its run, else its initializers (None when neither has it)."""
     from onnx import numpy_helper
 
-    def get(name: str | None) -> np.ndarray | None:
-        if name is None:
-            return None
-        if name in values:
-            return np.asarray(values[name])
-        if name in inits:
-            return numpy_helper.to_array(inits[name])
+    if name is None:
         return None
-
-    scale = get(dq.scale)
-    if scale is None or y.dtype.kind not in "iu":
-        return y
-    return dequantize(y, scale, get(dq.zero_point), dq.axis)
+    if name in values:
+        return np.asarray(values[name])
+    if name in inits:
+        return numpy_helper.to_array(inits[name])
+    return None
