@@ -29,7 +29,7 @@ import onnx
 if TYPE_CHECKING:
     from editor.diff import ModelDiff
 
-__all__ = ["Dequant", "TensorMap", "TensorPair", "main_tensors", "map_tensors", "same_model_map"]
+__all__ = ["Dequant", "TensorMap", "TensorPair", "io_pairs", "main_tensors", "map_tensors", "same_model_map"]
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,11 @@ def main_tensors(model: onnx.ModelProto) -> list[tuple[str, onnx.NodeProto | Non
     return out
 
 
-def same_model_map(model: onnx.ModelProto) -> TensorMap:
-    """Every tensor to itself (one model on two backends)."""
-    return TensorMap([TensorPair(name, name, "same") for name, _ in main_tensors(model)])
+def same_model_map(model: onnx.ModelProto, in_b: set[str] | None = None) -> TensorMap:
+    """Every tensor to itself (one model on two backends); with ``in_b``, the names B has
+    (its Ifs took other branches), the others without a counterpart."""
+    return TensorMap([TensorPair(name, name, "same") if in_b is None or name in in_b else TensorPair(name, None, "")
+                      for name, _ in main_tensors(model)])
 
 
 #: ops that move quantized values around without changing scale or zero point
@@ -230,6 +232,27 @@ def _opset(model: onnx.ModelProto, domain: str) -> int:
     return 1
 
 
+def io_pairs(model_a: onnx.ModelProto, model_b: onnx.ModelProto) -> dict[str, str]:
+    """A's graph inputs and outputs -> B's: by name, else by position among the unmatched."""
+    ga, gb = model_a.graph, model_b.graph
+    inits_a = {t.name for t in ga.initializer}
+    inits_b = {t.name for t in gb.initializer}
+    ins_a = [vi.name for vi in ga.input if vi.name not in inits_a]
+    ins_b = [vi.name for vi in gb.input if vi.name not in inits_b]
+    found: dict[str, str] = {}
+    for names_a, names_b in ((ins_a, ins_b), ([o.name for o in ga.output], [o.name for o in gb.output])):
+        set_b = set(names_b)
+        left_b = [n for n in names_b if n not in names_a]
+        k = 0
+        for n in names_a:
+            if n in set_b:
+                found[n] = n
+            elif k < len(left_b):
+                found[n] = left_b[k]
+                k += 1
+    return found
+
+
 def map_tensors(model_a: onnx.ModelProto, model_b: onnx.ModelProto, diff: ModelDiff | None = None) -> TensorMap:
     """A's tensors mapped to B's (see module docstring); ``diff`` is computed when not given."""
     from editor.diff import diff_models
@@ -243,20 +266,7 @@ def map_tensors(model_a: onnx.ModelProto, model_b: onnx.ModelProto, diff: ModelD
     producers_b = {o: n for n in gb.node for o in n.output if o}
     found: dict[str, tuple[str, str]] = {}
 
-    inits_a = {t.name for t in ga.initializer}
-    inits_b = {t.name for t in gb.initializer}
-    ins_a = [vi.name for vi in ga.input if vi.name not in inits_a]
-    ins_b = [vi.name for vi in gb.input if vi.name not in inits_b]
-    for names_a, names_b in ((ins_a, ins_b), ([o.name for o in ga.output], [o.name for o in gb.output])):
-        set_b = set(names_b)
-        left_b = [n for n in names_b if n not in names_a]
-        k = 0
-        for n in names_a:
-            if n in set_b:
-                found[n] = (n, "io")
-            elif k < len(left_b):
-                found[n] = (left_b[k], "io")
-                k += 1
+    found.update((a, (b, "io")) for a, b in io_pairs(model_a, model_b).items())
     main_a, main_b = doc_a.index.main, doc_b.index.main
     main_ids_a = set(doc_a.index.scopes[main_a].node_ids)
     for ida, idb in diff.pairs.items():
