@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import onnx
 
@@ -135,28 +135,22 @@ _MOVES = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "MaxPool", 
 _FOLDED = {"Relu", "Clip"}
 
 
+def _schema(op: str, domain: str, opset: int) -> onnx.defs.OpSchema | None:
+    """The op's schema: onnx's, or onnxruntime's for its contrib ops (registered into onnx's
+    registry by :mod:`editor.ort_schemas`); None when no runtime knows the op."""
+    from editor.ort_schemas import ensure_registered
+
+    ensure_registered()
+    try:
+        return onnx.defs.get_schema(op, max(opset, 1), domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
 @functools.lru_cache(maxsize=512)
 def _formal_inputs(op: str, domain: str, opset: int) -> tuple[str, ...]:
-    """The input names an op's schema declares (onnx's for the standard domains, then
-    onnxruntime's registry for its contrib ops); () when no runtime knows the op."""
-    try:
-        return tuple(i.name for i in onnx.defs.get_schema(op, opset, domain).inputs)
-    except onnx.defs.SchemaError:
-        pass
-    try:
-        from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
-    except ImportError:  # pragma: no cover - onnxruntime is a core dependency
-        return ()
-    found = [s for s in _ort_schemas(get_all_operator_schema) if s.name == op and s.domain == domain
-             and s.since_version <= max(opset, 1)]
-    if not found:
-        return ()
-    return tuple(i.name for i in max(found, key=lambda s: s.since_version).inputs)
-
-
-@functools.lru_cache(maxsize=1)
-def _ort_schemas(get_all: Any) -> tuple[Any, ...]:
-    return tuple(get_all())
+    schema = _schema(op, domain, opset)
+    return tuple(i.name for i in schema.inputs) if schema is not None else ()
 
 
 def _output_quant_inputs(node: onnx.NodeProto, output: str, opset: int) -> tuple[str, str | None] | None:
@@ -188,14 +182,8 @@ def _output_quant_inputs(node: onnx.NodeProto, output: str, opset: int) -> tuple
 
 @functools.lru_cache(maxsize=512)
 def _formal_outputs_all(op: str, domain: str, opset: int) -> tuple[str, ...]:
-    try:
-        return tuple(o.name for o in onnx.defs.get_schema(op, opset, domain).outputs)
-    except onnx.defs.SchemaError:
-        pass
-    from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
-
-    found = [s for s in _ort_schemas(get_all_operator_schema) if s.name == op and s.domain == domain]
-    return tuple(o.name for o in max(found, key=lambda s: s.since_version).outputs) if found else ()
+    schema = _schema(op, domain, opset)
+    return tuple(o.name for o in schema.outputs) if schema is not None else ()
 
 
 def _formal_outputs(op: str, domain: str, opset: int, k: int) -> str | None:
