@@ -63,8 +63,7 @@ def open_diff_view(window, a: Side, b: Side) -> DiffView:  # noqa: ANN001
 def _on_ready(window, view: DiffView) -> None:  # noqa: ANN001
     registry = window.registry
     view.set_actions(registry.action("diff.previous_change"), registry.action("diff.next_change"))
-    numeric = getattr(window, "numeric_dock", None)
-    view.set_comparison(getattr(numeric, "comparison", None))
+    view.comparison_source = lambda: getattr(getattr(window, "numeric_dock", None), "comparison", None)
     registry.refresh("diff.")
     n = len(view.stops)
     window.statusBar().showMessage(f"Diff: {n} change{'s' if n != 1 else ''} — F8 goes to the next one", 6000)

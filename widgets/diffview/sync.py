@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, QPointF, Signal
 
 from editor.viewmodel import group_tree
@@ -45,6 +46,7 @@ class PaneSync(QObject):
         self.linked = True
         self.driver: str | None = None
         self._busy = False
+        self._stopped = False
         self._trees: dict[tuple[str, int], object] = {}
         for side, pane in self.panes.items():
             tab = pane.tab
@@ -54,6 +56,13 @@ class PaneSync(QObject):
             tab.canvas.view.groupToggled.connect(lambda key, s=side: self._on_group(s, key))
             tab.canvas.view.viewport().installEventFilter(self)
             tab.canvas.view.installEventFilter(self)
+
+    def stop(self) -> None:
+        """Follow nothing any more (the view is closing: its panes go one after the other)."""
+        self._stopped = True
+
+    def _alive(self) -> bool:
+        return not self._stopped and all(shiboken6.isValid(p.tab.canvas.view) for p in self.panes.values())
 
     @staticmethod
     def other(side: str) -> str:
@@ -69,7 +78,7 @@ class PaneSync(QObject):
 
     # -- selection ---------------------------------------------------------------------------
     def _on_selection(self, side: str, source: str) -> None:
-        if self._busy or source != _CANVAS:
+        if self._busy or source != _CANVAS or not self._alive():
             return
         tab = self.panes[side].tab
         ids = [t.node for t in tab.selection.targets if t.kind == "node" and t.node is not None]
@@ -98,7 +107,7 @@ class PaneSync(QObject):
 
     # -- pan and zoom ---------------------------------------------------------------------------
     def _on_viewport(self, side: str) -> None:
-        if not self.linked or self._busy or self.driver != side:
+        if not self.linked or self._busy or self.driver != side or not self._alive():
             return
         self.follow(side)
 
@@ -135,7 +144,7 @@ class PaneSync(QObject):
 
     # -- groups ------------------------------------------------------------------------------------
     def _on_group(self, side: str, key: str) -> None:
-        if self._busy:
+        if self._busy or not self._alive():
             return
         path = key[2:] if key.startswith("g:") else key
         src, dst = self.panes[side].tab, self.panes[self.other(side)].tab

@@ -66,7 +66,8 @@ class DiffView(QWidget):
         self.current = -1
         self._is_ready = False
         self._closed = False
-        self._comparison = None
+        #: where the Errors switch gets a Compare Runs result (set by the window)
+        self.comparison_source = lambda: None
         self._relay = TaskRelay(self)
         self._relay.progress.connect(self._on_progress)
         self._relay.done.connect(self._on_done)
@@ -193,6 +194,8 @@ class DiffView(QWidget):
         bar.addStretch(1)
         bar.addWidget(self.legend)
         self.summary = ElidedLabel("", page, mode=Qt.TextElideMode.ElideRight)
+        self.errors_note = ElidedLabel("", page, mode=Qt.TextElideMode.ElideRight)
+        self.errors_note.hide()
         self.split = QSplitter(Qt.Orientation.Horizontal, page)
         self.split.setChildrenCollapsible(False)
         self.split.addWidget(self.panes["a"])
@@ -203,20 +206,34 @@ class DiffView(QWidget):
         self.outer.addWidget(self.details)
         self.outer.setStretchFactor(0, 5)
         self.outer.setStretchFactor(1, 1)
+        # the panes get the room; the change's rows need a few lines (the splitter moves)
+        self.outer.setSizes([max(200, self.height() - 170), 170])
         box = QVBoxLayout(page)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(2)
         box.addLayout(bar)
         box.addWidget(self.summary)
+        box.addWidget(self.errors_note)
         box.addWidget(self.outer, 1)
         self.content = page
         self.stack.addWidget(page)
         self.sync = PaneSync(self.panes["a"], self.panes["b"], self.display, self)
         self.sync.nodesSelected.connect(self._on_nodes_selected)
-        lines = self.display.summary
-        self.summary.setText(" · ".join(lines[:3]) + (" …" if len(lines) > 3 else ""))
-        self.summary.setToolTip("\n".join(lines[:60]))
+        self.summary.setText(self._summary_line())
+        self.summary.setToolTip("\n".join(self.display.notes + self.display.summary[:60]))
         self._update_position()
+
+    def _summary_line(self) -> str:
+        """The changes in a line: how many stops of each kind, then the notes."""
+        kinds: dict[str, int] = {}
+        for stop in self.display.stops:
+            kinds[stop.kind] = kinds.get(stop.kind, 0) + 1
+        n = len(self.display.stops)
+        head = f"{n} change{'s' if n != 1 else ''}" + (
+            ": " + ", ".join(f"{v} {k}" for k, v in kinds.items()) if kinds else " — the models are the same")
+        rewrites = self.result.diff.rewrite_counts() if self.result is not None else {}
+        parts = [head] + [f"{c} × {t}" if c > 1 else t for t, c in list(rewrites.items())[:3]] + self.display.notes
+        return " · ".join(parts)
 
     def set_actions(self, previous, following) -> None:  # noqa: ANN001
         """Buttons for the registry's previous / next change actions (one action, two places)."""
@@ -304,20 +321,27 @@ class DiffView(QWidget):
         if self.stacked.isChecked() != bool(on):
             self.stacked.setChecked(bool(on))
 
-    def set_comparison(self, comparison) -> None:  # noqa: ANN001
-        """A Compare Runs result the Errors switch can show (None: none)."""
-        self._comparison = comparison
-        if self.panes:
-            self.errors.setEnabled(comparison is not None)
-            if comparison is None and self.errors.isChecked():
-                self.errors.setChecked(False)
-            elif self.errors.isChecked():
-                self.show_errors(True)
-
-    def show_errors(self, on: bool) -> None:
-        comparison = self._comparison if on else None
-        for pane in self.panes.values():
-            pane.show_errors(comparison)
+    def show_errors(self, on: bool) -> int:
+        """Colour both panes by the latest Compare Runs result (``comparison_source()``) on
+        matched tensors instead of by the diff; the number of nodes coloured (0: nothing of
+        the comparison names a node of these two models, and the diff colours stay)."""
+        comparison = self.comparison_source() if on else None
+        cells = 0
+        if comparison is not None:
+            cells = sum(pane.show_errors(comparison) for pane in self.panes.values())
+        if not cells:
+            for pane in self.panes.values():
+                pane.show_errors(None)
+        if on and not cells:
+            self.errors_note.setText("No Compare Runs result for these models: Run ▸ Compare Runs first"
+                                     if comparison is None else "The last Compare Runs compared other models")
+            self.errors_note.show()
+            self.errors.blockSignals(True)
+            self.errors.setChecked(False)
+            self.errors.blockSignals(False)
+        else:
+            self.errors_note.hide()
+        return cells
 
     def set_dark(self, dark: bool) -> None:
         self._dark = dark
@@ -339,6 +363,8 @@ class DiffView(QWidget):
         self._closed = True
         if self.task is not None:
             self.task.cancel()
+        if self.sync is not None:
+            self.sync.stop()
         for pane in self.panes.values():
             pane.close_pane()
 
