@@ -1,11 +1,18 @@
 """The input panel: one editor per graph input, and the values of symbolic dimensions.
 
-Each :class:`InputEditor` makes the value of one input: random (a range per dtype, a seed),
-zeros, ones, a constant, a file (``.npy``/``.npz``/``.pb`` via the runtime's
+It starts from the choices ``onnx-studio run --random`` makes (one core function,
+:func:`editor.runtime.input_plan.plan_inputs`, states them; the random values themselves
+come from :func:`editor.runtime.inputs.make_inputs`): dims from the model's metadata
+(``imgsz``) or a guess, value ranges from what each input feeds (token ids inside their
+embedding table). Each choice is shown with its reason, and what the user changes wins: a
+dim typed in, a random range edited, another mode, a saved ``.npz`` of inputs.
+
+Each :class:`InputEditor` makes the value of one input: random (the core's, or a range of
+the user's), zeros, ones, a constant, a file (``.npy``/``.npz``/``.pb`` via the runtime's
 ``load_input_file``), an image file for image-like inputs (see :mod:`widgets.run.imaging`)
 or text for string tensors (one string per line). :class:`DimsEditor` lists every symbolic
-(or unknown) dimension once, pre-filled with the runtime's ``guess_dim``; the values are
-remembered per model by :class:`DimsMemory` (QSettings, keyed by the model's path).
+(or unknown) dimension once; the values the user typed are remembered per model by
+:class:`DimsMemory` (QSettings, keyed by the model's path).
 
 NOTE: unnamed dimensions (``?``, ``-1``) get a name of their own, ``input[axis]``, so the user
 can set each one; named ones are shared by every input that uses the name, as the model
@@ -44,8 +51,13 @@ from PySide6.QtWidgets import (
 
 from editor.errors import RuntimeBackendError
 from editor.runtime import InputSpec, guess_dim, input_specs, load_input_file, make_input
+from editor.runtime.input_plan import GUESS, USER, DimChoice, InputChoice, InputPlan, dim_key, plan_inputs, value_range
+from editor.runtime.input_roles import InputRole
+from editor.runtime.inputs import make_inputs
 from widgets.run.imaging import NORMALISATIONS, ImageOptions, image_layout, image_to_tensor
 from widgets.common.elided_label import ElidedLabel
+from widgets.common.status_line import MessageLabel
+from widgets.common.wheel_guard import guard_wheel
 from widgets.settings.store import APPLICATION, ORGANIZATION
 
 MODES = {
@@ -61,15 +73,6 @@ FILE_FILTER = "Arrays (*.npy *.npz *.pb);;All files (*)"
 IMAGE_FILTER = "Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp *.tif *.tiff *.ppm *.pgm);;All files (*)"
 
 
-def dim_key(spec_name: str, axis: int, dim) -> str | None:
-    """The name the dims editor uses for one declared dim (None for a fixed one)."""
-    if isinstance(dim, int) and dim >= 0:
-        return None
-    if isinstance(dim, str) and dim:
-        return dim
-    return f"{spec_name}[{axis}]"
-
-
 def concrete_shape(spec: InputSpec, dims: dict[str, int]) -> tuple[int, ...]:
     """``spec``'s shape with every symbolic or unknown dim given a value."""
     if spec.shape is None:
@@ -82,18 +85,6 @@ def concrete_shape(spec: InputSpec, dims: dict[str, int]) -> tuple[int, ...]:
         else:
             out.append(int(dims.get(key, guess_dim(d if isinstance(d, str) else None))))
     return tuple(out)
-
-
-def default_range(dtype: np.dtype) -> tuple[float, float] | None:
-    """The random range offered for a dtype (None: no numeric range, e.g. strings)."""
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_ or dtype.kind in "OUS":
-        return None
-    if dtype.kind == "i":
-        return (-10, 10)
-    if dtype.kind == "u":
-        return (0, 10)
-    return (-1.0, 1.0)
 
 
 class DimsMemory:
@@ -124,9 +115,14 @@ class DimsMemory:
 
 
 class DimsEditor(QWidget):
-    """A spin box per symbolic dimension; ``changed`` when the user edits one."""
+    """A spin box per symbolic dimension, pre-filled with the core's choice and its reason
+    (a grey tag in the box, the whole reason on hover); ``changed`` when the user edits
+    one. :meth:`user_values` are the dims the user set: they override the core's."""
 
     changed = Signal()
+
+    #: the short tag a spin box shows after the value, per source of the value
+    TAGS = {GUESS: "guess", USER: ""}
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -136,22 +132,29 @@ class DimsEditor(QWidget):
         self._grid.setColumnStretch(0, 1)
         self._grid.setColumnStretch(1, 1)
         self._spins: dict[str, QSpinBox] = {}
+        self._user: set[str] = set()
+        self._used: dict[str, str] = {}
 
-    def set_dims(self, names: list[tuple[str, str]], values: dict[str, int]) -> None:
-        """``names``: (key, where-used text) in first-use order."""
+    def set_dims(self, names: list[tuple[str, str]], choices: dict[str, DimChoice]) -> None:
+        """``names``: (key, where-used text) in first-use order; ``choices``: the plan's
+        value and reason per key (a USER choice counts as typed by the user)."""
         while self._grid.count():
             widget = self._grid.takeAt(0).widget()
             if widget is not None:
                 widget.deleteLater()
         self._spins = {}
+        self._used = dict(names)
+        self._user = {k for k, c in choices.items() if c.source == USER}
         for row, (key, used) in enumerate(names):
             spin = QSpinBox(self)
             spin.setRange(0, 1 << 30)
             spin.setMinimumWidth(72)  # the range's widest text would ask for ~100 px
-            spin.setValue(int(values.get(key, guess_dim(key if "[" not in key else None))))
-            spin.setToolTip(f"used by {used}")
+            guard_wheel(spin)
             spin.setObjectName(f"dim:{key}")
-            spin.valueChanged.connect(lambda _v: self.changed.emit())
+            choice = choices.get(key) or DimChoice(guess_dim(key if "[" not in key else None), GUESS, "guessed")
+            spin.setValue(int(choice.value))
+            self._describe(key, spin, choice)
+            spin.valueChanged.connect(lambda _v, k=key: self._on_edited(k))
             label = ElidedLabel(key, self)  # exporters' dim names can be long
             label.setToolTip(f"{key}: used by {used}")
             self._grid.addWidget(label, row, 0)
@@ -159,11 +162,29 @@ class DimsEditor(QWidget):
             self._spins[key] = spin
         self.setVisible(bool(names))
 
+    def _describe(self, key: str, spin: QSpinBox, choice: DimChoice) -> None:
+        tag = self.TAGS.get(choice.source, choice.source)
+        spin.setSuffix(f"  {tag}" if tag else "")
+        spin.setToolTip(f"{key} = {choice.value}: {choice.why}\nused by {self._used.get(key, '?')}")
+
+    def _on_edited(self, key: str) -> None:
+        self._user.add(key)
+        spin = self._spins[key]
+        self._describe(key, spin, DimChoice(spin.value(), USER, "your value"))
+        self.changed.emit()
+
     def values(self) -> dict[str, int]:
         return {k: s.value() for k, s in self._spins.items()}
 
+    def user_values(self) -> dict[str, int]:
+        """The dims the user set (typed, or remembered from an earlier session)."""
+        return {k: s.value() for k, s in self._spins.items() if k in self._user}
+
     def set_value(self, key: str, value: int) -> None:
+        """Set ``key`` as the user would (it then overrides the core's choice)."""
         self._spins[key].setValue(int(value))
+        if key not in self._user:  # the same value: no signal, but now it is the user's
+            self._on_edited(key)
 
     def keys(self) -> list[str]:
         return list(self._spins)
@@ -174,9 +195,12 @@ class InputEditor(QFrame):
 
     changed = Signal()
 
-    def __init__(self, spec: InputSpec, parent: QWidget | None = None) -> None:
+    def __init__(self, spec: InputSpec, parent: QWidget | None = None, *, choice: InputChoice | None = None) -> None:
         super().__init__(parent)
         self.spec = spec
+        #: the core's choice for this input (values and why), see plan_inputs
+        self.choice = choice or _standalone_choice(spec)
+        self._range_edited = False
         self.setObjectName("inputEditor")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         is_string = spec.elem_type == onnx.TensorProto.STRING
@@ -205,6 +229,7 @@ class InputEditor(QFrame):
             self.mode.addItem(MODES[m], m)
         self.mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.mode.setMinimumContentsLength(9)
+        guard_wheel(self.mode)
         head.addWidget(self.mode)
         layout.addLayout(head)
         self.pages = QWidget(self)
@@ -233,24 +258,30 @@ class InputEditor(QFrame):
         page = QWidget(self)
         row = QHBoxLayout(page)
         row.setContentsMargins(0, 0, 0, 0)
-        rng = default_range(self.spec.dtype) if self.spec.elem_type else (-1.0, 1.0)
         self.low = QDoubleSpinBox(page)
         self.high = QDoubleSpinBox(page)
-        for box, v in ((self.low, rng[0] if rng else 0), (self.high, rng[1] if rng else 1)):
+        numeric = self.spec.dtype.kind in "fiu" and self.spec.kind in ("tensor", "sequence", "optional")
+        for box in (self.low, self.high):
             box.setRange(-1e12, 1e12)
             # the range's widest text would make the spin box 180 px wide
             box.setMinimumWidth(64)
             box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
             box.setDecimals(0 if self.spec.dtype.kind in "iu" else 3)
-            box.setValue(v)
-            box.setEnabled(rng is not None)
-            box.valueChanged.connect(lambda _v: self.changed.emit())
-        self.seed = QSpinBox(page)
-        self.seed.setRange(0, 2**31 - 1)
-        self.seed.setPrefix("seed ")
-        self.seed.setMinimumWidth(64)
-        # two lines (range, then seed): one line needs ~300 px, more than the Run dock's
-        # Inputs pane has at the default window size, and the seed was cut off
+            box.setEnabled(numeric)
+            guard_wheel(box)
+        self._show_core_range()
+        for box in (self.low, self.high):
+            box.valueChanged.connect(self._on_range_edited)
+        # what the core chose and why ("ints in [0, 30521] · indices into 'word_embeddings'");
+        # Reset goes back to it after the user's own range
+        self.why = MessageLabel("", page)
+        self.why.setStyleSheet("color: palette(placeholder-text);")
+        self.reset_range = QToolButton(page)
+        self.reset_range.setText("Reset")
+        self.reset_range.setToolTip("Back to the values run --random would use")
+        self.reset_range.clicked.connect(self.use_core_range)
+        # two lines (range, then why): one line needs ~300 px, more than the Run dock's
+        # Inputs pane has at the default window size
         row.setDirection(QBoxLayout.Direction.TopToBottom)
         line = QHBoxLayout()
         line.addWidget(QLabel("from", page))
@@ -258,11 +289,12 @@ class InputEditor(QFrame):
         line.addWidget(QLabel("to", page))
         line.addWidget(self.high, 1)
         row.addLayout(line)
-        seed_line = QHBoxLayout()
-        seed_line.addWidget(self.seed)
-        seed_line.addStretch(1)
-        row.addLayout(seed_line)
+        why_line = QHBoxLayout()
+        why_line.addWidget(self.why, 1)
+        why_line.addWidget(self.reset_range, 0, Qt.AlignmentFlag.AlignTop)
+        row.addLayout(why_line)
         self._page("random", page)
+        self._describe()
         # constant
         self.constant = QLineEdit(page)
         self.constant.setPlaceholderText("text" if is_string else "value, e.g. 0.5")
@@ -330,6 +362,48 @@ class InputEditor(QFrame):
         self.pages.setVisible(self.current_mode() not in ("zeros", "ones"))
         self.changed.emit()
 
+    # -- the core's choice and the user's range ------------------------------------------------
+    def _show_core_range(self) -> None:
+        rng = value_range(self.spec.dtype, self.choice.role) if self.spec.elem_type else None
+        low, high = rng if rng is not None else (-1.0, 1.0)
+        for box, v in ((self.low, low), (self.high, high)):
+            blocked = box.blockSignals(True)
+            box.setValue(v)
+            box.blockSignals(blocked)
+
+    def _describe(self) -> None:
+        if self._range_edited:
+            self.why.setText(f"your range: {self.low.value():g} to {self.high.value():g} "
+                             f"(run --random: {self.choice.values}, {self.choice.why})")
+        else:
+            self.why.setText(f"{self.choice.values} · {self.choice.why}")
+        self.reset_range.setVisible(self._range_edited)
+
+    def _on_range_edited(self, _value: float = 0.0) -> None:
+        self._range_edited = True
+        self._describe()
+        self.changed.emit()
+
+    def set_choice(self, choice: InputChoice) -> None:
+        """The core's (new) choice; a range the user set stays."""
+        self.choice = choice
+        if not self._range_edited:
+            self._show_core_range()
+        self._describe()
+
+    def use_core_range(self) -> None:
+        """Forget the user's range: random values are the core's again."""
+        self._range_edited = False
+        self._show_core_range()
+        self._describe()
+        self.changed.emit()
+
+    def range_override(self) -> tuple[float, float] | None:
+        """The user's random range (``--val-range``), or None to take the core's values."""
+        if not self._range_edited or not self.low.isEnabled():
+            return None
+        return self.low.value(), self.high.value()
+
     # -- state ------------------------------------------------------------------------------
     def current_mode(self) -> str:
         return str(self.mode.currentData())
@@ -342,8 +416,8 @@ class InputEditor(QFrame):
 
     def state(self) -> dict[str, Any]:
         return {
-            "mode": self.current_mode(), "low": self.low.value(), "high": self.high.value(),
-            "seed": self.seed.value(), "constant": self.constant.text(), "file": self.file_path.text(),
+            "mode": self.current_mode(), "range": self.range_override(), "constant": self.constant.text(),
+            "file": self.file_path.text(),
             "image": self.image_path.text(), "layout": self.image_layout.currentText(),
             "norm": self.image_norm.currentData(), "bgr": self.image_bgr.isChecked(),
             "text": self.text.toPlainText(),
@@ -352,9 +426,10 @@ class InputEditor(QFrame):
     def restore(self, state: dict[str, Any]) -> None:
         if self.mode.findData(state.get("mode")) >= 0:
             self.set_mode(state["mode"])
-        self.low.setValue(state.get("low", self.low.value()))
-        self.high.setValue(state.get("high", self.high.value()))
-        self.seed.setValue(state.get("seed", 0))
+        if state.get("range") is not None:
+            self.low.setValue(state["range"][0])
+            self.high.setValue(state["range"][1])
+            self._on_range_edited()
         self.constant.setText(state.get("constant", self.constant.text()))
         self.file_path.setText(state.get("file", ""))
         self.image_path.setText(state.get("image", ""))
@@ -366,8 +441,12 @@ class InputEditor(QFrame):
         self.text.setPlainText(state.get("text", ""))
 
     # -- values -----------------------------------------------------------------------------
-    def value(self, dims: dict[str, int], *, seed_offset: int = 0):
-        """The input's value; raises RuntimeBackendError with a one-line reason."""
+    def value(self, dims: dict[str, int], *, seed: int = 0):
+        """The input's value; raises RuntimeBackendError with a one-line reason.
+
+        A random value is the core's (:func:`editor.runtime.inputs.make_input` with this
+        input's role, or the user's range); :meth:`InputPanel.feeds` makes every random
+        input of a model with ``make_inputs`` instead, exactly as ``run --random`` does."""
         spec = self.spec
         mode = self.current_mode()
         if mode == "file":
@@ -383,16 +462,11 @@ class InputEditor(QFrame):
         # the runtime fills a spec whose dims are all ints; unnamed dims included
         fixed = replace(spec, shape=shape) if spec.shape is not None else spec
         if mode == "random":
-            rng = default_range(spec.dtype) if spec.elem_type else None
-            if rng is None or spec.kind != "tensor" or spec.dtype.kind not in "fiu":
-                return make_input(fixed, "random", seed=self.seed.value() + seed_offset)
-            low, high = self.low.value(), self.high.value()
-            if high < low:
-                raise RuntimeBackendError(f"input {spec.name!r}: random range {low:g}..{high:g} is empty")
-            gen = np.random.default_rng(self.seed.value() + seed_offset)
-            if spec.dtype.kind in "iu":
-                return gen.integers(int(low), int(high) + 1, size=shape).astype(spec.dtype)
-            return gen.uniform(low, high, size=shape).astype(spec.dtype)
+            override = self.range_override()
+            if override is not None and override[1] < override[0]:
+                raise RuntimeBackendError(f"input {spec.name!r}: random range {override[0]:g}..{override[1]:g} is empty")
+            role = InputRole(low=override[0], high=override[1], reason="your range") if override else self.choice.role
+            return make_input(fixed, "random", seed=seed, role=role)
         if mode == "constant":
             text = self.constant.text().strip()
             if spec.elem_type == onnx.TensorProto.STRING:
@@ -464,6 +538,28 @@ class InputPanel(QWidget):
         self._body = QVBoxLayout(body)
         self._body.setContentsMargins(0, 0, 4, 0)
         self._body.setSpacing(6)
+        # one seed for every random input, as run --random --seed; saved inputs (an .npz of
+        # run --save, or the inputs a reduction saved) fill every input they name
+        top = QHBoxLayout()
+        self.seed = QSpinBox(body)
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setPrefix("seed ")
+        self.seed.setMinimumWidth(64)
+        self.seed.setToolTip("Seed of every random input (input k draws with seed + k, as run --random --seed)")
+        guard_wheel(self.seed)
+        self.seed.valueChanged.connect(lambda _v: self.changed.emit())
+        self.load_button = QToolButton(body)
+        self.load_button.setText("Saved Inputs…")
+        self.load_button.setToolTip("Fill the inputs from an .npz (what run --save and Reduce write)")
+        self.load_button.clicked.connect(self._choose_saved)
+        top.addWidget(self.seed)
+        top.addStretch(1)
+        top.addWidget(self.load_button)
+        self._body.addLayout(top)
+        self.saved_note = MessageLabel("", body)
+        self.saved_note.setStyleSheet("color: palette(placeholder-text);")
+        self.saved_note.hide()
+        self._body.addWidget(self.saved_note)
         self.dims_title = QLabel("<b>Dimensions</b>", body)
         self.dims = DimsEditor(body)
         self.dims.changed.connect(self._on_dims_changed)
@@ -477,15 +573,19 @@ class InputPanel(QWidget):
         self._body.addWidget(self.empty_note)
         self._body.addStretch(1)
         scroll.setWidget(body)
+        self.model: onnx.ModelProto | None = None
+        self.plan = InputPlan()
 
     def set_model(self, model: onnx.ModelProto, model_key: str | None) -> None:
-        """Build editors for ``model``'s inputs, keeping the settings of inputs that stay."""
+        """Build editors for ``model``'s inputs from the core's plan (dims, ranges and why),
+        keeping the settings of inputs that stay and the dims the user set."""
         states = {name: ed.state() for name, ed in self.editors.items()}
-        old_dims = self.dims.values()
+        user_dims = {**self.dims.user_values(), **self.memory.load(model_key)}
         for editor in self.editors.values():
             editor.setParent(None)
             editor.deleteLater()
         self.editors = {}
+        self.model = model
         self._model_key = model_key
         self.specs = input_specs(model)
         names: dict[str, list[str]] = {}
@@ -494,29 +594,108 @@ class InputPanel(QWidget):
                 key = dim_key(spec.name, axis, d)
                 if key is not None:
                     names.setdefault(key, []).append(spec.name)
-        remembered = {**old_dims, **self.memory.load(model_key)}
-        self.dims.set_dims([(k, ", ".join(v)) for k, v in names.items()], remembered)
+        user_dims = {k: v for k, v in user_dims.items() if k in names}
+        self.plan = self._plan(user_dims)
+        self.dims.set_dims([(k, ", ".join(v)) for k, v in names.items()], self.plan.dims)
         self.dims_title.setVisible(bool(names))
         for spec in self.specs:
-            editor = InputEditor(spec, self)
+            editor = InputEditor(spec, self, choice=self.plan.inputs.get(spec.name))
             if spec.name in states:
                 editor.restore(states[spec.name])
             editor.changed.connect(self.changed)
             self._editors_box.addWidget(editor)
             self.editors[spec.name] = editor
         self.empty_note.setVisible(not self.specs)
+        self.saved_note.hide()
+
+    def _plan(self, user_dims: dict[str, int]) -> InputPlan:
+        try:
+            # the core's own choices: an editor shows the user's range beside them
+            return plan_inputs(self.model, user_dims)
+        except Exception:  # noqa: BLE001 - a model the planner cannot read: the editors' defaults
+            return InputPlan()
+
+    def _user_ranges(self) -> dict[str, tuple[float, float]]:
+        return {name: r for name, ed in self.editors.items()
+                if ed.current_mode() == "random" and (r := ed.range_override()) is not None}
 
     def _on_dims_changed(self) -> None:
-        self.memory.save(self._model_key, self.dims.values())
+        self.memory.save(self._model_key, self.dims.user_values())
+        if self.model is not None:  # ranges may follow dims (a table sized by a dim)
+            self.plan = self._plan(self.dims.user_values())
+            for name, editor in self.editors.items():
+                if name in self.plan.inputs:
+                    editor.set_choice(self.plan.inputs[name])
         self.changed.emit()
 
     def dim_values(self) -> dict[str, int]:
         return self.dims.values()
 
+    # -- saved inputs -------------------------------------------------------------------------
+    def _choose_saved(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Saved inputs", "", "Saved inputs (*.npz);;All files (*)")
+        if path:
+            try:
+                self.use_saved(path)
+            except RuntimeBackendError as exc:
+                self.saved_note.setText(str(exc))
+                self.saved_note.show()
+
+    def use_saved(self, path) -> list[str]:  # noqa: ANN001
+        """Every input named in the ``.npz`` at ``path`` takes its value from there (file
+        mode); the names used, in input order. Raises RuntimeBackendError for a file that
+        cannot be read or names no input of the model."""
+        from editor.runtime.inputs import load_inputs
+
+        feeds = load_inputs(path, self.model)
+        used = [spec.name for spec in self.specs if spec.name in feeds]
+        if not used:
+            raise RuntimeBackendError(f"{str(path)!r} holds no input of this model")
+        for name in used:
+            editor = self.editors[name]
+            editor.set_mode("file")
+            editor.file_path.setText(str(path))
+        self.saved_note.setText(f"{len(used)} of {len(self.specs)} inputs from {path}")
+        self.saved_note.show()
+        return used
+
+    # -- values -------------------------------------------------------------------------------
     def feeds(self) -> dict[str, Any]:
-        """A value per input; raises RuntimeBackendError naming the input at fault."""
+        """A value per input; raises RuntimeBackendError naming the input at fault.
+
+        Random inputs are made by :func:`editor.runtime.inputs.make_inputs`, the function
+        of ``run --random``, with the dims and ranges the user set (the rest are its own
+        choices); every other mode by its editor."""
         dims = self.dim_values()
-        return {spec.name: self.editors[spec.name].value(dims, seed_offset=i) for i, spec in enumerate(self.specs)}
+        randoms = [spec.name for spec in self.specs if self.editors[spec.name].current_mode() == "random"]
+        made: dict[str, Any] = {}
+        if randoms and self.model is not None:
+            ranges = {n: r for n, r in self._user_ranges().items() if n in randoms}
+            for name, (lo, hi) in ranges.items():
+                if hi < lo:
+                    raise RuntimeBackendError(f"input {name!r}: random range {lo:g}..{hi:g} is empty")
+            try:
+                made = make_inputs(self.model, "random", dims=self.dims.user_values(), seed=self.seed.value(),
+                                   val_ranges=ranges)
+            except RuntimeBackendError:
+                # an input no random value fits (a map, which takes a file): the others one by
+                # one, each with its role, as make_inputs would
+                made = {}
+        out: dict[str, Any] = {}
+        for i, spec in enumerate(self.specs):
+            editor = self.editors[spec.name]
+            if spec.name in made and spec.name in randoms:
+                out[spec.name] = made[spec.name]
+            else:
+                out[spec.name] = editor.value(dims, seed=self.seed.value() + i)
+        return out
+
+
+def _standalone_choice(spec: InputSpec) -> InputChoice:
+    """An editor made without a model's plan: the values ``random_tensor`` gives the dtype."""
+    from editor.runtime.input_plan import _choice
+
+    return _choice(spec, {}, None)
 
 
 def _esc(text: str) -> str:
