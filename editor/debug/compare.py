@@ -37,7 +37,7 @@ from editor.debug.mapping import TensorMap, TensorPair, main_tensors, map_tensor
 from editor.debug.metrics import TensorError, Tolerance, compare_values, dequantize
 from editor.errors import RuntimeBackendError
 from editor.runtime import Runner, RunOptions, RunResult
-from editor.runtime.inputs import input_specs, make_inputs
+from editor.runtime.input_plan import InputPlan, plan_inputs
 from editor.runtime.source import ModelSource
 
 __all__ = ["EXIT_CODES", "Comparison", "RunFailed", "RunSpec", "SideRun", "TensorResult", "compare_runs", "compare_to_saved",
@@ -199,6 +199,8 @@ class Comparison:
     side_b: SideRun | None = None
     #: what was done to make the runs comparable (inputs cast per side ...), one line each
     notes: list[str] = field(default_factory=list)
+    #: the inputs and what they are (shapes, ranges, guessed dims): part of the evidence
+    input_plan: InputPlan | None = None
 
     @property
     def first_divergence(self) -> TensorResult | None:
@@ -277,6 +279,7 @@ class Comparison:
             "rtol": self.tolerance.rtol,
             "infinities_equal": self.tolerance.infinities_equal,
             "notes": self.notes,
+            "inputs": self.input_plan.to_json() if self.input_plan is not None else None,
             "counts": self.counts(),
             "rewrites": (self.mapping.diff.rewrite_counts() if self.mapping and self.mapping.diff else {}),
             "tensors": [t.to_dict() for t in self.tensors],
@@ -288,6 +291,8 @@ class Comparison:
         the window shows them)."""
         lines = [f"A: {self.a.label()} ran on {self.side_a.text() if self.side_a else self.backend_a}",
                  f"B: {self.b.label()} ran on {self.side_b.text() if self.side_b else self.backend_b}"]
+        if self.input_plan is not None:
+            lines += self.input_plan.lines()
         lines += [f"note: {n}" for n in self.notes]
         fd, fn = self.first_divergence, self.first_nonfinite
         if fd is None:
@@ -383,8 +388,9 @@ def compare_runs(
 ) -> Comparison:
     """Run ``a`` and ``b`` on the same inputs and compare them tensor by tensor.
 
-    ``inputs`` missing from the mapping are generated (:func:`editor.runtime.make_inputs`,
-    ``seed``, ``dims``, ``val_ranges``); the ones used are in ``Comparison.inputs``, and each
+    ``inputs`` missing from the mapping are generated (:func:`editor.runtime.plan_inputs`,
+    ``seed``, ``dims``, ``val_ranges``); the ones used are in ``Comparison.inputs`` (what
+    they are in ``Comparison.input_plan``), and each
     side is fed them cast to its declared input types. ``intermediates=False`` compares the
     graph outputs only (onnxruntime's fused graph). A side with no backend named runs on
     onnxruntime only, unless ``allow_fallback`` (module NOTE). Raises :class:`RunFailed`
@@ -404,29 +410,40 @@ def compare_runs(
     say("mapping tensors")
     tmap = same_model_map(proto_a) if one_model else map_tensors(proto_a, proto_b)
     outputs = [o.name for o in proto_a.graph.output]
-    given = dict(inputs or {})
-    if all(s.name in given for s in input_specs(proto_a)):
-        feeds = given
-    else:
-        generated = make_inputs(proto_a, "random", dims=dims, seed=seed, val_ranges=val_ranges)
-        feeds = {**generated, **given}
-    feeds_a, notes = cast_to_declared(proto_a, feeds, side="A")
-    feeds_b, notes_b = feeds_for_b(tmap, proto_a, proto_b, feeds)
-    notes += notes_b
+    full_map = tmap  # B's inputs are fed through it, whatever is compared
     if not intermediates:
         keep = set(outputs)
         tmap = TensorMap([p for p in tmap.pairs if p.a in keep], tmap.diff)
-    input_names_a = set(feeds)
-    names_a = [p.a for p in tmap.pairs if p.a not in input_names_a]
-    b_inputs = set(feeds_b)
-    names_b = [n for n in tmap.b_names() if n not in b_inputs]
-    extra_b = [d.scale for p in tmap.pairs if p.dequant for d in [p.dequant]] + \
-              [p.dequant.zero_point for p in tmap.pairs if p.dequant and p.dequant.zero_point]
     inits_b = {t.name: t for t in proto_b.graph.initializer}
-    names_b += [n for n in dict.fromkeys(extra_b) if n not in inits_b and n not in names_b]
-    wanted_b = names_b or [o.name for o in proto_b.graph.output]
-    run = Runs(a, b, names_a or outputs, wanted_b, feeds_a, feeds_b, timeout, allow_fallback)
-    ra, rb = run.both(runner, pool, say)
+    plan = plan_inputs(proto_a, given=inputs, dims=dims, seed=seed, val_ranges=val_ranges)
+    own = runner is None and (pool is None or len(pool) < 2)
+    runner = Runner() if own else runner
+    try:
+        while True:
+            feeds = plan.feeds
+            feeds_a, notes = cast_to_declared(proto_a, feeds, side="A")
+            feeds_b, notes_b = feeds_for_b(full_map, proto_a, proto_b, feeds)
+            notes += notes_b
+            input_names_a = set(feeds)
+            names_a = [p.a for p in tmap.pairs if p.a not in input_names_a]
+            b_inputs = set(feeds_b)
+            names_b = [n for n in tmap.b_names() if n not in b_inputs]
+            extra_b = [d.scale for p in tmap.pairs if p.dequant for d in [p.dequant]] + \
+                      [p.dequant.zero_point for p in tmap.pairs if p.dequant and p.dequant.zero_point]
+            names_b += [n for n in dict.fromkeys(extra_b) if n not in inits_b and n not in names_b]
+            wanted_b = names_b or [o.name for o in proto_b.graph.output]
+            run = Runs(a, b, names_a or outputs, wanted_b, feeds_a, feeds_b, timeout, allow_fallback)
+            try:
+                ra, rb = run.both(runner, pool, say)
+                break
+            except RunFailed as failed:
+                better = _refit_sizes(proto_a, plan, failed, run, runner or pool[0], say)  # type: ignore[index]
+                if better is None:
+                    raise
+                plan = better
+    finally:
+        if own and runner is not None:
+            runner.close()
     say("comparing")
     va = {k: r.value for k, r in ra.outputs.items()}
     va.update(feeds_a)
@@ -437,7 +454,7 @@ def compare_runs(
         a, b, rows, outputs, tolerance, feeds, ra.backend, rb.backend, tmap,
         values_a=va if keep_values else {}, values_b=vb if keep_values else {},
         run_seconds=(ra.wall_seconds or 0.0, rb.wall_seconds or 0.0),
-        side_a=_side_run(a, ra), side_b=_side_run(b, rb), notes=notes,
+        side_a=_side_run(a, ra), side_b=_side_run(b, rb), notes=notes, input_plan=plan,
     )
 
 
@@ -466,16 +483,31 @@ class Runs:
             with ThreadPoolExecutor(2, thread_name_prefix="onnx-studio-compare") as ex:
                 fa, fb = ex.submit(run_a, pool[0]), ex.submit(run_b, pool[1])
                 return fa.result(), fb.result()
-        own = runner is None
-        runner = runner or Runner()
-        try:
-            say(f"running A: {self.a.label()}")
-            ra = run_a(runner)
-            say(f"running B: {self.b.label()}")
-            return ra, run_b(runner)
-        finally:
-            if own:
-                runner.close()
+        assert runner is not None
+        say(f"running A: {self.a.label()}")
+        ra = run_a(runner)
+        say(f"running B: {self.b.label()}")
+        return ra, run_b(runner)
+
+    def probe_a(self, runner: Runner, feeds: Mapping[str, Any]) -> str | None:
+        """Run A's graph outputs only on ``feeds``: its error, or None when it runs."""
+        backend = self.a.backend or (None if self.allow_fallback else "ort")
+        result = runner.run(self.a.source(), feeds, backend=backend, options=self.a.options, timeout=self.timeout)
+        return None if result.ok else (result.error or result.status)
+
+
+def _refit_sizes(proto_a: onnx.ModelProto, plan: InputPlan, failed: RunFailed, run: Runs, runner: Runner,
+                 say: Callable[[str], None]) -> InputPlan | None:
+    """A side failed at the plan's sizes: other sizes for its guessed dims that A runs at
+    (:func:`editor.runtime.input_plan.refit`), or None (a failure sizes do not explain:
+    the model could not even be loaded, nothing was guessed, or no size tried runs)."""
+    from editor.runtime.input_plan import refit
+    from editor.runtime.inputs import cast_to_declared
+
+    if "cannot create a session" in failed.message or not plan.dims.guessed():
+        return None
+    say("the run failed at the guessed sizes: trying others")
+    return refit(proto_a, plan, failed.message, lambda feeds: run.probe_a(runner, cast_to_declared(proto_a, feeds)[0]))
 
 
 def _rows(proto_a: onnx.ModelProto, tmap: TensorMap, va: Mapping[str, Any], vb: Mapping[str, Any],
@@ -499,9 +531,14 @@ def _rows(proto_a: onnx.ModelProto, tmap: TensorMap, va: Mapping[str, Any], vb: 
             row.note = "B did not produce it: " + missing_b.get(p.b, "not returned")
         else:
             y = vb[p.b]
-            if p.dequant is not None and isinstance(y, np.ndarray):
-                y = _dequantized(y, p.dequant, vb, inits_b)
-                row.note = "B dequantized"
+            if p.dequant is not None and isinstance(y, np.ndarray) and y.dtype.kind in "iu":
+                scale = _value_of(p.dequant.scale, vb, inits_b)
+                if scale is None:
+                    row.note = f"B is quantized and its scale {p.dequant.scale!r} could not be read: raw integers"
+                else:
+                    y = dequantize(y, scale, _value_of(p.dequant.zero_point, vb, inits_b), p.dequant.axis,
+                                   p.dequant.block_size)
+                    row.note = f"B dequantized with {p.dequant.scale!r}"
             if isinstance(x, np.ndarray):
                 row.shape_a = list(x.shape)
             if isinstance(y, np.ndarray):
@@ -537,10 +574,8 @@ def compare_to_saved(
     values_b = dict(load_inputs(saved)) if isinstance(saved, (str, Path)) else dict(saved)
     proto_a = a.proto()
     outputs = [o.name for o in proto_a.graph.output]
-    given = dict(inputs or {})
-    generated = {} if all(s.name in given for s in input_specs(proto_a)) else \
-        make_inputs(proto_a, "random", dims=dims, seed=seed, val_ranges=val_ranges)
-    feeds = {**generated, **given}
+    plan = plan_inputs(proto_a, given=inputs, dims=dims, seed=seed, val_ranges=val_ranges)
+    feeds = plan.feeds
     feeds_a, notes = cast_to_declared(proto_a, feeds, side="A")
     known = [name for name, _ in main_tensors(proto_a)]
     pairs = [TensorPair(n, n, "name") for n in known if n in values_b or n in outputs]
@@ -562,22 +597,17 @@ def compare_to_saved(
     return Comparison(a, label, rows, outputs, tolerance, feeds, ra.backend, "saved", tmap,
                       values_a=va if keep_values else {}, values_b=values_b if keep_values else {},
                       run_seconds=(ra.wall_seconds or 0.0, 0.0), side_a=_side_run(a, ra),
-                      side_b=SideRun("saved", "saved"), notes=notes)
+                      side_b=SideRun("saved", "saved"), notes=notes, input_plan=plan)
 
 
-def _dequantized(y: np.ndarray, dq: Any, values: Mapping[str, Any], inits: Mapping[str, onnx.TensorProto]) -> np.ndarray:
+def _value_of(name: str | None, values: Mapping[str, Any], inits: Mapping[str, onnx.TensorProto]) -> np.ndarray | None:
+    """A value of B by name: from its run, else its initializers (None when neither has it)."""
     from onnx import numpy_helper
 
-    def get(name: str | None) -> np.ndarray | None:
-        if name is None:
-            return None
-        if name in values:
-            return np.asarray(values[name])
-        if name in inits:
-            return numpy_helper.to_array(inits[name])
+    if name is None:
         return None
-
-    scale = get(dq.scale)
-    if scale is None or y.dtype.kind not in "iu":
-        return y
-    return dequantize(y, scale, get(dq.zero_point), dq.axis)
+    if name in values:
+        return np.asarray(values[name])
+    if name in inits:
+        return numpy_helper.to_array(inits[name])
+    return None

@@ -102,14 +102,24 @@ def _side_text(nan: int, inf: int, size: int) -> str:
     return " and ".join(parts) or "finite"
 
 
-def dequantize(q: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, axis: int = 1) -> np.ndarray:
-    """``(q - zero_point) * scale`` as float32, per tensor or per ``axis`` (DequantizeLinear)."""
+def dequantize(q: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, axis: int = 1,
+               block_size: int = 0) -> np.ndarray:
+    """``(q - zero_point) * scale`` as float32 (DequantizeLinear): per tensor (a scalar
+    scale), per ``axis`` (one scale per index), or per block (``block_size`` elements on
+    ``axis`` share a scale, the scale tensor shaped like ``q`` with that axis divided)."""
     scale = np.asarray(scale, np.float32)
     zp = np.zeros_like(scale, dtype=np.float32) if zero_point is None else np.asarray(zero_point).astype(np.float32)
-    if scale.ndim == 1 and scale.size > 1 and q.ndim > 1:
-        shape = [1] * q.ndim
-        shape[axis] = scale.size
-        scale, zp = scale.reshape(shape), zp.reshape(shape)
+    if q.ndim and scale.size > 1:
+        axis = axis + q.ndim if axis < 0 else axis
+        if block_size > 0 and scale.ndim == q.ndim:
+            scale = np.repeat(scale, block_size, axis=axis).take(range(q.shape[axis]), axis=axis)
+            zp = np.repeat(zp, block_size, axis=axis).take(range(q.shape[axis]), axis=axis) if zp.ndim == q.ndim \
+                else zp
+        elif scale.ndim == 1:
+            shape = [1] * q.ndim
+            shape[axis] = scale.size
+            scale = scale.reshape(shape)
+            zp = zp.reshape(shape) if zp.size == scale.size else zp
     return ((q.astype(np.float32) - zp) * scale).astype(np.float32)
 
 

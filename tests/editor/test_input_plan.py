@@ -1,73 +1,141 @@
-"""plan_inputs states what make_inputs (``run --random``) will feed, and why: dims from the
-user, the model's metadata or a guess; value ranges from what each input feeds. The Run
-dock shows the plan and takes its values from make_inputs, so the two cannot drift."""
+"""Inputs that exercise the model, stated (editor.runtime.input_dims / input_plan): open dims
+get sizes the model can take (roles, metadata, the shape engine's check, a refit when a run
+fails), never 1 for an image or sequence dim without saying so; every run says what it fed.
+Planted bugs on real models that 1-sized dims hid must show as differences at the planted
+node with default options."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
 
-from editor.runtime.input_plan import GUESS, METADATA, USER, plan_inputs, value_range
-from editor.runtime.input_roles import InputRole
-from editor.runtime.inputs import make_inputs, random_tensor
+from editor.debug import RunSpec, compare_runs
+from editor.runtime import Runner, choose_dims, plan_inputs
+from editor.runtime.input_plan import refit
+from tests.conftest import CORPUS
 
-
-def _model() -> onnx.ModelProto:
-    """token ids into a 300-row table, token types into 2 rows, a mask, an NCHW image."""
-    ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"])
-    types = helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, ["batch", "sequence"])
-    mask = helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "sequence"])
-    image = helper.make_tensor_value_info("images", TensorProto.FLOAT, ["batch", 3, "height", "width"])
-    words = numpy_helper.from_array(np.zeros((300, 4), np.float32), "word_embeddings")
-    kinds = numpy_helper.from_array(np.zeros((2, 4), np.float32), "type_embeddings")
-    nodes = [helper.make_node("Gather", ["word_embeddings", "input_ids"], ["w"]),
-             helper.make_node("Gather", ["type_embeddings", "token_type_ids"], ["t"]),
-             helper.make_node("Cast", ["attention_mask"], ["m"], to=TensorProto.FLOAT),
-             helper.make_node("Relu", ["images"], ["r"])]
-    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("w", "t", "m", "r")]
-    model = helper.make_model(helper.make_graph(nodes, "g", [ids, types, mask, image], outs, [words, kinds]),
-                              opset_imports=[helper.make_opsetid("", 17)])
-    helper.set_model_props(model, {"imgsz": "[320, 256]"})
-    return model
+DET = CORPUS / "real" / "ppocrv4_det.onnx"  # Paddle text detector, x [N, 3, H, W] all open
+CLS = CORPUS / "real" / "ppocr_mobile_v2_cls.onnx"  # x [-1, 3, ?, ?]
+VAD16 = CORPUS / "real" / "silero_vad_16k_op15.onnx"  # takes 256..640 samples: If branches decide
 
 
-def test_the_plan_names_each_choice_and_its_reason():
-    plan = plan_inputs(_model(), dims={"sequence": 8})
-    assert plan.dims["sequence"].value == 8 and plan.dims["sequence"].source == USER
-    assert plan.dims["batch"].value == 1 and plan.dims["batch"].source == GUESS
-    assert "batch" in plan.dims["batch"].why
-    assert (plan.dims["height"].value, plan.dims["width"].value) == (320, 256), plan.dims
-    assert plan.dims["height"].source == METADATA and "imgsz" in plan.dims["height"].why
-    ids = plan.inputs["input_ids"]
-    assert ids.shape == (1, 8) and ids.values == "ints in [0, 299]", ids
-    assert "word_embeddings" in ids.why and "300" in ids.why
-    assert plan.inputs["token_type_ids"].values == "ints in [0, 1]"
-    assert plan.inputs["attention_mask"].why == "the default for int64"
-    assert plan.inputs["images"].shape == (1, 3, 320, 256) and plan.inputs["images"].values == "standard normal"
+@pytest.fixture(scope="module")
+def runner():
+    with Runner() as r:
+        yield r
 
 
-def test_the_plan_is_what_make_inputs_feeds():
-    model = _model()
-    plan = plan_inputs(model, val_ranges={"attention_mask": (0, 1)})
-    assert plan.inputs["attention_mask"].values == "ints in [0, 1]" and plan.inputs["attention_mask"].why == "your range"
-    feeds = make_inputs(model, "random", seed=3, val_ranges={"attention_mask": (0, 1)})
-    for name, choice in plan.inputs.items():
-        value = feeds[name]
-        assert value.shape == choice.shape, f"{name}: plan {choice.shape}, make_inputs {value.shape}"
-        rng = value_range(value.dtype, choice.role)
-        if rng is not None:
-            assert rng[0] <= value.min() and value.max() <= rng[1], f"{name}: {value.min()}..{value.max()} not in {rng}"
+def _constant_of(model: onnx.ModelProto, name: str) -> onnx.TensorProto:
+    return next(n.attribute[0].t for n in model.graph.node if n.op_type == "Constant" and n.output[0] == name)
 
 
-@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.int8, np.float32, np.bool_])
-@pytest.mark.parametrize("role", [None, InputRole(low=0, high=5), InputRole(choices=(2.0, 7.0)), InputRole(low=3)])
-def test_value_range_bounds_what_random_tensor_draws(dtype, role):
-    drawn = random_tensor((4000,), np.dtype(dtype), seed=1, role=role)
-    rng = value_range(np.dtype(dtype), role)
-    if rng is None:
-        assert np.dtype(dtype).kind in "fb" and role is None, f"{dtype} with {role} must have a stated range"
-        return
-    assert rng[0] <= float(drawn.min()) and float(drawn.max()) <= rng[1], (
-        f"{dtype}, {role}: drew {drawn.min()}..{drawn.max()}, the plan says {rng}")
+# -- sizes -------------------------------------------------------------------------------------
+def test_an_image_with_open_sizes_gets_image_sizes_and_says_they_are_guessed() -> None:
+    plan = plan_inputs(onnx.load(DET))
+    x = plan.inputs[0]
+    assert x.shape is not None and x.shape[2] >= 32 and x.shape[3] >= 32, f"a detector fed {x.shape}"
+    roles = {c.role: c for c in plan.dims.choices.values()}
+    assert {"batch", "height", "width"} <= set(roles), roles
+    assert roles["height"].guessed and "axis 2" in roles["height"].why, roles["height"]
+    warning = " ".join(plan.warnings())
+    assert "guessed" in warning and "--dim" in warning, plan.warnings()
+    text = "\n".join(plan.lines())
+    assert f"float32[1, 3, {x.shape[2]}, {x.shape[3]}]" in text and "in [" in text, text
+
+
+def test_the_shape_engine_moves_a_guess_the_model_cannot_take() -> None:
+    # x [N, 1, H, 4] -> Transpose -> MatMul with a [48, 2] weight: only H = 48 multiplies
+    w = numpy_helper.from_array(np.ones((48, 2), np.float32), "w")
+    g = h.make_graph([h.make_node("Transpose", ["x"], ["t"], perm=[0, 1, 3, 2]), h.make_node("MatMul", ["t", "w"], ["y"])],
+                     "g", [h.make_tensor_value_info("x", T.FLOAT, ["N", 1, "height", 4])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)], [w])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    dims = choose_dims(model)
+    height = dims.choices["height"]
+    assert height.value == 48 and height.guessed and "MatMul" in height.why, height
+    assert not dims.problems, dims.problems
+    user = choose_dims(model, {"height": 20})  # a user's size wins, and the problem is said
+    assert user.choices["height"].value == 20 and user.choices["height"].source == "given"
+    assert user.problems and "MatMul" in user.problems[0], user.problems
+
+
+def test_a_given_input_fixes_the_dims_it_fills_and_masks_attend() -> None:
+    ids = h.make_tensor_value_info("input_ids", T.INT64, ["batch", "sequence"])
+    mask = h.make_tensor_value_info("attention_mask", T.INT64, ["batch", "sequence"])
+    emb = numpy_helper.from_array(np.zeros((30, 4), np.float32), "emb")
+    g = h.make_graph([h.make_node("Gather", ["emb", "input_ids"], ["e"]), h.make_node("Cast", ["attention_mask"], ["m"], to=T.FLOAT),
+                      h.make_node("Unsqueeze", ["m", "axes"], ["mu"]), h.make_node("Mul", ["e", "mu"], ["y"])],
+                     "g", [ids, mask], [h.make_tensor_value_info("y", T.FLOAT, None)],
+                     [emb, numpy_helper.from_array(np.array([2], np.int64), "axes")])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    plan = plan_inputs(model, given={"input_ids": np.zeros((1, 37), np.int64)})
+    assert plan.feeds["attention_mask"].shape == (1, 37), plan.lines()
+    assert set(np.unique(plan.feeds["attention_mask"])) == {1}, "a random mask turns softmax into NaN"
+    assert plan.dims.choices["sequence"].source == "given" and "input_ids" in plan.dims.choices["sequence"].why
+    made = plan_inputs(model)
+    assert made.feeds["input_ids"].max() < 30 and made.feeds["input_ids"].shape[1] > 1, made.lines()
+
+
+def test_a_size_no_static_check_sees_is_refit_by_running(runner: Runner) -> None:
+    model = onnx.load(VAD16)
+    plan = plan_inputs(model)
+    samples = plan.dims.choices["sequence"]
+    assert samples.role == "samples" and samples.value > 1000, samples  # a signal, not 16 values
+
+    def error_of(feeds) -> str | None:  # noqa: ANN001
+        result = runner.run(str(VAD16), feeds, backend="ort")
+        return None if result.ok else result.error
+
+    first = error_of(plan.feeds)
+    assert first is not None, "the VAD took the default size: the refit is not exercised"
+    better = refit(model, plan, first, error_of)
+    assert better is not None, "no size the VAD takes was found"
+    chosen = better.dims.choices["sequence"]
+    assert 256 <= chosen.value <= 640 and "the run failed" in chosen.why, chosen
+    assert error_of(better.feeds) is None and better.feeds["input"].shape == (1, chosen.value)
+
+
+# -- planted bugs that 1-sized dims hid --------------------------------------------------------
+def test_a_flipped_dilation_in_a_detector_is_found_at_its_node(tmp_path: Path, runner: Runner) -> None:
+    model = onnx.load(DET)
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    target = next(n for n in convs[30:] if [list(a.ints) for a in n.attribute if a.name == "kernel_shape"] == [[3, 3]]
+                  and [list(a.ints) for a in n.attribute if a.name == "strides"] == [[1, 1]])
+    for a in target.attribute:
+        if a.name == "dilations":
+            a.ints[:] = [2, 2]
+        if a.name == "pads":
+            a.ints[:] = [2, 2, 2, 2]  # the same output size: only the numbers change
+    bad = tmp_path / "det_bad.onnx"
+    onnx.save(model, bad)
+    c = compare_runs(RunSpec(DET), RunSpec(bad), runner=runner)
+    fd = c.first_divergence
+    assert c.verdict == "differ" and fd is not None and fd.node == target.name, \
+        f"planted at {target.name!r}, first divergence {fd and fd.node!r}, verdict {c.verdict}; inputs {c.input_plan.lines()}"
+
+
+def test_a_weight_change_in_a_classifier_is_a_difference_with_default_sizes(tmp_path: Path, runner: Runner,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from editor.cli import main
+
+    model = onnx.load(CLS)
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    target = convs[len(convs) // 2]
+    t = _constant_of(model, target.input[1])
+    t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1.05), t.name))
+    bad = tmp_path / "cls_bad.onnx"
+    onnx.save(model, bad)
+    tiny = compare_runs(RunSpec(CLS), RunSpec(bad), dims={"x[2]": 1, "x[3]": 1}, runner=runner)
+    assert tiny.verdict == "agree", "the planted change is invisible at 1x1 (what 1-sized dims hid)"
+    assert main(["compare", str(CLS), str(bad), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"] == "differ" and data["first_divergence"]["tensor"] == target.output[0], data["first_divergence"]
+    shape = data["inputs"]["inputs"][0]["shape"]
+    assert shape[2] > 1 and shape[3] > 1 and set(data["inputs"]["guessed_dims"]) >= {"x[2]", "x[3]"}, data["inputs"]

@@ -1,11 +1,15 @@
 """The input panel: one editor per graph input, and the values of symbolic dimensions.
 
-It starts from the choices ``onnx-studio run --random`` makes (one core function,
-:func:`editor.runtime.input_plan.plan_inputs`, states them; the random values themselves
-come from :func:`editor.runtime.inputs.make_inputs`): dims from the model's metadata
-(``imgsz``) or a guess, value ranges from what each input feeds (token ids inside their
-embedding table). Each choice is shown with its reason, and what the user changes wins: a
-dim typed in, a random range edited, another mode, a saved ``.npz`` of inputs.
+It starts from the inputs ``onnx-studio run --random`` makes: one core function,
+:func:`editor.runtime.input_plan.plan_inputs`, chooses the dims (the model's ``imgsz``
+metadata, sizes the model can take, guesses) and the values (token ids inside their
+embedding table, an attention mask of ones) and says why; the dock shows each choice with
+its reason and feeds what that function makes. What the user changes wins: a dim typed in
+(``dims``), a random range edited (``val_ranges``), another mode or a saved ``.npz`` of
+inputs (``given``: their shapes fix the dims they fill).
+
+NOTE: the plan shown is worked out off the GUI thread (a second on a 4,000-node model, on a
+structure snapshot of the model); the run makes it again only when something changed.
 
 Each :class:`InputEditor` makes the value of one input: random (the core's, or a range of
 the user's), zeros, ones, a constant, a file (``.npy``/``.npz``/``.pb`` via the runtime's
@@ -23,12 +27,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import onnx
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QObject, QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -51,9 +56,9 @@ from PySide6.QtWidgets import (
 
 from editor.errors import RuntimeBackendError
 from editor.runtime import InputSpec, guess_dim, input_specs, load_input_file, make_input
-from editor.runtime.input_plan import GUESS, USER, DimChoice, InputChoice, InputPlan, dim_key, plan_inputs, value_range
+from editor.runtime.input_dims import DimChoice, dim_key
+from editor.runtime.input_plan import InputPlan, InputUse, plan_inputs
 from editor.runtime.input_roles import InputRole
-from editor.runtime.inputs import make_inputs
 from widgets.run.imaging import NORMALISATIONS, ImageOptions, image_layout, image_to_tensor
 from widgets.common.elided_label import ElidedLabel
 from widgets.common.status_line import MessageLabel
@@ -122,7 +127,7 @@ class DimsEditor(QWidget):
     changed = Signal()
 
     #: the short tag a spin box shows after the value, per source of the value
-    TAGS = {GUESS: "guess", USER: ""}
+    TAGS = {"guess": "guess", "given": "", "metadata": "metadata", "rule": "rule"}
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -135,23 +140,28 @@ class DimsEditor(QWidget):
         self._user: set[str] = set()
         self._used: dict[str, str] = {}
 
-    def set_dims(self, names: list[tuple[str, str]], choices: dict[str, DimChoice]) -> None:
-        """``names``: (key, where-used text) in first-use order; ``choices``: the plan's
-        value and reason per key (a USER choice counts as typed by the user)."""
+    def set_dims(self, names: list[tuple[str, str]], choices: dict[str, DimChoice],
+                 user: dict[str, int] | None = None) -> None:
+        """``names``: (key, where-used text) in first-use order; ``choices``: the core's
+        value and reason per key; ``user``: the values the user set (they win)."""
         while self._grid.count():
             widget = self._grid.takeAt(0).widget()
             if widget is not None:
                 widget.deleteLater()
         self._spins = {}
         self._used = dict(names)
-        self._user = {k for k, c in choices.items() if c.source == USER}
+        user = dict(user or {})
+        self._user = set(user)
         for row, (key, used) in enumerate(names):
             spin = QSpinBox(self)
             spin.setRange(0, 1 << 30)
             spin.setMinimumWidth(72)  # the range's widest text would ask for ~100 px
             guard_wheel(spin)
             spin.setObjectName(f"dim:{key}")
-            choice = choices.get(key) or DimChoice(guess_dim(key if "[" not in key else None), GUESS, "guessed")
+            choice = choices.get(key) or DimChoice(key, guess_dim(key if "[" not in key else None), "guess",
+                                                   "other", "working out the model's sizes…")
+            if key in user:
+                choice = DimChoice(key, int(user[key]), "given", choice.role, "your value", choice.uses)
             spin.setValue(int(choice.value))
             self._describe(key, spin, choice)
             spin.valueChanged.connect(lambda _v, k=key: self._on_edited(k))
@@ -165,12 +175,24 @@ class DimsEditor(QWidget):
     def _describe(self, key: str, spin: QSpinBox, choice: DimChoice) -> None:
         tag = self.TAGS.get(choice.source, choice.source)
         spin.setSuffix(f"  {tag}" if tag else "")
-        spin.setToolTip(f"{key} = {choice.value}: {choice.why}\nused by {self._used.get(key, '?')}")
+        role = f" ({choice.role})" if choice.role else ""
+        spin.setToolTip(f"{key} = {choice.value}{role}: {choice.why}\nused by {self._used.get(key, '?')}")
+
+    def set_choices(self, choices: dict[str, DimChoice]) -> None:
+        """The core's values and reasons for the dims the user did not set."""
+        for key, spin in self._spins.items():
+            choice = choices.get(key)
+            if choice is None or key in self._user:
+                continue
+            blocked = spin.blockSignals(True)
+            spin.setValue(int(choice.value))
+            spin.blockSignals(blocked)
+            self._describe(key, spin, choice)
 
     def _on_edited(self, key: str) -> None:
         self._user.add(key)
         spin = self._spins[key]
-        self._describe(key, spin, DimChoice(spin.value(), USER, "your value"))
+        self._describe(key, spin, DimChoice(key, spin.value(), "given", "", "your value"))
         self.changed.emit()
 
     def values(self) -> dict[str, int]:
@@ -195,11 +217,11 @@ class InputEditor(QFrame):
 
     changed = Signal()
 
-    def __init__(self, spec: InputSpec, parent: QWidget | None = None, *, choice: InputChoice | None = None) -> None:
+    def __init__(self, spec: InputSpec, parent: QWidget | None = None, *, use: InputUse | None = None) -> None:
         super().__init__(parent)
         self.spec = spec
-        #: the core's choice for this input (values and why), see plan_inputs
-        self.choice = choice or _standalone_choice(spec)
+        #: what the core made for this input (range and how), see plan_inputs
+        self.use = use or _standalone_use(spec)
         self._range_edited = False
         self.setObjectName("inputEditor")
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -364,8 +386,9 @@ class InputEditor(QFrame):
 
     # -- the core's choice and the user's range ------------------------------------------------
     def _show_core_range(self) -> None:
-        rng = value_range(self.spec.dtype, self.choice.role) if self.spec.elem_type else None
-        low, high = rng if rng is not None else (-1.0, 1.0)
+        low, high = self.use.low, self.use.high
+        if low is None or high is None:
+            low, high = (-1.0, 1.0)
         for box, v in ((self.low, low), (self.high, high)):
             blocked = box.blockSignals(True)
             box.setValue(v)
@@ -373,10 +396,9 @@ class InputEditor(QFrame):
 
     def _describe(self) -> None:
         if self._range_edited:
-            self.why.setText(f"your range: {self.low.value():g} to {self.high.value():g} "
-                             f"(run --random: {self.choice.values}, {self.choice.why})")
+            self.why.setText(f"your range: {self.low.value():g} to {self.high.value():g} (run --random: {self.use.how})")
         else:
-            self.why.setText(f"{self.choice.values} · {self.choice.why}")
+            self.why.setText(self.use.how)
         self.reset_range.setVisible(self._range_edited)
 
     def _on_range_edited(self, _value: float = 0.0) -> None:
@@ -384,9 +406,9 @@ class InputEditor(QFrame):
         self._describe()
         self.changed.emit()
 
-    def set_choice(self, choice: InputChoice) -> None:
-        """The core's (new) choice; a range the user set stays."""
-        self.choice = choice
+    def set_use(self, use: InputUse) -> None:
+        """What the core made for this input (a range the user set stays)."""
+        self.use = use
         if not self._range_edited:
             self._show_core_range()
         self._describe()
@@ -465,7 +487,7 @@ class InputEditor(QFrame):
             override = self.range_override()
             if override is not None and override[1] < override[0]:
                 raise RuntimeBackendError(f"input {spec.name!r}: random range {override[0]:g}..{override[1]:g} is empty")
-            role = InputRole(low=override[0], high=override[1], reason="your range") if override else self.choice.role
+            role = InputRole(low=override[0], high=override[1], reason="your range") if override else None
             return make_input(fixed, "random", seed=seed, role=role)
         if mode == "constant":
             text = self.constant.text().strip()
@@ -516,10 +538,18 @@ class InputEditor(QFrame):
         return image_to_tensor(path, options, self.spec.dtype)
 
 
+class _PlanRelay(QObject):
+    """Carries a plan worked out on another thread to the GUI thread (queued signal)."""
+
+    done = Signal(int, object)
+
+
 class InputPanel(QWidget):
     """Editors for every input of one model, and its symbolic dims (see module docstring)."""
 
     changed = Signal()
+    #: the core's plan for the current settings arrived (shown in the editors)
+    planReady = Signal()
 
     def __init__(self, parent: QWidget | None = None, *, memory: DimsMemory | None = None) -> None:
         super().__init__(parent)
@@ -547,7 +577,7 @@ class InputPanel(QWidget):
         self.seed.setMinimumWidth(64)
         self.seed.setToolTip("Seed of every random input (input k draws with seed + k, as run --random --seed)")
         guard_wheel(self.seed)
-        self.seed.valueChanged.connect(lambda _v: self.changed.emit())
+        self.seed.valueChanged.connect(self._on_settings_changed)
         self.load_button = QToolButton(body)
         self.load_button.setText("Saved Inputs…")
         self.load_button.setToolTip("Fill the inputs from an .npz (what run --save and Reduce write)")
@@ -565,6 +595,11 @@ class InputPanel(QWidget):
         self.dims.changed.connect(self._on_dims_changed)
         self._body.addWidget(self.dims_title)
         self._body.addWidget(self.dims)
+        # the core's warnings: guessed dims the model may need otherwise
+        self.plan_note = MessageLabel("", body)
+        self.plan_note.setStyleSheet("color: #b9770e;")
+        self.plan_note.hide()
+        self._body.addWidget(self.plan_note)
         self._editors_box = QVBoxLayout()
         self._editors_box.setSpacing(6)
         self._body.addLayout(self._editors_box)
@@ -574,11 +609,18 @@ class InputPanel(QWidget):
         self._body.addStretch(1)
         scroll.setWidget(body)
         self.model: onnx.ModelProto | None = None
-        self.plan = InputPlan()
+        #: the core's plan for the settings shown (None until it arrives), and what it was made for
+        self.plan: InputPlan | None = None
+        self._plan_for: tuple | None = None
+        self._tickets = 0
+        self._relay = _PlanRelay(self)
+        self._relay.done.connect(self._on_plan)
+        #: the plan a run last used (the dock states it)
+        self.last_plan: InputPlan | None = None
 
     def set_model(self, model: onnx.ModelProto, model_key: str | None) -> None:
-        """Build editors for ``model``'s inputs from the core's plan (dims, ranges and why),
-        keeping the settings of inputs that stay and the dims the user set."""
+        """Build editors for ``model``'s inputs, keeping the settings of inputs that stay and
+        the dims the user set; the core's plan fills them in when it arrives."""
         states = {name: ed.state() for name, ed in self.editors.items()}
         user_dims = {**self.dims.user_values(), **self.memory.load(model_key)}
         for editor in self.editors.values():
@@ -593,40 +635,93 @@ class InputPanel(QWidget):
             for axis, d in enumerate(spec.shape or ()):
                 key = dim_key(spec.name, axis, d)
                 if key is not None:
-                    names.setdefault(key, []).append(spec.name)
+                    names.setdefault(key, []).append(f"{spec.name}[{axis}]")
         user_dims = {k: v for k, v in user_dims.items() if k in names}
-        self.plan = self._plan(user_dims)
-        self.dims.set_dims([(k, ", ".join(v)) for k, v in names.items()], self.plan.dims)
+        self.dims.set_dims([(k, ", ".join(v)) for k, v in names.items()], {}, user_dims)
         self.dims_title.setVisible(bool(names))
         for spec in self.specs:
-            editor = InputEditor(spec, self, choice=self.plan.inputs.get(spec.name))
+            editor = InputEditor(spec, self)
             if spec.name in states:
                 editor.restore(states[spec.name])
-            editor.changed.connect(self.changed)
+            editor.changed.connect(self._on_settings_changed)
             self._editors_box.addWidget(editor)
             self.editors[spec.name] = editor
         self.empty_note.setVisible(not self.specs)
         self.saved_note.hide()
+        self.plan = None
+        self.request_plan()
 
-    def _plan(self, user_dims: dict[str, int]) -> InputPlan:
-        try:
-            # the core's own choices: an editor shows the user's range beside them
-            return plan_inputs(self.model, user_dims)
-        except Exception:  # noqa: BLE001 - a model the planner cannot read: the editors' defaults
-            return InputPlan()
+    # -- the core's plan ------------------------------------------------------------------------
+    def _request(self) -> dict[str, Any]:
+        """What plan_inputs is asked for: the user's dims and ranges, the seed (the editors in
+        other modes are ``given`` at run time)."""
+        return {"dims": self.dims.user_values(), "seed": self.seed.value(), "val_ranges": self._user_ranges()}
+
+    def _key(self) -> tuple:
+        request = self._request()
+        return (id(self.model), tuple(sorted(request["dims"].items())), request["seed"],
+                tuple(sorted(request["val_ranges"].items())))
+
+    def request_plan(self) -> None:
+        """Work out the core's plan for the current settings off the GUI thread (on a
+        structure snapshot: a later edit of the document cannot reach it)."""
+        if self.model is None or not self.specs:
+            return
+        from editor.shapes.engine import structure_snapshot
+
+        snapshot = structure_snapshot(self.model)
+        snapshot.metadata_props.extend(self.model.metadata_props)  # imgsz
+        snapshot.functions.extend(self.model.functions)
+        request, key = self._request(), self._key()
+        self._tickets += 1
+        ticket, relay = self._tickets, self._relay
+
+        def work() -> None:
+            try:
+                plan = plan_inputs(snapshot, **request)
+            except Exception as exc:  # noqa: BLE001 - shown beside the inputs; the run says it again
+                plan = exc
+            try:
+                relay.done.emit(ticket, (key, plan))
+            except RuntimeError:  # the panel is gone
+                pass
+
+        threading.Thread(target=work, name="input-plan", daemon=True).start()
+
+    def _on_plan(self, ticket: int, payload) -> None:  # noqa: ANN001
+        if ticket != self._tickets:
+            return  # settings changed meanwhile: a newer plan is on its way
+        key, plan = payload
+        if isinstance(plan, Exception):
+            self.plan, self._plan_for = None, None
+            self.plan_note.setText(f"run --random would refuse these inputs: {plan}")
+            self.plan_note.show()
+            return
+        self.plan, self._plan_for = plan, key
+        self.dims.set_choices(plan.dims.choices)
+        for use in plan.inputs:
+            if use.name in self.editors:
+                self.editors[use.name].set_use(use)
+        warnings = plan.warnings()
+        self.plan_note.setText("\n".join(warnings))
+        self.plan_note.setVisible(bool(warnings))
+        self.planReady.emit()
+
+    def model_edited(self) -> None:
+        """The document changed: a plan made before cannot be fed as it is."""
+        self._plan_for = None
 
     def _user_ranges(self) -> dict[str, tuple[float, float]]:
         return {name: r for name, ed in self.editors.items()
                 if ed.current_mode() == "random" and (r := ed.range_override()) is not None}
 
+    def _on_settings_changed(self, *_args) -> None:  # noqa: ANN002
+        self.request_plan()
+        self.changed.emit()
+
     def _on_dims_changed(self) -> None:
         self.memory.save(self._model_key, self.dims.user_values())
-        if self.model is not None:  # ranges may follow dims (a table sized by a dim)
-            self.plan = self._plan(self.dims.user_values())
-            for name, editor in self.editors.items():
-                if name in self.plan.inputs:
-                    editor.set_choice(self.plan.inputs[name])
-        self.changed.emit()
+        self._on_settings_changed()
 
     def dim_values(self) -> dict[str, int]:
         return self.dims.values()
@@ -661,41 +756,34 @@ class InputPanel(QWidget):
 
     # -- values -------------------------------------------------------------------------------
     def feeds(self) -> dict[str, Any]:
-        """A value per input; raises RuntimeBackendError naming the input at fault.
-
-        Random inputs are made by :func:`editor.runtime.inputs.make_inputs`, the function
-        of ``run --random``, with the dims and ranges the user set (the rest are its own
-        choices); every other mode by its editor."""
+        """A value per input, from :func:`editor.runtime.input_plan.plan_inputs` (what
+        ``run --random`` feeds): the editors in other modes are its ``given`` values, the
+        user's dims and ranges its ``dims`` and ``val_ranges``. Raises RuntimeBackendError
+        naming the input at fault."""
+        if self.model is None:
+            return {}
         dims = self.dim_values()
-        randoms = [spec.name for spec in self.specs if self.editors[spec.name].current_mode() == "random"]
-        made: dict[str, Any] = {}
-        if randoms and self.model is not None:
-            ranges = {n: r for n, r in self._user_ranges().items() if n in randoms}
-            for name, (lo, hi) in ranges.items():
-                if hi < lo:
-                    raise RuntimeBackendError(f"input {name!r}: random range {lo:g}..{hi:g} is empty")
-            try:
-                made = make_inputs(self.model, "random", dims=self.dims.user_values(), seed=self.seed.value(),
-                                   val_ranges=ranges)
-            except RuntimeBackendError:
-                # an input no random value fits (a map, which takes a file): the others one by
-                # one, each with its role, as make_inputs would
-                made = {}
-        out: dict[str, Any] = {}
-        for i, spec in enumerate(self.specs):
-            editor = self.editors[spec.name]
-            if spec.name in made and spec.name in randoms:
-                out[spec.name] = made[spec.name]
-            else:
-                out[spec.name] = editor.value(dims, seed=self.seed.value() + i)
-        return out
+        given = {spec.name: self.editors[spec.name].value(dims) for spec in self.specs
+                 if self.editors[spec.name].current_mode() != "random"}
+        for name, (lo, hi) in self._user_ranges().items():
+            if hi < lo:
+                raise RuntimeBackendError(f"input {name!r}: random range {lo:g}..{hi:g} is empty")
+        if not given and self.plan is not None and self._plan_for == self._key():
+            plan = self.plan  # worked out already, for these very settings
+        else:
+            plan = plan_inputs(self.model, given=given, **self._request())
+        self.last_plan = plan
+        return dict(plan.feeds)
 
 
-def _standalone_choice(spec: InputSpec) -> InputChoice:
-    """An editor made without a model's plan: the values ``random_tensor`` gives the dtype."""
-    from editor.runtime.input_plan import _choice
+def _standalone_use(spec: InputSpec) -> InputUse:
+    """An editor before (or without) a model's plan: the values ``random_tensor`` draws for
+    the dtype, as the plan would say them."""
+    from editor.runtime.input_plan import _how
 
-    return _choice(spec, {}, None)
+    dtype = spec.dtype
+    rng = {"i": (-10.0, 10.0), "u": (0.0, 10.0)}.get(dtype.kind, (None, None))
+    return InputUse(spec.name, spec.type_text, str(dtype), None, rng[0], rng[1], _how("random", dtype, None))
 
 
 def _esc(text: str) -> str:
