@@ -67,3 +67,19 @@ def _node_target(tab, name):
         if node.name == name:
             return Target.of_node(tab.doc.index.node_scope[nid], nid)
     raise AssertionError(f"no node {name!r}")
+
+
+def test_run_dock_runs_a_decoder_with_an_empty_cache(qtbot, window, decoder) -> None:
+    open_model(qtbot, window, decoder)
+    dock = window.run_dock
+    inputs = dock.controller.input_panel
+    dims = inputs.dim_values()
+    assert dims["past_sequence_length"] == 0 and dims["kv_cache_dim"] == 16, dims
+    assert dims["total_sequence_length"] == dims["sequence_length"], dims
+    assert inputs.editors["attention_mask"].current_mode() == "ones"
+    with qtbot.waitSignal(dock.controller.finished, timeout=90_000) as blocker:
+        assert dock.run()
+    qtbot.waitUntil(lambda: not dock.service.busy)
+    result = blocker.args[0]
+    assert result.ok, result.error
+    assert result.value("present.0.key").shape == (1, 2, dims["total_sequence_length"], 16)
