@@ -1,5 +1,6 @@
-"""The Generate dock: a prompt in, tokens shown as they come, the same tokens as the core's
-generator; a value captured at a chosen step; Stop ends a generation between steps."""
+"""A decoder LLM in the window: the Generate dock (a prompt in, tokens shown as they come, the
+same tokens as the core's generator, a value captured at a chosen step, Stop between steps),
+the Run dock on its KV cache, and its int4 weights read as values."""
 
 from __future__ import annotations
 
@@ -83,3 +84,17 @@ def test_run_dock_runs_a_decoder_with_an_empty_cache(qtbot, window, decoder) -> 
     result = blocker.args[0]
     assert result.ok, result.error
     assert result.value("present.0.key").shape == (1, 2, dims["total_sequence_length"], 16)
+
+
+def test_weights_view_shows_int4_weights_as_values(qtbot, window, decoder) -> None:
+    from widgets.common.selection import Target
+
+    tab = open_model(qtbot, window, decoder)
+    view = window.weights
+    view.show_tensor(tab.doc, Target.of_value(tab.doc.index.main, "/lm_head.weight_Q4"))
+    assert "int4 (MatMulNBits) [64×320]" in view.header.text(), view.header.text()
+    qtbot.waitUntil(lambda: view.stats is not None, timeout=30_000)
+    assert view.stats.dtype == "int4 (MatMulNBits)" and "dequantized" in view.note.text()
+    assert view.table_model.rowCount() == 64 and view.table_model.columnCount() == 320  # K x N values
+    assert view.blocks_model.rowCount() == 320 and view.blocks_model.columnCount() == 2  # a scale per block
+    assert view.tabs.isTabEnabled(3) and not view.tabs.isTabEnabled(2)
