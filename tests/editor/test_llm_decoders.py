@@ -145,7 +145,7 @@ def test_every_contrib_rule_equals_a_run(tmp_path, runner) -> None:
     model = contrib_zoo()
     onnx.save(model, path)
     dims = {"batch": 1, "seq": 3, "past": 4, "total_len": 7}
-    _shapes_equal_a_run(model, path, dims, runner, val_ranges={"pos": (0, 60), "ids": (0, 15)})
+    _shapes_equal_a_run(model, path, dims, runner, val_ranges={"pos": (0, 60), "ids": (0, 15), "ids32": (0, 15)})
 
 
 def _shapes_equal_a_run(model, path, dims, runner, val_ranges=None) -> None:
