@@ -68,6 +68,9 @@ def test_onnxruntime_ops_are_known_with_onnx_first() -> None:
     assert get_schema("SimplifiedLayerNormalization", "", 21) is not None
     assert "SimplifiedLayerNormalization" in ops_in_domain("", 21)
     assert schema_source("Relu") == "onnx" and schema_source("LayerNormalization") == "onnx"
+    # onnx has LayerNormalization from opset 17; onnxruntime runs older exports' opset-1 one
+    assert schema_source("LayerNormalization", "", 13) == "onnxruntime"
+    assert get_schema("LayerNormalization", "", 17).since_version == 17
     assert schema_source("Fancy", "com.example") == ""
     assert "Conv" in ops_in_domain("com.microsoft.nchwc", 1)  # every domain onnxruntime registers
     colours = {op: category_of(op, "com.microsoft", 1) for op in ("MatMulNBits", "GroupQueryAttention",
