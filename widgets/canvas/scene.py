@@ -91,6 +91,7 @@ class GraphScene(QGraphicsScene):
         self._value: str | None = None
         self._hover_value: str | None = None
         self._edges_by_value: dict[str, list] = defaultdict(list)
+        self._relaying = False
 
     # -- properties ------------------------------------------------------------------
     @property
@@ -108,6 +109,12 @@ class GraphScene(QGraphicsScene):
     @property
     def layout_result(self):
         return self._layout
+
+    @property
+    def relaying(self) -> bool:
+        """True while ``set_graph`` announces which selected boxes survived a new layout
+        (nothing was chosen: the boxes were drawn again)."""
+        return self._relaying
 
     @property
     def batch_mode(self) -> bool:
@@ -159,7 +166,11 @@ class GraphScene(QGraphicsScene):
         self._update_highlight()
         self.graphChanged.emit()
         if keep:
-            self.selectionChangedKeys.emit(self.selected_keys())
+            self._relaying = True
+            try:
+                self.selectionChangedKeys.emit(self.selected_keys())
+            finally:
+                self._relaying = False
 
     def _build_grid(self) -> None:
         grid: dict[tuple[int, int], list[str]] = defaultdict(list)
@@ -302,6 +313,10 @@ class GraphScene(QGraphicsScene):
         self._set_value(name)
         self._update_highlight()
         self.valueClicked.emit(name)
+
+    def edges_of_value(self, name: str) -> list:
+        """The drawn edges that carry value ``name`` (empty when none is drawn)."""
+        return list(self._edges_by_value.get(name, ()))
 
     def selected_value(self) -> str | None:
         """The value whose edges are highlighted after a click on one of them."""
