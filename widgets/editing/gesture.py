@@ -2,12 +2,13 @@
 
 Pressing the left button in the bottom band of a box (its output ports) starts a
 :class:`ConnectGesture` (the press still reaches the view, so it selects the box like any
-click: a click without a drag is a plain click); it draws a temporary line (the only item it owns), follows the
-mouse, and on release over another box pushes exactly one command: ``SetNodeInput`` for an
-existing input slot, or ``AddNodePort`` to append a new input (variadic ops, optional
-inputs). Which output and which input are picked by the x position along the box edge,
-the way the ports are drawn there. Esc, or a release over nothing, cancels and removes the
-line; nothing changes then. Cycles and type errors are refused by the core with a reason.
+click: a click without a drag is a plain click); it draws a temporary line (the only item
+it owns), follows the mouse, and on release over another box pushes exactly one command:
+``SetNodeInput`` for an existing input slot, or ``AddNodePort`` to append a new input
+(variadic ops, optional inputs). Which output and which input are picked by the x position
+along the box edge, the way the ports are drawn there. Esc, or a release over nothing,
+cancels and removes the line; nothing changes then. Cycles and type errors are refused by
+the core with a reason.
 """
 
 from __future__ import annotations
