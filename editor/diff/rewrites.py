@@ -93,7 +93,7 @@ def _unground(A: _Side, B: _Side, anchor: dict[str, str], out_map: dict[str, str
 # -- rewrites --------------------------------------------------------------------------
 _QUANT_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "ConvInteger", "MatMulInteger",
               "QGemm", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "QAttention", "DynamicQuantizeLSTM",
-              "MatMulNBits", "QOrderedMatMul"}
+              "MatMulNBits", "QOrderedMatMul", "GatherBlockQuantized", "MatMulBnb4"}
 _FUSED_OPS = {"Gemm", "LayerNormalization", "SkipLayerNormalization", "Gelu", "FastGelu", "BiasGelu",
               "Attention", "MultiHeadAttention", "FusedConv", "FusedMatMul", "EmbedLayerNormalization",
               "SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding",
@@ -207,7 +207,7 @@ def _classify(A: _Side, B: _Side, ra: list[int], rb: list[int], values: list[tup
     if quant:
         core = [op for op in dict.fromkeys(quant) if op not in ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear")]
         how = ", ".join(core) if core else "QDQ"
-        bits = "int8"
+        bits = _bit_width(B, rb)
         return Rewrite("quantized", f"{main_a} quantized to {bits} ({how})", [A.ref(i) for i in ra],
                        [B.ref(j) for j in rb], values)
     ops_b_main = "+".join(dict.fromkeys(ops_b))
@@ -216,6 +216,19 @@ def _classify(A: _Side, B: _Side, ra: list[int], rb: list[int], values: list[tup
                        [B.ref(j) for j in rb], values)
     return Rewrite("rewritten", f"{'+'.join(dict.fromkeys(ops_a))} rewritten as {ops_b_main}",
                    [A.ref(i) for i in ra], [B.ref(j) for j in rb], values)
+
+
+def _bit_width(B: _Side, rb: list[int]) -> str:
+    """The weights' integer width of a quantized region: MatMulNBits / GatherBlockQuantized
+    say theirs (``bits``, int4 by default), 8-bit ops are int8."""
+    for j in rb:
+        node = B.nodes[j]
+        if node.op_type in ("MatMulNBits", "GatherBlockQuantized"):
+            bits = next((a.i for a in node.attribute if a.name == "bits"), 4)
+            return f"int{bits}"
+        if node.op_type == "MatMulBnb4":
+            return "4-bit (bnb)"
+    return "int8"
 
 
 # -- helpers ---------------------------------------------------------------------------

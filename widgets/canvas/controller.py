@@ -58,6 +58,7 @@ class GraphController(QObject):
         self._filter: Callable | None = None
         self._bodies: Callable | None = None
         self._unfold: set[int] = set()   # consumers whose weight preparation is drawn as boxes
+        self._show_plumbing = False      # shape computations as boxes (View menu)
 
     def set_bodies(self, fn: Callable | None) -> None:
         """``fn(node_id) -> [(label, GraphProto, node_ids)]`` for expanding bodies in place
@@ -123,7 +124,7 @@ class GraphController(QObject):
 
         display = build_display_graph(self._graph, self._node_ids, opsets=self._opsets,
                                       value_info=self._value_info, expanded=self._expanded, bodies=self._bodies,
-                                      unfold=self._unfold)
+                                      unfold=self._unfold, show_plumbing=self._show_plumbing)
         return self._filter(display) if self._filter is not None else display
 
     def relayout(self, *, keep_positions: bool = True, sync: bool = False) -> None:
@@ -164,10 +165,15 @@ class GraphController(QObject):
         self.relayout(sync=sync)
 
     def _all_groups(self) -> set[str]:
-        from editor.viewmodel import build_group_tree, scoped_name
+        from editor.viewmodel import group_tree
 
-        names = [scoped_name(n) for n in self._graph.node]
-        return set(build_group_tree(names, list(range(len(names)))).parent)
+        return set(group_tree(self._graph).parent)
+
+    def set_show_plumbing(self, on: bool, *, sync: bool = False) -> None:
+        """Draw shape computations as boxes (True) or as rows of their readers."""
+        if on != self._show_plumbing:
+            self._show_plumbing = on
+            self.relayout(sync=sync)
 
     def toggle_weights(self, key: str, *, sync: bool = False) -> None:
         """Draw the weight-preparation nodes folded into box ``key`` (``n:<id>``) as boxes of
