@@ -98,20 +98,23 @@ def test_delete_acts_on_the_clicked_node_and_a_click_on_nothing_clears(qtbot, wi
 
 
 def _lone_segment(scene, zoom: float):
-    """An edge and the middle of its longest route segment, where no other edge and no box
-    lies within 8 screen pixels (so a hit there can only mean this edge)."""
-    view_px = 8.0 / zoom
+    """An edge, the middle of one of its route segments and a unit normal there, such that
+    3 screen pixels either side only this edge is near, and 12 pixels along the normal
+    nothing is (no box, no edge within the hit tolerance)."""
+    px = 1.0 / zoom
     for edge, route, _ in scene.edge_geometry().routed:
-        segs = list(zip(route, route[1:]))
-        (x0, y0), (x1, y1) = max(segs, key=lambda s: math.dist(*s))
-        length = math.dist((x0, y0), (x1, y1))
-        if length * zoom < 40:
-            continue
-        mid = QPointF((x0 + x1) / 2, (y0 + y1) / 2)
-        normal = QPointF(-(y1 - y0) / length, (x1 - x0) / length)
-        probes = [mid + normal * (s * view_px) for s in (-1, 1)]
-        if all(scene.key_at(p) is None and scene.edge_at(p, view_px * 0.99) in (None, edge) for p in probes + [mid]):
-            return edge, mid, normal
+        for a, b in zip(route, route[1:]):
+            length = math.dist(a, b)
+            if length * zoom < 20:
+                continue
+            mid = QPointF((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+            for sign in (1, -1):
+                normal = QPointF(-(b[1] - a[1]) / length * sign, (b[0] - a[0]) / length * sign)
+                near = [mid + normal * (s * 3 * px) for s in (-1, 1)] + [mid]
+                far = mid + normal * (12 * px)
+                if all(scene.key_at(p) is None and scene.edge_at(p, 5 * px) in (None, edge) for p in near) \
+                        and scene.key_at(far) is None and scene.edge_at(far, 5 * px) is None:
+                    return edge, mid, normal
     raise AssertionError("no edge with room around it")
 
 
