@@ -178,7 +178,7 @@ class RunDock(QDockWidget):
         self.panel.clear_message()
         self.show()
         self.raise_()
-        ensure_room(self.window_, self)
+        ensure_room(self.window_, self, later=True)
         try:
             controller.run(self.panel.options.settings(), profile=profile, debug=self._debug)
         except StudioError as exc:
@@ -207,6 +207,8 @@ class RunDock(QDockWidget):
             bar.showMessage(f"Run finished: {result.status}", 5000)
             return
         self.panel.show_result()
+        if self.isVisible():  # results (and a banner) may need more room than the form did
+            ensure_room(self.window_, self, later=True)
         if result.ok:
             self.panel.clear_message()
             if result.missing:
