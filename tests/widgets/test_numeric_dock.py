@@ -94,6 +94,11 @@ def test_reduce_a_planted_nan_opens_the_small_model_in_a_new_tab(qtbot, window, 
     qtbot.waitUntil(lambda: window.tabs.count() == before + 1, timeout=LOAD_TIMEOUT_MS)
     new_tab = window.current_tab()
     assert len(new_tab.doc.model.graph.node) == len(result.model.graph.node) <= 3
+    # its Run dock feeds the inputs that reproduce the NaN (issue 29: saved inputs)
+    panel = window.run_dock.controller_for(new_tab).input_panel
+    feeds = panel.feeds()
+    assert set(feeds) == set(result.inputs) and all(
+        np.array_equal(feeds[k], result.inputs[k], equal_nan=True) for k in feeds), "the reduced tab must run on its saved inputs"
 
 
 def test_cancel_leaves_the_dock_usable(qtbot, window, dock) -> None:  # noqa: ANN001

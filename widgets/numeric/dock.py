@@ -490,7 +490,11 @@ class NumericDock(QDockWidget):
         # new tab can be saved and attached to a bug report together with them
         folder = Path(tempfile.mkdtemp(prefix="onnx-studio-reduced-"))
         npz = save_inputs(folder / "reduced_inputs.npz", result.inputs)
-        open_new_document(self.window_, result.model)
+        doc = open_new_document(self.window_, result.model)
+        # the new tab runs on the inputs that reproduce the failure (its Run dock says so)
+        tab = next((t for t in self.window_.tab_list() if t.doc is doc), None)
+        if tab is not None:
+            self.window_.run_dock.controller_for(tab).input_panel.use_saved(npz)
         self.status.set_parts([
             Part(f"Reduced {result.original_nodes} nodes to {len(result.nodes)}", "strong"),
             Part(f"{', '.join(result.nodes[:4])}{'…' if len(result.nodes) > 4 else ''}"),
