@@ -1,5 +1,6 @@
-"""The Generate dock: a prompt in, tokens shown as they come, the same tokens as the core's
-generator; a value captured at a chosen step; Stop ends a generation between steps."""
+"""A decoder LLM in the window: the Generate dock (a prompt in, tokens shown as they come, the
+same tokens as the core's generator, a value captured at a chosen step, Stop between steps),
+the Run dock on its KV cache, and its int4 weights read as values."""
 
 from __future__ import annotations
 
@@ -67,3 +68,39 @@ def _node_target(tab, name):
         if node.name == name:
             return Target.of_node(tab.doc.index.node_scope[nid], nid)
     raise AssertionError(f"no node {name!r}")
+
+
+def test_run_dock_runs_a_decoder_with_an_empty_cache(qtbot, window, decoder) -> None:
+    open_model(qtbot, window, decoder)
+    dock = window.run_dock
+    inputs = dock.controller.input_panel
+    dock.show()
+    dock.raise_()
+    # the dock shows the core's plan (plan_inputs, worked out off the GUI thread once seen)
+    qtbot.waitUntil(lambda: inputs.plan is not None, timeout=60_000)
+    dims = inputs.dim_values()
+    assert dims["past_sequence_length"] == 0 and dims["kv_cache_dim"] == 16, dims
+    assert dims["total_sequence_length"] == dims["sequence_length"], dims
+    mask = next(u for u in inputs.plan.inputs if u.name == "attention_mask")
+    assert (mask.low, mask.high) == (1, 1), mask  # every token attends
+    assert inputs.editors["attention_mask"].why.text().startswith("ones: the attention mask")
+    with qtbot.waitSignal(dock.controller.finished, timeout=90_000) as blocker:
+        assert dock.run()
+    qtbot.waitUntil(lambda: not dock.service.busy)
+    result = blocker.args[0]
+    assert result.ok, result.error
+    assert result.value("present.0.key").shape == (1, 2, dims["total_sequence_length"], 16)
+
+
+def test_weights_view_shows_int4_weights_as_values(qtbot, window, decoder) -> None:
+    from widgets.common.selection import Target
+
+    tab = open_model(qtbot, window, decoder)
+    view = window.weights
+    view.show_tensor(tab.doc, Target.of_value(tab.doc.index.main, "/lm_head.weight_Q4"))
+    assert "int4 (MatMulNBits) [64×320]" in view.header.text(), view.header.text()
+    qtbot.waitUntil(lambda: view.stats is not None, timeout=30_000)
+    assert view.stats.dtype == "int4 (MatMulNBits)" and "dequantized" in view.note.text()
+    assert view.table_model.rowCount() == 64 and view.table_model.columnCount() == 320  # K x N values
+    assert view.blocks_model.rowCount() == 320 and view.blocks_model.columnCount() == 2  # a scale per block
+    assert view.tabs.isTabEnabled(3) and not view.tabs.isTabEnabled(2)
