@@ -91,7 +91,7 @@ class CanvasWidget(QWidget):
         if self._fit_next:
             self._fit_next = False
             self._land_frame = None
-            self.view.zoom_to_fit()
+            self.view.zoom_to_readable()
         elif self._land_frame is not None:
             path, self._land_frame = self._land_frame, None
             frame = next((f for f in self.scene.frames() if f.path == path), None)
