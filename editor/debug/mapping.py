@@ -10,15 +10,19 @@ trust:
 3. rewrites the diff recognised (quantization, fusion): the values at the region's boundary;
 4. the same value name in B (exporters and quantizers keep names of the values they keep).
 
-A B value of an 8-bit integer type produced by ``QuantizeLinear`` / ``QLinear*`` /
-``DynamicQuantizeLinear`` is compared after dequantization with its scale and zero point
-(:class:`Dequant` says where to find them).
+A B value of an integer type produced by ``QuantizeLinear`` (per tensor, per axis or per
+block), any ``QLinear*`` op, ``QGemm`` or ``DynamicQuantizeLinear`` is compared after
+dequantization through *its own* scale and zero point (:class:`Dequant` says where to find
+them): the producing op's inputs that its schema names after the output (``y`` ->
+``y_scale`` / ``y_zero_point``, ``C`` -> ``C_scale``; QLinearConcat's ``Y_scale`` comes
+first), so a new QLinear op needs no table here.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import onnx
 
@@ -35,6 +39,8 @@ class Dequant:
     scale: str
     zero_point: str | None
     axis: int = 1
+    #: QuantizeLinear's block_size (opset 21): one scale per ``block_size`` elements on ``axis``
+    block_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -120,9 +126,6 @@ def same_model_map(model: onnx.ModelProto) -> TensorMap:
     return TensorMap([TensorPair(name, name, "same") for name, _ in main_tensors(model)])
 
 
-_QUANT_PRODUCERS = {"QuantizeLinear": (1, 2), "DynamicQuantizeLinear": None}
-
-
 #: ops that move quantized values around without changing scale or zero point
 _MOVES = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "MaxPool", "Slice", "Gather", "Identity",
           "Concat", "Split", "Resize", "DepthToSpace", "SpaceToDepth"}
@@ -130,31 +133,101 @@ _MOVES = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "MaxPool", 
 _FOLDED = {"Relu", "Clip"}
 
 
+@functools.lru_cache(maxsize=512)
+def _formal_inputs(op: str, domain: str, opset: int) -> tuple[str, ...]:
+    """The input names an op's schema declares (onnx's for the standard domains, then
+    onnxruntime's registry for its contrib ops); () when no runtime knows the op."""
+    try:
+        return tuple(i.name for i in onnx.defs.get_schema(op, opset, domain).inputs)
+    except onnx.defs.SchemaError:
+        pass
+    try:
+        from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
+    except ImportError:  # pragma: no cover - onnxruntime is a core dependency
+        return ()
+    found = [s for s in _ort_schemas(get_all_operator_schema) if s.name == op and s.domain == domain
+             and s.since_version <= max(opset, 1)]
+    if not found:
+        return ()
+    return tuple(i.name for i in max(found, key=lambda s: s.since_version).inputs)
+
+
+@functools.lru_cache(maxsize=1)
+def _ort_schemas(get_all: Any) -> tuple[Any, ...]:
+    return tuple(get_all())
+
+
+def _output_quant_inputs(node: onnx.NodeProto, output: str, opset: int) -> tuple[str, str | None] | None:
+    """The node's own inputs holding the scale and zero point of ``output``, found by the
+    schema's names (``y`` -> ``y_scale`` / ``y_zero_point``, ``C`` -> ``C_scale`` ...): every
+    QLinear* op, QGemm, QuantizeLinear, read the same way."""
+    if output not in node.output:
+        return None
+    formal = _formal_inputs(node.op_type, node.domain or "", opset)
+    k = list(node.output).index(output)
+    out_name = _formal_outputs(node.op_type, node.domain or "", opset, k)
+    if not formal or out_name is None:
+        return None
+    lowered = [f.lower() for f in formal]
+    if node.op_type == "QuantizeLinear":
+        scale_at, zp_at = 1, 2
+    else:
+        try:
+            scale_at = lowered.index(f"{out_name.lower()}_scale")
+        except ValueError:
+            return None
+        zp_name = f"{out_name.lower()}_zero_point"
+        zp_at = lowered.index(zp_name) if zp_name in lowered else -1
+    if scale_at >= len(node.input) or not node.input[scale_at]:
+        return None  # QGemm without y_scale gives floats
+    zp = node.input[zp_at] if 0 <= zp_at < len(node.input) and node.input[zp_at] else None
+    return node.input[scale_at], zp
+
+
+@functools.lru_cache(maxsize=512)
+def _formal_outputs_all(op: str, domain: str, opset: int) -> tuple[str, ...]:
+    try:
+        return tuple(o.name for o in onnx.defs.get_schema(op, opset, domain).outputs)
+    except onnx.defs.SchemaError:
+        pass
+    from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
+
+    found = [s for s in _ort_schemas(get_all_operator_schema) if s.name == op and s.domain == domain]
+    return tuple(o.name for o in max(found, key=lambda s: s.since_version).outputs) if found else ()
+
+
+def _formal_outputs(op: str, domain: str, opset: int, k: int) -> str | None:
+    names = _formal_outputs_all(op, domain, opset)
+    return names[k] if k < len(names) else None
+
+
 def _dequant_for(model_b: onnx.ModelProto, name: str, producers: dict[str, onnx.NodeProto], depth: int = 0) -> Dequant | None:
+    """How to dequantize B's value ``name``: the scale and zero point of the op that made it
+    (through ops that only move quantized values), or None for a value that is not quantized."""
     node = producers.get(name)
     if node is None or depth > 8:
         return None
     op = node.op_type
-    if op in _MOVES and node.input:
+    if op in _MOVES and node.input and node.domain in ("", "ai.onnx"):
         return _dequant_for(model_b, node.input[0], producers, depth + 1)
-    axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
-    if op == "QuantizeLinear" and len(node.input) >= 2:
-        return Dequant(node.input[1], node.input[2] if len(node.input) > 2 and node.input[2] else None, int(axis))
     if op == "DynamicQuantizeLinear" and node.output[0] == name and len(node.output) >= 3:
         return Dequant(node.output[1], node.output[2])
-    if op.startswith("QLinear") and len(node.input) >= 3:
-        # QLinearConv / QLinearMatMul / QLinearAdd ...: y_scale, y_zero_point are the last two
-        # inputs except for ops with a trailing bias (QLinearConv: x, xs, xz, w, ws, wz, ys, yz, B)
-        if op == "QLinearConv" and len(node.input) >= 8:
-            return Dequant(node.input[6], node.input[7])
-        if op == "QLinearMatMul" and len(node.input) >= 8:
-            return Dequant(node.input[6], node.input[7])
-        if op in ("QLinearAdd", "QLinearMul") and len(node.input) >= 8:
-            return Dequant(node.input[6], node.input[7])
-        if op in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QLinearGlobalAveragePool",
-                  "QLinearAveragePool") and len(node.input) >= 5:
-            return Dequant(node.input[3], node.input[4])
-    return None
+    if not (op.startswith("QLinear") or op in ("QuantizeLinear", "QGemm")):
+        return None
+    opset = _opset(model_b, node.domain or "")
+    found = _output_quant_inputs(node, name, opset)
+    if found is None:
+        return None
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 1) if op == "QuantizeLinear" else 1
+    block = next((a.i for a in node.attribute if a.name == "block_size"), 0) if op == "QuantizeLinear" else 0
+    return Dequant(found[0], found[1], int(axis), int(block))
+
+
+def _opset(model: onnx.ModelProto, domain: str) -> int:
+    for o in model.opset_import:
+        if (o.domain or "") == domain or (domain == "" and o.domain == "ai.onnx"):
+            return int(o.version)
+    return 1
 
 
 def map_tensors(model_a: onnx.ModelProto, model_b: onnx.ModelProto, diff: ModelDiff | None = None) -> TensorMap:

@@ -41,10 +41,18 @@ import onnx
 from editor.debug.metrics import Tolerance, compare_values
 from editor.errors import RuntimeBackendError, StudioError
 from editor.runtime import Runner, RunOptions, RunResult
-from editor.runtime.inputs import make_inputs, save_inputs
+from editor.runtime.input_plan import InputPlan, plan_inputs, refit
+from editor.runtime.inputs import save_inputs
 from editor.runtime.source import ModelSource
 
-__all__ = ["BackendDiffCheck", "CrashCheck", "FailureCheck", "ModelDiffCheck", "NanCheck", "ReduceResult", "reduce_model"]
+__all__ = ["BackendDiffCheck", "CrashCheck", "DoesNotFail", "FailureCheck", "ModelDiffCheck", "NanCheck", "ReduceResult",
+           "reduce_model"]
+
+
+class DoesNotFail(RuntimeBackendError):
+    """The whole model passes the check: nothing to reduce (``reduce`` exits 1)."""
+
+    exit_code = 1
 
 
 _COUNT_LOCK = threading.Lock()
@@ -285,6 +293,8 @@ class ReduceResult:
     #: rounds of waiting for checks of the bisection (sequential: one per check; a pool:
     #: up to one check per runner a round)
     rounds: int = 0
+    #: the whole model's inputs and what they are (shapes, ranges, guessed dims)
+    input_plan: InputPlan | None = None
 
     def save(self, path: str | Path) -> tuple[Path, Path]:
         """Write the model to ``path`` and its inputs beside it (``path`` with ``.npz``)."""
@@ -381,8 +391,10 @@ def reduce_model(
     say = progress or (lambda _m: None)
     stop = cancelled or (lambda: False)
     proto = model if isinstance(model, onnx.ModelProto) else ModelSource.from_path(model).load_proto()
-    generated = make_inputs(proto, "random", dims=dims, seed=seed, val_ranges=val_ranges)
-    feeds = {**generated, **dict(inputs or {})}
+    plan = plan_inputs(proto, given=inputs, dims=dims, seed=seed, val_ranges=val_ranges)
+    feeds = plan.feeds
+    for line in plan.lines():  # the evidence: shapes, ranges, guessed dims
+        say(line)
     own = runner is None and not pool
     runner = runner or (pool[0] if pool else Runner())
     runners = list(pool) if pool else [runner]
@@ -393,13 +405,27 @@ def reduce_model(
 
         scopes = value_scopes(proto)
         names = list(dict.fromkeys(scopes.main + scopes.outputs))
-        if isinstance(check, ModelDiffCheck):
-            check.prepare(runner, proto, feeds)
-        check.runs += 1
-        full = runner.run(ModelSource.from_any(proto), feeds, outputs=names, backend=check.values_backend,
-                          options=check.values_options, timeout=None)
+        source = ModelSource.from_any(proto)
+
+        def values_run(feeds: Mapping[str, Any], outputs: list[str] | None) -> RunResult:
+            check.runs += 1
+            return runner.run(source, feeds, outputs=outputs, backend=check.values_backend,
+                              options=check.values_options, timeout=None)
+
+        full = values_run(feeds, names)
+        if not full.ok and "cannot create a session" not in (full.error or "") and plan.dims.guessed():
+            say("the run failed at the guessed sizes: trying others")
+            better = refit(proto, plan, full.error or full.status,
+                           lambda f: (lambda r: None if r.ok else (r.error or r.status))(values_run(f, None)))
+            if better is not None:
+                plan, feeds = better, better.feeds
+                for line in plan.lines():
+                    say(line)
+                full = values_run(feeds, names)
         if not full.ok:
             raise RuntimeBackendError(f"cannot compute intermediate values on {check.values_backend or 'any backend'}: {full.error}")
+        if isinstance(check, ModelDiffCheck):
+            check.prepare(runner, proto, feeds)
         values: dict[str, Any] = {k: r.value for k, r in full.outputs.items()}
         values.update(feeds)
         cutter = _Cutter(proto, values, check)
@@ -409,7 +435,10 @@ def reduce_model(
         everything = list(range(n))
         say(f"checking the whole model ({n} nodes)")
         if not check.fails(runner, proto, feeds):
-            raise RuntimeBackendError(f"the model does not fail the check ({check.describe()}): nothing to reduce")
+            nan = [o for o in scopes.outputs if _has_nan(values.get(o))]
+            hint = f"; output {nan[0]!r} holds NaN on this run: --check nan finds the node that makes it" \
+                if nan and not isinstance(check, NanCheck) else ""
+            raise DoesNotFail(f"the model does not fail the check ({check.describe()}): nothing to reduce{hint}")
         cutter.cache[frozenset(everything)] = True
         best: list[int] | None = None
         if use_hints:
@@ -428,7 +457,7 @@ def reduce_model(
             raise RuntimeBackendError("the reduced subgraph cannot be extracted")  # pragma: no cover - it just ran
         sub, sub_feeds = made
         return ReduceResult(sub, sub_feeds, [_label(nd) for nd in nodes], check.runs, len(cutter.cache),
-                            n, check.describe(), log, rounds=cutter.rounds)
+                            n, check.describe(), log, rounds=cutter.rounds, input_plan=plan)
     finally:
         if own:
             runner.close()

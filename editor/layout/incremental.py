@@ -94,8 +94,13 @@ def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], N
     pos: dict[str, tuple[float, float]] = {}
     placed_by_band: dict[int, list[Interval]] = {}
 
-    def occupy(r: int, x0: float, x1: float, pad: float) -> None:
+    boxes_by_band: dict[int, list[Interval]] = {}   # boxes only (no route columns)
+    route_cols: list[tuple[int, float, str]] = []    # (band, x, edge key) of kept routes
+
+    def occupy(r: int, x0: float, x1: float, pad: float, box: bool = False) -> None:
         placed_by_band.setdefault(r, []).append((x0 - pad, x1 + pad))
+        if box:
+            boxes_by_band.setdefault(r, []).append((x0 - pad, x1 + pad))
 
     pending: list[Box] = []
     for b in boxes:
@@ -122,7 +127,7 @@ def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], N
             ranks[b.key] = r
             continue
         ranks[b.key] = r
-        occupy(r, p[0], p[0] + b.width, H_GAP / 2)
+        occupy(r, p[0], p[0] + b.width, H_GAP / 2, box=True)
     # Reused routes: an edge between two unmoved boxes keeps its polyline.
     bottoms = [bot for _, bot in layers]
     ordered = all(a[1] <= b[0] for a, b in zip(layers, layers[1:]))
@@ -169,8 +174,10 @@ def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], N
             if xa == xb:
                 for k in crossed(min(ya, yb), max(ya, yb)):
                     occupy(k, xa, xa, DUMMY_GAP)
+                    route_cols.append((k, xa, e.key))
     check(0.3)
     by_key = {b.key: b for b in boxes}
+    edge_by_key = {e.key: e for e in edges}
     preds: dict[str, list] = {}
     succs: dict[str, list] = {}
     for e in edges:
@@ -183,9 +190,21 @@ def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], N
             r = ranks[b.key]
             x0 = pos[b.key][0]
             top, bot = layers[r]
+            # (the frame may take up to half the gap to a neighbour: its own padding)
+            if b.key.startswith("f:") and _free_spot(boxes_by_band.get(r, []), b.width, x0) == x0:
+                # a grown frame keeps its corner when only kept routes are in its way (a
+                # node added inside a group): those routes are routed again around it,
+                # instead of the frame and everything it holds jumping aside
+                for k, xc, key in route_cols:
+                    if k == r and x0 - DUMMY_GAP < xc < x0 + b.width + DUMMY_GAP and key in routes:
+                        del routes[key]
+                        todo.append(edge_by_key[key])
+                pos[b.key] = (x0, pos[b.key][1])
+                occupy(r, x0, x0 + b.width, H_GAP / 2, box=True)
+                continue
             x = _free_spot(placed_by_band.get(r, []), b.width + H_GAP, x0 - H_GAP / 2) + H_GAP / 2
             pos[b.key] = (x, pos[b.key][1])
-            occupy(r, x, x + b.width, H_GAP / 2)
+            occupy(r, x, x + b.width, H_GAP / 2, box=True)
             continue
         pr = [ranks[e.src] for e in preds.get(b.key, ()) if e.src in ranks]
         sr = [ranks[e.dst] for e in succs.get(b.key, ()) if e.dst in ranks]
@@ -217,7 +236,7 @@ def incremental_layout(graph: DisplayGraph, previous, check: Callable[[float], N
         x = _free_spot(placed_by_band.get(r, []), b.width + H_GAP, desired - H_GAP / 2) + H_GAP / 2
         pos[b.key] = (x, top + (bot - top - b.height) / 2)
         ranks[b.key] = r
-        occupy(r, x, x + b.width, H_GAP / 2)
+        occupy(r, x, x + b.width, H_GAP / 2, box=True)
     check(0.6)
     half = V_GAP / 2
     for e in todo:

@@ -103,3 +103,31 @@ def test_cancel_leaves_the_dock_usable(qtbot, window, dock) -> None:  # noqa: AN
     dock.cancel()
     _wait(qtbot, dock)
     assert dock.run_button.isEnabled() and not dock.cancel_button.isEnabled()
+
+
+def test_side_b_backend_follows_side_b_model(qtbot, window, dock, tmp_path) -> None:  # noqa: ANN001
+    """Issue 29: B switched from "the same model" to another file kept running on the
+    reference evaluator (an int8 B then failed for want of a reference DynamicQuantizeLSTM)."""
+    other = tmp_path / "other.onnx"
+    other.write_bytes(VAD.read_bytes())
+    open_model(qtbot, window, VAD)
+    window.registry.action("view.panel.numeric_compare").trigger()  # opened from View ▸ Panels
+    assert dock.isVisible() and dock.label_a.text() == "fw_silero_vad_v6.onnx", dock.label_a.text()
+    assert dock.model_b.currentData() == "same" and dock.backend_b.currentData() == "reference"
+    dock._b_file = str(other)
+    dock.refresh_sides()
+    dock.model_b.setCurrentIndex(dock.model_b.findData(str(other)))
+    assert dock.backend_b.currentData() == dock.backend_a.currentData() == "ort", (
+        f"B on another model must run where A runs, got {dock.backend_b.currentData()!r}")
+    a, b = dock.specs()
+    assert b.backend == a.backend and b.model == str(other)
+    # the user's own pick for that B stays while B stays, also across a refresh of the list
+    dock.backend_b.setCurrentIndex(dock.backend_b.findData("reference"))
+    dock.refresh_sides()
+    assert dock.backend_b.currentData() == "reference"
+    # back to the same model: the reference evaluator (two runtimes, one model) ...
+    dock.model_b.setCurrentIndex(dock.model_b.findData("same"))
+    assert dock.backend_b.currentData() == "reference"
+    # ... and to the other model again: where A runs, whatever was picked before
+    dock.model_b.setCurrentIndex(dock.model_b.findData(str(other)))
+    assert dock.backend_b.currentData() == "ort"

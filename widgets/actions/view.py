@@ -43,6 +43,10 @@ def register(window) -> None:
                    checkable=True, checked=opt("show_shapes")),
         ActionSpec("view.initializers", "&Initializers and Constants", window.set_display_options,
                    menu="View/Boxes Show", checkable=True, checked=opt("show_initializers")),
+        ActionSpec("view.shape_plumbing", "Shape &Computations as Boxes", lambda on: show_plumbing(window, on),
+                   menu="View", section="2_graph", checkable=True, keywords="shape gather concat reshape fold",
+                   tip="Draw Shape → Gather → Concat chains and shared small constants as boxes "
+                       "(else a row of each node that reads them)"),
     ])
     if window.theme is not None:
         reg.add(ActionSpec("view.theme", "&Theme", window.set_theme, menu="View", section="6_theme",
@@ -59,6 +63,12 @@ def register_dock(window, dock, section: str = "1") -> None:
                                    section=section, tip=f"Show or hide the {title} panel",
                                    keywords="panel dock"),
                         action=dock.toggleViewAction())
+
+
+def show_plumbing(window, on: bool) -> None:
+    """Shape plumbing as boxes (or as rows of its readers) in every open tab."""
+    for tab in window.tab_list():
+        tab.canvas.controller.set_show_plumbing(bool(on))
 
 
 def view_call(window, method: str) -> None:

@@ -64,6 +64,7 @@ class GraphController(QObject):
         self._filter: Callable | None = None
         self._bodies: Callable | None = None
         self._unfold: set[int] = set()   # consumers whose weight preparation is drawn as boxes
+        self._show_plumbing = False      # shape computations as boxes (View menu)
         #: the view state (open groups, unfolded weights) of the picture on screen, and of
         #: the layout running now; a cancelled view change goes back to the first
         self._shown_state: tuple | None = None
@@ -136,7 +137,7 @@ class GraphController(QObject):
 
         display = build_display_graph(self._graph, self._node_ids, opsets=self._opsets,
                                       value_info=self._value_info, expanded=self._expanded, bodies=self._bodies,
-                                      unfold=self._unfold)
+                                      unfold=self._unfold, show_plumbing=self._show_plumbing)
         return self._filter(display) if self._filter is not None else display
 
     def relayout(self, *, keep_positions: bool = True, sync: bool = False) -> None:
@@ -156,14 +157,18 @@ class GraphController(QObject):
             return
         # only a change of what is open can be taken back: the picture on screen still
         # shows the same source then
-        self._cancellable = keep_positions and self._shown_state is not None
+        self._cancellable = (keep_positions and self._shown_state is not None
+                             and self._shown_state[2] == self._show_plumbing)
         self._running_state = state
         self._running_boxes = len(display.boxes)
         self.busy.emit(True)
         self._runner.start(display, previous)
 
     def _state(self) -> tuple:
-        return (None if self._expanded is None else frozenset(self._expanded), frozenset(self._unfold))
+        # (plumbing is in it only to refuse cancelling its toggle: the View menu's check
+        # mark says what was asked, and a cancel would make the picture disagree with it)
+        return (None if self._expanded is None else frozenset(self._expanded), frozenset(self._unfold),
+                self._show_plumbing)
 
     def running_boxes(self) -> int:
         """Boxes of the layout running now (0 when none runs)."""
@@ -179,7 +184,7 @@ class GraphController(QObject):
         if not self.cancellable() or self._shown_state is None:
             return False
         self._runner.cancel()
-        expanded, unfold = self._shown_state
+        expanded, unfold, _plumbing = self._shown_state
         self._expanded = None if expanded is None else set(expanded)
         self._unfold = set(unfold)
         self.busy.emit(False)
@@ -200,12 +205,11 @@ class GraphController(QObject):
     def expand_deep(self, paths: Collection[str], *, sync: bool = False) -> bool:
         """Open groups ``paths`` and every group inside them (a body path ``@<id>`` opens
         that node's bodies), with one re-layout; False when nothing was closed."""
-        from editor.viewmodel import build_group_tree, scoped_name
+        from editor.viewmodel import group_tree
 
         if self._graph is None:
             return False
-        names = [scoped_name(n) for n in self._graph.node]
-        parents = build_group_tree(names, list(range(len(names)))).parent
+        parents = group_tree(self._graph).parent
         wanted = set(paths)
         opened = set()
         for g in parents:
@@ -241,10 +245,15 @@ class GraphController(QObject):
         self.relayout(sync=sync)
 
     def _all_groups(self) -> set[str]:
-        from editor.viewmodel import build_group_tree, scoped_name
+        from editor.viewmodel import group_tree
 
-        names = [scoped_name(n) for n in self._graph.node]
-        return set(build_group_tree(names, list(range(len(names)))).parent)
+        return set(group_tree(self._graph).parent)
+
+    def set_show_plumbing(self, on: bool, *, sync: bool = False) -> None:
+        """Draw shape computations as boxes (True) or as rows of their readers."""
+        if on != self._show_plumbing:
+            self._show_plumbing = on
+            self.relayout(sync=sync)
 
     def toggle_weights(self, key: str, *, sync: bool = False) -> None:
         """Draw the weight-preparation nodes folded into box ``key`` (``n:<id>``) as boxes of

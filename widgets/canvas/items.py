@@ -326,7 +326,7 @@ def box_text_layout(box, style: CanvasStyle, show_names: bool = False, *,
     """Texts of a box as (kind, text, x, y), top-left of each text relative to the box;
     elided to fit. Kinds index the font/colour tables (see NodeItem._paint_texts).
     ``repeat``: a group box's repeat-class size (``DisplayGraph.repeats``), shown as
-    "×N identical" when two or more."""
+    "N identical blocks" when two or more."""
     r = QRectF(0.0, 0.0, float(box.width), float(box.height))
     out: list[tuple[int, str, float, float]] = []
     hm = style.header_metrics
@@ -338,8 +338,8 @@ def box_text_layout(box, style: CanvasStyle, show_names: bool = False, *,
         count = f"{box.child_count} nodes" if box.child_count != 1 else "1 node"
         if repeat >= 2:
             # the repeat matters more than the size: drop the size when both do not fit
-            for text in (f"{count} · ×{repeat} identical", f"×{repeat} identical", f"{count} ×{repeat}",
-                         f"×{repeat}"):
+            for text in (f"{repeat} identical blocks · {count}", f"{repeat} identical blocks",
+                         f"{repeat} identical", f"×{repeat}"):
                 if bm.horizontalAdvance(text) <= inner:
                     count = text
                     break

@@ -80,6 +80,9 @@ class CanvasStyle:
         self.label_halo = QBrush(halo)
         self.reference_pen = QPen(pal.reference, 1.2)
         self.reference_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        # a value read inside a closed If/Loop/Scan body (Edge.kind "body"): dashed
+        self.body_pen = QPen(pal.edge, 1.0, Qt.PenStyle.DashLine)
+        self.body_pen.setCosmetic(True)
 
         # NOTE: edge pens are exactly 1 px and cosmetic. Qt's raster engine draws antialiased
         # cosmetic lines up to 1 px wide with its line drawer; any wider pen (cosmetic or

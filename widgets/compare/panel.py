@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QProgressBar,
     QPushButton,
     QTreeWidget,
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.common.status_line import MessageLabel
 from widgets.compare.overlay import ADDED, CHANGED, REMOVED, status_colour
 
 ROLE = Qt.ItemDataRole.UserRole
@@ -70,17 +70,17 @@ class DiffPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel(self)
+        # MessageLabel: long names and messages wrap or are cut, never widen the window
+        self.title = MessageLabel("", self)
         self.title.setTextFormat(Qt.TextFormat.RichText)
-        self.title.setWordWrap(True)
         # NOTE: no word wrap on the summary lines: wrapped labels get squeezed to one line
         # by the dock's layout when the dock is short (height-for-width is not honoured)
-        self.summary = QLabel(self)
+        self.summary = MessageLabel("", self, wrap=False)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.details = QLabel(self)
+        self.details = MessageLabel("", self, wrap=False)
         self.details.setTextFormat(Qt.TextFormat.RichText)
-        self.message = QLabel(self)
-        self.message.setWordWrap(True)
+        self.message = MessageLabel("", self)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.hide()
         self.busy = QProgressBar(self)

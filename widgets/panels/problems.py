@@ -14,7 +14,6 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.common.elided_label import ElidedLabel
 from widgets.common.column_fit import fit_columns
 from widgets.common.selection import Target
 
@@ -57,7 +57,7 @@ class ProblemsPanel(QWidget):
         self._columns = fit_columns(self.tree, main=1, caps={0: 0.15, 2: 0.18, 3: 0.3})
         self.tree.itemClicked.connect(self._on_clicked)
         self.tree.itemActivated.connect(self._on_clicked)
-        self.summary = QLabel(self)
+        self.summary = ElidedLabel("", self, mode=Qt.TextElideMode.ElideRight)
         self.full_button = QPushButton("Run Full Check", self)
         self.full_button.setToolTip("onnx.checker (full) and strict shape inference, in the background")
         self.full_button.clicked.connect(self.run_full_check)

@@ -13,7 +13,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QHeaderView,
-    QLabel,
     QSplitter,
     QTreeWidget,
     QTreeWidgetItem,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.attr_names import enum_name
+from widgets.common.status_line import MessageLabel
 from widgets.common.formatting import attribute_text, human_bytes, tensor_text, type_text
 from widgets.common.selection import Target
 
@@ -39,9 +39,8 @@ class PropertiesPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel(self)
+        self.title = MessageLabel("", self)  # a long name must not widen the window
         self.title.setTextFormat(Qt.TextFormat.RichText)
-        self.title.setWordWrap(True)
         self.title.setContentsMargins(6, 4, 6, 4)
         self.tree = QTreeWidget(self)
         self.tree.setColumnCount(2)

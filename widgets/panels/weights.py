@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.common.status_line import MessageLabel
 from widgets.common.formatting import human_bytes
 
 #: the value grid is offered up to this many elements
@@ -214,8 +215,7 @@ class WeightsView(QWidget):
         self._relay = _StatsRelay(self)
         self._relay.done.connect(self._on_stats)
         self._relay.failed.connect(self._on_failed)
-        self.header = QLabel(self)
-        self.header.setWordWrap(True)
+        self.header = MessageLabel("", self)
         self.export_button = QPushButton("Export .npy…", self)
         self.export_button.clicked.connect(self.export_dialog)
         top = QHBoxLayout()

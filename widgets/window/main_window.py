@@ -25,8 +25,10 @@ from widgets.actions import view as view_actions
 from widgets.actions.registry import ActionRegistry
 from widgets.window.document_tab import DocumentTab
 from widgets.compare import install_compare
+from widgets.docking import install_docking
 from widgets.editing import install_editing
 from widgets.common.formatting import shown
+from widgets.editing.save import holds_work
 from widgets.window.file_watch import install_file_watch
 from widgets.window.view_extras import install_view_extras
 from widgets.window.loader import LoadRequest, ModelLoader, show_error
@@ -89,6 +91,7 @@ class MainWindow(QMainWindow):
         install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
         install_file_watch(self)  # sets self.file_watch: files changed on disk
         install_view_extras(self)  # Export Image, Minimap toggle, copy names, Diff dock owner (issue 15)
+        install_docking(self)  # last of the docks: frames that shrink, bottom docks tabbed together
         self.registry.order_menubar(self.MENU_ORDER)
         geometry, state = self.settings.window_state()
         if geometry is not None:
@@ -161,7 +164,15 @@ class MainWindow(QMainWindow):
         return self.editing.confirm_close([tab])
 
     def add_document(self, doc, validator=None) -> DocumentTab:
-        """Show an already open Document (a new or recovered model) in a tab of its own."""
+        """Show an already open Document (a new, extracted, reduced or recovered model) in a
+        tab of its own.
+
+        NOTE: a model with content and no file is unsaved work from its first moment: an
+        extracted selection or a reduced failing subgraph once vanished on Quit without a
+        word, because a fresh document counts as clean. It starts modified, so every close
+        asks and crash recovery keeps a copy; an empty new model has nothing to lose."""
+        if doc.path is None and holds_work(doc):
+            doc.stack.clean_index = None
         request = LoadRequest(0, doc.path or Path("Untitled.onnx"), validator=validator)
         self._on_loaded(request, doc)
         return self.tab_list()[-1]
@@ -340,10 +351,8 @@ class MainWindow(QMainWindow):
 
     # -- shutdown --------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        for tab in self.tab_list():
-            if tab.doc.is_modified and not self._confirm_discard(tab):
-                event.ignore()
-                return
+        # unsaved work was asked about before this runs: the editing controller filters the
+        # window's Close event (one question for every unsaved tab, Untitled ones included)
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
         self.loader.cancel()
