@@ -136,7 +136,8 @@ def _run(args: argparse.Namespace, pool: Any) -> int:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
     model_path, npz = result.save(out)
-    print(f"reduced {result.original_nodes} nodes to {len(result.nodes)} ({', '.join(result.nodes)}) "
+    kept = ", ".join(n + (f" inside {result.scopes[n]}" if n in result.scopes else "") for n in result.nodes)
+    print(f"reduced {result.original_nodes} nodes to {len(result.nodes)} ({kept}) "
           f"in {result.runs} runs; failure: {result.check}")
     for line in result.log:
         print(f"  {line}")

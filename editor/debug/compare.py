@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from editor.debug.bodies import Inlined, inline_by_running
 from editor.debug.mapping import TensorMap, TensorPair, main_tensors, map_tensors, same_model_map
 from editor.debug.metrics import TensorError, Tolerance, compare_values, dequantize
 from editor.errors import RuntimeBackendError
@@ -58,6 +59,8 @@ class RunSpec:
     model: str | Path | onnx.ModelProto
     backend: str | None = None
     options: RunOptions = field(default_factory=RunOptions)
+    #: what :meth:`label` calls the model (default: its file name, or "model")
+    name: str = ""
 
     def source(self) -> ModelSource:
         """The model to hand the Runner; a ModelProto is serialized (and hashed) once per
@@ -79,7 +82,7 @@ class RunSpec:
         return cached
 
     def label(self) -> str:
-        model = Path(self.model).name if not isinstance(self.model, onnx.ModelProto) else "model"
+        model = self.name or (Path(self.model).name if not isinstance(self.model, onnx.ModelProto) else "model")
         opts = ""
         if self.options.providers:
             opts += " " + ",".join(self.options.providers)
@@ -103,6 +106,8 @@ class TensorResult:
     note: str = ""
     #: position of the producing node in A's topological order (-1: graph input)
     order: int = -1
+    #: the body the node comes from ("If '/model/If_1' then_branch"), '' for the main graph
+    scope: str = ""
 
     @property
     def ok(self) -> bool | None:
@@ -135,6 +140,7 @@ class TensorResult:
             "max_abs": e.get("max_abs"), "max_rel": e.get("max_rel"), "mean_abs": e.get("mean_abs"),
             "cosine": e.get("cosine"), "nan_a": e.get("nan_a", 0), "nan_b": e.get("nan_b", 0),
             "inf_a": e.get("inf_a", 0), "inf_b": e.get("inf_b", 0), "mismatched": e.get("mismatched"),
+            "scope": self.scope or None,
             "shape_a": self.shape_a, "shape_b": self.shape_b, "ok": self.ok, "status": self.status,
             "nonfinite": self.finding or None,
             "note": (self.note + ("; " if self.note and e.get("note") else "") + e.get("note", "")) or None,
@@ -269,6 +275,7 @@ class Comparison:
             "reason": self.reason(),
             "outputs_ok": self.outputs_ok,
             "first_divergence": None if fd is None else {"node": fd.node, "tensor": fd.a, "b": fd.b, "op_type": fd.op_type,
+                                                          "scope": fd.scope or None,
                                                           "max_abs": fd.error.max_abs if fd.error else None,
                                                           "nonfinite": fd.finding or None},
             "first_nonfinite": None if fn is None else {"node": fn.node, "tensor": fn.a, "b": fn.b,
@@ -309,7 +316,9 @@ class Comparison:
 
 
 def _where(t: TensorResult) -> str:
-    return f"node {t.node!r} ({t.op_type})" if t.node is not None else "graph input"
+    if t.node is None:
+        return "graph input"
+    return f"node {t.node!r} ({t.op_type})" + (f" inside {t.scope}" if t.scope else "")
 
 
 def _num(x: float | None) -> str:
@@ -351,21 +360,21 @@ def same_model(a: RunSpec, b: RunSpec) -> bool:
     return Path(a.model).resolve() == Path(b.model).resolve()
 
 
-def feeds_for_b(tmap: TensorMap, proto_a: onnx.ModelProto, proto_b: onnx.ModelProto,
+def feeds_for_b(proto_a: onnx.ModelProto, proto_b: onnx.ModelProto,
                 feeds: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """B's inputs from A's through the map (by name, else by position), cast to B's declared
-    types; the notes say what was cast. Raises :class:`RunFailed` for a B input nothing feeds."""
+    """B's inputs from A's (by name, else by position), cast to B's declared types; the
+    notes say what was cast. Raises :class:`RunFailed` for a B input nothing feeds."""
+    from editor.debug.mapping import io_pairs
     from editor.runtime.inputs import cast_to_declared, input_specs
 
-    b_needs = [s.name for s in input_specs(proto_b)]
-    a_of_b = {p.b: p.a for p in tmap.pairs if p.b is not None and p.a in feeds}
+    a_of_b = {b: a for a, b in io_pairs(proto_a, proto_b).items() if a in feeds}
     fed: dict[str, Any] = {}
-    for name in b_needs:
-        source = a_of_b.get(name)
+    for spec in input_specs(proto_b):
+        source = a_of_b.get(spec.name)
         if source is None:
-            raise RunFailed(f"B's input {name!r} has no counterpart among A's inputs "
+            raise RunFailed(f"B's input {spec.name!r} has no counterpart among A's inputs "
                             f"({', '.join(feeds) or 'none'}): B cannot be fed the same values")
-        fed[name] = feeds[source]
+        fed[spec.name] = feeds[source]
     return cast_to_declared(proto_b, fed, side="B")
 
 
@@ -390,16 +399,15 @@ def compare_runs(
 
     ``inputs`` missing from the mapping are generated (:func:`editor.runtime.plan_inputs`,
     ``seed``, ``dims``, ``val_ranges``); the ones used are in ``Comparison.inputs`` (what
-    they are in ``Comparison.input_plan``), and each
-    side is fed them cast to its declared input types. ``intermediates=False`` compares the
-    graph outputs only (onnxruntime's fused graph). A side with no backend named runs on
-    onnxruntime only, unless ``allow_fallback`` (module NOTE). Raises :class:`RunFailed`
-    (exit code 2, no verdict) when a side cannot be read, fed or run.
-    ``pool``: two or more runners (remote hosts) run the two sides at once; the result is
-    the same as one runner running them in turn.
+    they are in ``Comparison.input_plan``), and each side is fed them cast to its declared
+    input types. With ``intermediates``, each If a side's run decides is inlined into its
+    taken branch (:mod:`editor.debug.bodies`), so values inside bodies are compared too;
+    ``intermediates=False`` compares the graph outputs only (onnxruntime's fused graph).
+    A side with no backend named runs on onnxruntime only, unless ``allow_fallback``
+    (module NOTE). Raises :class:`RunFailed` (exit code 2, no verdict) when a side cannot
+    be read, fed or run. ``pool``: two or more runners (remote hosts) run the two sides at
+    once; the result is the same as one runner running them in turn.
     """
-    from editor.runtime.inputs import cast_to_declared
-
     tolerance = tolerance or Tolerance()
     say = progress or (lambda _msg: None)
     proto_a = a.proto()
@@ -407,37 +415,19 @@ def compare_runs(
     if a.model is b.model and isinstance(a.model, onnx.ModelProto):
         b.__dict__["_source"] = a.source()  # one serialization for both sides
     proto_b = proto_a if one_model else b.proto()
-    say("mapping tensors")
-    tmap = same_model_map(proto_a) if one_model else map_tensors(proto_a, proto_b)
-    outputs = [o.name for o in proto_a.graph.output]
-    full_map = tmap  # B's inputs are fed through it, whatever is compared
-    if not intermediates:
-        keep = set(outputs)
-        tmap = TensorMap([p for p in tmap.pairs if p.a in keep], tmap.diff)
-    inits_b = {t.name: t for t in proto_b.graph.initializer}
     plan = plan_inputs(proto_a, given=inputs, dims=dims, seed=seed, val_ranges=val_ranges)
     own = runner is None and (pool is None or len(pool) < 2)
     runner = Runner() if own else runner
+    setup = _Setup(a, b, proto_a, proto_b, one_model, intermediates, timeout, allow_fallback, say)
     try:
         while True:
-            feeds = plan.feeds
-            feeds_a, notes = cast_to_declared(proto_a, feeds, side="A")
-            feeds_b, notes_b = feeds_for_b(full_map, proto_a, proto_b, feeds)
-            notes += notes_b
-            input_names_a = set(feeds)
-            names_a = [p.a for p in tmap.pairs if p.a not in input_names_a]
-            b_inputs = set(feeds_b)
-            names_b = [n for n in tmap.b_names() if n not in b_inputs]
-            extra_b = [d.scale for p in tmap.pairs if p.dequant for d in [p.dequant]] + \
-                      [p.dequant.zero_point for p in tmap.pairs if p.dequant and p.dequant.zero_point]
-            names_b += [n for n in dict.fromkeys(extra_b) if n not in inits_b and n not in names_b]
-            wanted_b = names_b or [o.name for o in proto_b.graph.output]
-            run = Runs(a, b, names_a or outputs, wanted_b, feeds_a, feeds_b, timeout, allow_fallback)
             try:
-                ra, rb = run.both(runner, pool, say)
+                prepared = setup.prepare(plan, runner or pool[0])  # type: ignore[index]
+                ra, rb = prepared.run.both(runner, pool, say)
                 break
             except RunFailed as failed:
-                better = _refit_sizes(proto_a, plan, failed, run, runner or pool[0], say)  # type: ignore[index]
+                probe = Runs(a, b, [], [], {}, {}, timeout, allow_fallback)
+                better = _refit_sizes(proto_a, plan, failed, probe, runner or pool[0], say)  # type: ignore[index]
                 if better is None:
                     raise
                 plan = better
@@ -445,17 +435,125 @@ def compare_runs(
         if own and runner is not None:
             runner.close()
     say("comparing")
-    va = {k: r.value for k, r in ra.outputs.items()}
-    va.update(feeds_a)
-    vb = {k: r.value for k, r in rb.outputs.items()}
-    vb.update(feeds_b)
-    rows = _rows(proto_a, tmap, va, vb, ra.missing, rb.missing, tolerance, inits_b)
-    return Comparison(
-        a, b, rows, outputs, tolerance, feeds, ra.backend, rb.backend, tmap,
-        values_a=va if keep_values else {}, values_b=vb if keep_values else {},
-        run_seconds=(ra.wall_seconds or 0.0, rb.wall_seconds or 0.0),
-        side_a=_side_run(a, ra), side_b=_side_run(b, rb), notes=notes, input_plan=plan,
-    )
+    return prepared.comparison(ra, rb, tolerance, plan, keep_values)
+
+
+@dataclass
+class _Setup:
+    """What a comparison is asked to do, before any input is known."""
+
+    a: RunSpec
+    b: RunSpec
+    proto_a: onnx.ModelProto
+    proto_b: onnx.ModelProto
+    one_model: bool
+    intermediates: bool
+    timeout: float | None
+    allow_fallback: bool
+    say: Callable[[str], None]
+
+    def _backend(self, spec: RunSpec) -> str | None:
+        return spec.backend or (None if self.allow_fallback else "ort")
+
+    def _inline(self, spec: RunSpec, proto: onnx.ModelProto, feeds: Mapping[str, Any], runner: Runner,
+                side: str) -> Inlined:
+        """``proto`` with the Ifs its run decides inlined (nothing to do without Ifs)."""
+        if not self.intermediates or not any(n.op_type == "If" for n in proto.graph.node):
+            return Inlined(proto)
+
+        def conditions_of(model: onnx.ModelProto, names: list[str]) -> Mapping[str, Any]:
+            self.say(f"running {side} for the conditions of {len(names)} If node(s)")
+            result = runner.run(ModelSource.from_any(model), feeds, outputs=names, backend=self._backend(spec),
+                                options=spec.options, timeout=self.timeout)
+            if not result.ok:
+                raise RunFailed(f"{side} {spec.label()} could not run: {result.error or result.status}")
+            return {k: r.value for k, r in result.outputs.items()}
+
+        return inline_by_running(proto, conditions_of)
+
+    def prepare(self, plan: InputPlan, runner: Runner) -> _Prepared:
+        """Feeds per side, the Ifs inlined, the map, and the runs to make."""
+        from editor.runtime.inputs import cast_to_declared
+
+        feeds = plan.feeds
+        feeds_a, notes = cast_to_declared(self.proto_a, feeds, side="A")
+        feeds_b, notes_b = feeds_for_b(self.proto_a, self.proto_b, feeds)
+        notes += notes_b
+        ia = self._inline(self.a, self.proto_a, feeds_a, runner, "A")
+        ib = self._inline(self.b, self.proto_b, feeds_b, runner, "B")
+        notes += _inlining_notes(ia, ib)
+        run_a = self.a if not ia.changed else RunSpec(ia.model, self.a.backend, self.a.options, self.a.label().rsplit(" [", 1)[0])
+        run_b = self.b if not ib.changed else RunSpec(ib.model, self.b.backend, self.b.options, self.b.label().rsplit(" [", 1)[0])
+        self.say("mapping tensors")
+        if self.one_model:
+            tmap = same_model_map(ia.model, _defined(ib.model) if ia.taken != ib.taken else None)
+        else:
+            tmap = map_tensors(ia.model, ib.model)
+        outputs = [o.name for o in self.proto_a.graph.output]
+        if not self.intermediates:
+            keep = set(outputs)
+            tmap = TensorMap([p for p in tmap.pairs if p.a in keep], tmap.diff)
+        inits_b = {t.name: t for t in ib.model.graph.initializer}
+        names_a = [p.a for p in tmap.pairs if p.a not in feeds]
+        names_b = [n for n in tmap.b_names() if n not in feeds_b]
+        extra_b = [d.scale for p in tmap.pairs if p.dequant for d in [p.dequant]] + \
+                  [p.dequant.zero_point for p in tmap.pairs if p.dequant and p.dequant.zero_point]
+        names_b += [n for n in dict.fromkeys(extra_b) if n not in inits_b and n not in names_b]
+        wanted_b = names_b or [o.name for o in self.proto_b.graph.output]
+        runs = Runs(run_a, run_b, names_a or outputs, wanted_b, feeds_a, feeds_b, self.timeout, self.allow_fallback)
+        return _Prepared(self, feeds, feeds_a, feeds_b, notes, ia, tmap, inits_b, outputs, runs)
+
+
+def _defined(model: onnx.ModelProto) -> set[str]:
+    g = model.graph
+    return {vi.name for vi in g.input} | {o for n in g.node for o in n.output if o}
+
+
+def _inlining_notes(ia: Inlined, ib: Inlined) -> list[str]:
+    notes = []
+    if ia.taken:
+        notes.append(f"A: {len(ia.taken)} If node(s) inlined into the branch the run took: their values are compared")
+    if ib.taken and ib.taken != ia.taken:
+        notes.append(f"B: {len(ib.taken)} If node(s) inlined into the branch the run took")
+    for name in sorted(set(ia.taken) & set(ib.taken)):
+        if ia.taken[name] != ib.taken[name]:
+            notes.append(f"If {name!r}: A took its {ia.taken[name]}, B its {ib.taken[name]}")
+    notes += [f"A: {n}" for n in ia.notes] + [f"B: {n}" for n in ib.notes]
+    return notes
+
+
+@dataclass
+class _Prepared:
+    """One attempt at a comparison: feeds, models as run, the map, the runs."""
+
+    setup: _Setup
+    feeds: dict[str, Any]
+    feeds_a: dict[str, Any]
+    feeds_b: dict[str, Any]
+    notes: list[str]
+    inlined_a: Inlined
+    tmap: TensorMap
+    inits_b: dict[str, onnx.TensorProto]
+    outputs: list[str]
+    run: Runs
+
+    def comparison(self, ra: RunResult, rb: RunResult, tolerance: Tolerance, plan: InputPlan,
+                   keep_values: bool) -> Comparison:
+        va = {k: r.value for k, r in ra.outputs.items()}
+        va.update(self.feeds_a)
+        vb = {k: r.value for k, r in rb.outputs.items()}
+        vb.update(self.feeds_b)
+        rows = _rows(self.inlined_a.model, self.tmap, va, vb, ra.missing, rb.missing, tolerance, self.inits_b)
+        for row in rows:
+            if row.node:
+                row.scope = self.inlined_a.scope.get(row.node, "")
+        a, b = self.setup.a, self.setup.b
+        return Comparison(
+            a, b, rows, self.outputs, tolerance, self.feeds, ra.backend, rb.backend, self.tmap,
+            values_a=va if keep_values else {}, values_b=vb if keep_values else {},
+            run_seconds=(ra.wall_seconds or 0.0, rb.wall_seconds or 0.0),
+            side_a=_side_run(a, ra), side_b=_side_run(b, rb), notes=self.notes, input_plan=plan,
+        )
 
 
 @dataclass

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import onnx
 
 if TYPE_CHECKING:
     from editor.diff import ModelDiff
 
-__all__ = ["Dequant", "TensorMap", "TensorPair", "main_tensors", "map_tensors", "same_model_map"]
+__all__ = ["Dequant", "TensorMap", "TensorPair", "io_pairs", "main_tensors", "map_tensors", "same_model_map"]
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,11 @@ def main_tensors(model: onnx.ModelProto) -> list[tuple[str, onnx.NodeProto | Non
     return out
 
 
-def same_model_map(model: onnx.ModelProto) -> TensorMap:
-    """Every tensor to itself (one model on two backends)."""
-    return TensorMap([TensorPair(name, name, "same") for name, _ in main_tensors(model)])
+def same_model_map(model: onnx.ModelProto, in_b: set[str] | None = None) -> TensorMap:
+    """Every tensor to itself (one model on two backends); with ``in_b``, the names B has
+    (its Ifs took other branches), the others without a counterpart."""
+    return TensorMap([TensorPair(name, name, "same") if in_b is None or name in in_b else TensorPair(name, None, "")
+                      for name, _ in main_tensors(model)])
 
 
 #: ops that move quantized values around without changing scale or zero point
@@ -133,28 +135,22 @@ _MOVES = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "MaxPool", 
 _FOLDED = {"Relu", "Clip"}
 
 
+def _schema(op: str, domain: str, opset: int) -> onnx.defs.OpSchema | None:
+    """The op's schema: onnx's, or onnxruntime's for its contrib ops (registered into onnx's
+    registry by :mod:`editor.ort_schemas`); None when no runtime knows the op."""
+    from editor.ort_schemas import ensure_registered
+
+    ensure_registered()
+    try:
+        return onnx.defs.get_schema(op, max(opset, 1), domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
 @functools.lru_cache(maxsize=512)
 def _formal_inputs(op: str, domain: str, opset: int) -> tuple[str, ...]:
-    """The input names an op's schema declares (onnx's for the standard domains, then
-    onnxruntime's registry for its contrib ops); () when no runtime knows the op."""
-    try:
-        return tuple(i.name for i in onnx.defs.get_schema(op, opset, domain).inputs)
-    except onnx.defs.SchemaError:
-        pass
-    try:
-        from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
-    except ImportError:  # pragma: no cover - onnxruntime is a core dependency
-        return ()
-    found = [s for s in _ort_schemas(get_all_operator_schema) if s.name == op and s.domain == domain
-             and s.since_version <= max(opset, 1)]
-    if not found:
-        return ()
-    return tuple(i.name for i in max(found, key=lambda s: s.since_version).inputs)
-
-
-@functools.lru_cache(maxsize=1)
-def _ort_schemas(get_all: Any) -> tuple[Any, ...]:
-    return tuple(get_all())
+    schema = _schema(op, domain, opset)
+    return tuple(i.name for i in schema.inputs) if schema is not None else ()
 
 
 def _output_quant_inputs(node: onnx.NodeProto, output: str, opset: int) -> tuple[str, str | None] | None:
@@ -186,14 +182,8 @@ def _output_quant_inputs(node: onnx.NodeProto, output: str, opset: int) -> tuple
 
 @functools.lru_cache(maxsize=512)
 def _formal_outputs_all(op: str, domain: str, opset: int) -> tuple[str, ...]:
-    try:
-        return tuple(o.name for o in onnx.defs.get_schema(op, opset, domain).outputs)
-    except onnx.defs.SchemaError:
-        pass
-    from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
-
-    found = [s for s in _ort_schemas(get_all_operator_schema) if s.name == op and s.domain == domain]
-    return tuple(o.name for o in max(found, key=lambda s: s.since_version).outputs) if found else ()
+    schema = _schema(op, domain, opset)
+    return tuple(o.name for o in schema.outputs) if schema is not None else ()
 
 
 def _formal_outputs(op: str, domain: str, opset: int, k: int) -> str | None:
@@ -230,6 +220,27 @@ def _opset(model: onnx.ModelProto, domain: str) -> int:
     return 1
 
 
+def io_pairs(model_a: onnx.ModelProto, model_b: onnx.ModelProto) -> dict[str, str]:
+    """A's graph inputs and outputs -> B's: by name, else by position among the unmatched."""
+    ga, gb = model_a.graph, model_b.graph
+    inits_a = {t.name for t in ga.initializer}
+    inits_b = {t.name for t in gb.initializer}
+    ins_a = [vi.name for vi in ga.input if vi.name not in inits_a]
+    ins_b = [vi.name for vi in gb.input if vi.name not in inits_b]
+    found: dict[str, str] = {}
+    for names_a, names_b in ((ins_a, ins_b), ([o.name for o in ga.output], [o.name for o in gb.output])):
+        set_b = set(names_b)
+        left_b = [n for n in names_b if n not in names_a]
+        k = 0
+        for n in names_a:
+            if n in set_b:
+                found[n] = n
+            elif k < len(left_b):
+                found[n] = left_b[k]
+                k += 1
+    return found
+
+
 def map_tensors(model_a: onnx.ModelProto, model_b: onnx.ModelProto, diff: ModelDiff | None = None) -> TensorMap:
     """A's tensors mapped to B's (see module docstring); ``diff`` is computed when not given."""
     from editor.diff import diff_models
@@ -243,20 +254,7 @@ def map_tensors(model_a: onnx.ModelProto, model_b: onnx.ModelProto, diff: ModelD
     producers_b = {o: n for n in gb.node for o in n.output if o}
     found: dict[str, tuple[str, str]] = {}
 
-    inits_a = {t.name for t in ga.initializer}
-    inits_b = {t.name for t in gb.initializer}
-    ins_a = [vi.name for vi in ga.input if vi.name not in inits_a]
-    ins_b = [vi.name for vi in gb.input if vi.name not in inits_b]
-    for names_a, names_b in ((ins_a, ins_b), ([o.name for o in ga.output], [o.name for o in gb.output])):
-        set_b = set(names_b)
-        left_b = [n for n in names_b if n not in names_a]
-        k = 0
-        for n in names_a:
-            if n in set_b:
-                found[n] = (n, "io")
-            elif k < len(left_b):
-                found[n] = (left_b[k], "io")
-                k += 1
+    found.update((a, (b, "io")) for a, b in io_pairs(model_a, model_b).items())
     main_a, main_b = doc_a.index.main, doc_b.index.main
     main_ids_a = set(doc_a.index.scopes[main_a].node_ids)
     for ida, idb in diff.pairs.items():

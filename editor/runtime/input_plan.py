@@ -37,6 +37,7 @@ import numpy as np
 import onnx
 
 from editor.errors import RuntimeBackendError
+from editor.runtime import kv_cache
 from editor.runtime.input_dims import DimChoice, DimPlan, choose_dims
 from editor.runtime.input_roles import InputRole
 from editor.runtime.values import Value
@@ -172,6 +173,7 @@ def plan_inputs(
                 f"{what} {unknown[0]!r}: the model has no such input (inputs: {', '.join(names) or 'none'})")
     shapes = {k: tuple(v.shape) for k, v in given.items() if isinstance(v, np.ndarray)}
     dim_plan = choose_dims(model, dims, given_shapes=shapes)
+    cache = kv_cache.settle(model, dim_plan, dims)  # a decoder: total = past + new, a mask to match
     values = dim_plan.values()
     roles = input_roles(model, values) if mode == "random" else {}
     for name, (lo, hi) in (val_ranges or {}).items():
@@ -186,6 +188,9 @@ def plan_inputs(
             note = _shape_note(spec.name, value, spec.shape)
             if note:
                 notes.append(note)
+        elif cache is not None and mode == "random" and spec.name in cache.fills and spec.name not in (val_ranges or {}):
+            value = cache.value(spec.name, dim_plan.shape(spec.name, spec.shape), spec.dtype)
+            how = cache.how(spec.name)
         else:
             shaped = spec if spec.shape is None else InputSpec(spec.name, spec.type, spec.kind, spec.elem_type,
                                                                dim_plan.shape(spec.name, spec.shape))

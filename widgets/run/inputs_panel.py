@@ -494,13 +494,18 @@ class InputPanel(QWidget):
                 key = dim_key(spec.name, axis, d)
                 if key is not None:
                     names.setdefault(key, []).append(spec.name)
-        remembered = {**old_dims, **self.memory.load(model_key)}
+        # a decoder starts from the core's sizes (an empty KV cache, total = past + new, the
+        # head size its attention ops require), then what the user set before
+        chosen, cache = _decoder_dims(model)
+        remembered = {**chosen, **old_dims, **self.memory.load(model_key)}
         self.dims.set_dims([(k, ", ".join(v)) for k, v in names.items()], remembered)
         self.dims_title.setVisible(bool(names))
         for spec in self.specs:
             editor = InputEditor(spec, self)
             if spec.name in states:
                 editor.restore(states[spec.name])
+            elif cache is not None and cache.fills.get(spec.name) == "ones":
+                editor.set_mode("ones")  # a decoder's attention mask: every token attends
             editor.changed.connect(self.changed)
             self._editors_box.addWidget(editor)
             self.editors[spec.name] = editor
@@ -517,6 +522,20 @@ class InputPanel(QWidget):
         """A value per input; raises RuntimeBackendError naming the input at fault."""
         dims = self.dim_values()
         return {spec.name: self.editors[spec.name].value(dims, seed_offset=i) for i, spec in enumerate(self.specs)}
+
+
+def _decoder_dims(model: onnx.ModelProto):  # noqa: ANN202
+    """(dim values, KV-cache plan) as the core chooses them for a decoder's run (without the
+    shape engine's check: it reads the whole graph, too slow to wait for here); ({}, None)
+    for a model without a KV cache."""
+    from editor.decoder import find_layout
+    from editor.runtime import kv_cache
+    from editor.runtime.input_dims import choose_dims
+
+    if find_layout(model) is None:
+        return {}, None
+    plan = choose_dims(model, check=False)
+    return plan.values(), kv_cache.settle(model, plan)
 
 
 def _esc(text: str) -> str:

@@ -36,6 +36,7 @@ from widgets.panels.start_page import StartPage
 from widgets.overlays.node_data import install_node_data
 from widgets.view.shape_labels import install_shape_labels
 from widgets.editing.shapes_refresh import install_refresh_shapes
+from widgets.generate import install_generate_dock
 from widgets.numeric import install_numeric_dock
 from widgets.run import install_run_dock
 from widgets.settings.store import Settings
@@ -89,6 +90,7 @@ class MainWindow(QMainWindow):
         install_refresh_shapes(self)  # Graph ▸ Refresh Shapes… (registry action graph.refresh_shapes)
         install_shape_labels(self)  # View ▸ Shapes of the Last Run (registry action view.shapes_of_last_run)
         install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
+        install_generate_dock(self)  # sets self.generate_dock (Generate Text), tabbed with Compare Runs
         install_file_watch(self)  # sets self.file_watch: files changed on disk
         install_view_extras(self)  # Export Image, Minimap toggle, copy names, Diff dock owner (issue 15)
         install_docking(self)  # last of the docks: frames that shrink, bottom docks tabbed together
