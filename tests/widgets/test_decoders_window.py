@@ -74,10 +74,14 @@ def test_run_dock_runs_a_decoder_with_an_empty_cache(qtbot, window, decoder) -> 
     open_model(qtbot, window, decoder)
     dock = window.run_dock
     inputs = dock.controller.input_panel
+    # the dock shows the core's plan (plan_inputs, worked out off the GUI thread)
+    qtbot.waitUntil(lambda: inputs.plan is not None, timeout=60_000)
     dims = inputs.dim_values()
     assert dims["past_sequence_length"] == 0 and dims["kv_cache_dim"] == 16, dims
     assert dims["total_sequence_length"] == dims["sequence_length"], dims
-    assert inputs.editors["attention_mask"].current_mode() == "ones"
+    mask = next(u for u in inputs.plan.inputs if u.name == "attention_mask")
+    assert (mask.low, mask.high) == (1, 1), mask  # every token attends
+    assert inputs.editors["attention_mask"].why.text().startswith("ones: the attention mask")
     with qtbot.waitSignal(dock.controller.finished, timeout=90_000) as blocker:
         assert dock.run()
     qtbot.waitUntil(lambda: not dock.service.busy)

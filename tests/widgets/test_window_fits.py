@@ -6,7 +6,7 @@ details window; messages are plain text (the dock once showed `&#x27;` literally
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtWidgets import QApplication, QDockWidget
 
 from editor.runtime.result import Attempt, RunResult
 from resources import sample_model_path
@@ -57,7 +57,7 @@ def test_the_longest_real_texts_in_every_open_dock_leave_the_window_on_screen(qt
     _fill_every_dock(window, tab)
     for dock in docks:  # and looks at each in turn (a tabbed dock counts when in front)
         dock.raise_()
-        qtbot.wait(10)
+        QApplication.processEvents()
         assert window.width() <= 1280 and window.height() <= 800, (
             f"{dock.objectName()}: the window grew to {window.width()} x {window.height()}")
     hint = window.minimumSizeHint()
@@ -96,6 +96,13 @@ def test_messages_are_plain_text(qtbot, window):
     from PySide6.QtCore import Qt
 
     assert panel.banner.textFormat() == Qt.TextFormat.PlainText
+    # a traceback-long message: a few lines in the dock, the rest behind Details
+    trace = "RuntimeError: \n" + "\n".join(f"  File 'worker.py', line {i}, in run" for i in range(40))
+    panel.show_failure(RunResult(status="failed", error=trace))
+    lines = panel.banner.label.fontMetrics().lineSpacing()
+    assert panel.banner.minimumSizeHint().height() <= 6 * lines, (
+        f"the banner asks for {panel.banner.minimumSizeHint().height()} px ({lines} px a line)")
+    assert not panel.banner.details_button.isHidden() and trace in panel.banner.label.toolTip()
     # the summary names a passed-over backend as written, quotes and all
     result = RunResult(status="ok", backend="reference", attempts=[
         Attempt("ort", "failed", "no kernel for 'DynamicQuantizeLSTM' <com.microsoft>"), Attempt("reference", "ran")])
@@ -146,3 +153,11 @@ def test_a_dock_can_be_dragged_down_to_its_tab_bar(qtbot, window):
     ensure_room(window, dock)
     assert frame.viewport().height() >= frame.widget().minimumSizeHint().height(), (
         f"{frame.viewport().height()} px for a content that needs {frame.widget().minimumSizeHint().height()}")
+    # the user drags it small again: it stays small, whatever its content asks for later
+    window.resizeDocks([dock], [40], Qt.Orientation.Vertical)
+    qtbot.waitUntil(lambda: dock.height() <= 60, timeout=2000)
+    assert frame.fitting is None
+    window.run_dock.panel.show_failure(RunResult(status="failed", error="x\n" * 10))
+    for _ in range(3):  # the deferred fitting would run here (a zero timer), had it stayed on
+        QApplication.processEvents()
+    assert dock.height() <= 60, f"a dock the user dragged small grew back to {dock.height()} px"

@@ -9,10 +9,14 @@ Gestures:
 - keys: ``+``/``=`` zoom in, ``-`` zoom out, ``0`` 100 %, ``F`` fit all (the whole graph,
   however small), ``R`` readable (fit when the text can be read, else the inputs at a
   readable zoom), ``S`` fit the selection, Esc clears the selection;
+- a click selects exactly what is drawn under it (``key_at``: the boxes' own rectangles,
+  whatever the level of detail); a click on empty canvas clears the selection, also one
+  the canvas does not draw, so no action acts on a selection the user cannot see;
 - double-click: a group box toggles (``groupToggled``), any other box is ``activated``;
 - click in an open group's frame title band: collapses it (``groupToggled``);
 - click on an edge (within ``EDGE_HIT_PX`` pixels of its route): selects the value it
-  carries (``valueClicked``) and highlights its edges; hovering one shows its name and shape.
+  carries (``valueClicked``) and highlights its edges; hovering one lights it up and shows
+  its name and shape (the tolerance is in screen pixels: the same at every zoom).
 """
 
 from __future__ import annotations
@@ -333,7 +337,7 @@ class GraphView(QGraphicsView):
         elif key == Qt.Key.Key_S:
             self.zoom_to_selection()
         elif key == Qt.Key.Key_Escape:
-            self._scene.select_keys([])
+            self._scene.clear_selection()
         else:
             super().keyPressEvent(event)
             return
@@ -362,7 +366,9 @@ class GraphView(QGraphicsView):
             if key is not None:
                 if additive:
                     self._scene.toggle_key(key)
-                elif not self._scene.is_selected(key):
+                else:
+                    # exactly the clicked box, also when it was one of several selected:
+                    # boxes do not drag, so nothing needs the others kept for a drag
                     self._scene.select_keys([key])
                 event.accept()
                 return
@@ -381,7 +387,7 @@ class GraphView(QGraphicsView):
             # empty background: start a rubber band (Qt draws it; we select on release)
             self._band_base = set(self._scene.selected_keys()) if additive else set()
             if not additive:
-                self._scene.select_keys([])
+                self._scene.clear_selection()
             self._band = QRectF()
         super().mousePressEvent(event)
 
@@ -400,15 +406,20 @@ class GraphView(QGraphicsView):
             event.accept()
             return
         if event.buttons() == Qt.MouseButton.NoButton:
-            key = self.key_at(event.position().toPoint())
+            pos = event.position().toPoint()
+            key = self.key_at(pos)
             if key != self._scene.hovered():
                 self._scene.set_hovered(key)
                 self.hoveredKey.emit(key or "")
-            # a frame's title band is a button (click collapses): say so with the cursor
-            on_title = key is None and self._scene.frame_title_at(self.mapToScene(event.position().toPoint())) is not None
-            if on_title != self._on_title and not self._space:
-                self._on_title = on_title
-                if on_title:
+            # a frame's title band is a button (click collapses), an edge selects its value:
+            # the hovered edge lights up, and the cursor says that a click does something
+            on_title = key is None and self._scene.frame_title_at(self.mapToScene(pos)) is not None
+            edge = self.edge_at(pos) if key is None and not on_title else None
+            self._scene.set_hovered_value(edge.value if edge is not None else None)
+            clickable = on_title or edge is not None
+            if clickable != self._on_title and not self._space:
+                self._on_title = clickable
+                if clickable:
                     self.viewport().setCursor(Qt.CursorShape.PointingHandCursor)
                 else:
                     self.viewport().unsetCursor()
@@ -438,6 +449,7 @@ class GraphView(QGraphicsView):
 
     def leaveEvent(self, event: QEvent) -> None:  # noqa: N802
         self._scene.set_hovered(None)
+        self._scene.set_hovered_value(None)
         super().leaveEvent(event)
 
     def contextMenuEvent(self, event) -> None:  # noqa: N802

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-__all__ = ["MessageLabel", "Part", "StatusLine", "TONES", "show_details"]
+__all__ = ["MessageBanner", "MessageLabel", "Part", "StatusLine", "TONES", "show_details"]
 
 #: the colours of a part's tone (None: the palette's text colour)
 TONES: dict[str | None, QColor | None] = {
@@ -207,10 +207,12 @@ class MessageLabel(QLabel):
     ``wrap=False``: one line, cut at the edge (for lines a short dock must not squeeze)."""
 
     def __init__(self, text: str = "", parent: QWidget | None = None, *, min_chars: int = MIN_CHARS,
-                 wrap: bool = True) -> None:
+                 wrap: bool = True, max_lines: int = 0) -> None:
         super().__init__(parent)
         self._min_chars = min_chars
+        self._max_lines = max_lines
         self.setWordWrap(wrap)
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802
@@ -225,11 +227,81 @@ class MessageLabel(QLabel):
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802
         hint = super().minimumSizeHint()
-        return QSize(min(hint.width(), self.fontMetrics().averageCharWidth() * self._min_chars), hint.height())
+        width = min(hint.width(), self.fontMetrics().averageCharWidth() * self._min_chars)
+        if not self.wordWrap():
+            return QSize(width, hint.height())
+        # NOTE: the height the text takes at an ordinary width, not at the few characters
+        # the label may shrink to: that height (a word per line) made the Run dock's banner
+        # ask for 266 pixels, and the dock scrolled
+        height = self.heightForWidth(self.fontMetrics().averageCharWidth() * 60)
+        return QSize(width, min(max(height, self.fontMetrics().height()), self._most_height()))
+
+    def _most_height(self) -> int:
+        """With ``max_lines``: the height of that many lines (the rest is cut, see
+        :meth:`is_cut`); else no limit."""
+        if not self._max_lines:
+            return 1 << 24
+        margins = self.contentsMargins()
+        return self.fontMetrics().lineSpacing() * self._max_lines + margins.top() + margins.bottom() + 2
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802
+        return min(super().heightForWidth(width), self._most_height())
 
     def sizeHint(self) -> QSize:  # noqa: N802
         hint = super().sizeHint()
-        return QSize(min(hint.width(), self.fontMetrics().averageCharWidth() * 60), hint.height())
+        return QSize(min(hint.width(), self.fontMetrics().averageCharWidth() * 60), min(hint.height(), self._most_height()))
+
+    def is_cut(self) -> bool:
+        """True when ``max_lines`` hides part of the text."""
+        return bool(self._max_lines) and super().heightForWidth(max(self.width(), 1)) > self._most_height()
+
+
+
+class MessageBanner(QWidget):
+    """A message box inside a panel: plain text, at most ``max_lines`` lines (an error
+    with a traceback once made the Run dock ask for 600 pixels), the whole text on hover
+    and behind its Details button. ``setText``/``text``/``setStyleSheet`` as a QLabel."""
+
+    def __init__(self, parent: QWidget | None = None, *, max_lines: int = 4, title: str = "Message") -> None:
+        super().__init__(parent)
+        self._title = title
+        self.details_window: QDialog | None = None
+        self.label = MessageLabel("", self, max_lines=max_lines)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details_button = QToolButton(self)
+        self.details_button.setText("Details")
+        self.details_button.setAutoRaise(True)
+        self.details_button.clicked.connect(self.show_details)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.label, 1)
+        row.addWidget(self.details_button, 0, Qt.AlignmentFlag.AlignTop)
+
+    def setText(self, text: str) -> None:  # noqa: N802
+        self.label.setText(text)
+        self.label.setToolTip(text if len(text) > 60 else "")
+        self._update_button()
+
+    def text(self) -> str:
+        return self.label.text()
+
+    def textFormat(self) -> Qt.TextFormat:  # noqa: N802
+        return self.label.textFormat()
+
+    def setStyleSheet(self, sheet: str) -> None:  # noqa: N802
+        self.label.setStyleSheet(sheet)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001
+        super().resizeEvent(event)
+        self._update_button()
+
+    def _update_button(self) -> None:
+        self.details_button.setVisible(self.label.is_cut() or "\n" in self.label.text().strip())
+
+    def show_details(self) -> QDialog:
+        self.details_window = show_details(self, self._title, self.label.text(), self.details_window)
+        return self.details_window
 
 
 def show_details(parent: QWidget, title: str, text: str, window: QDialog | None = None) -> QDialog:

@@ -46,7 +46,7 @@ def install_numeric_dock(main_window) -> NumericDock:  # noqa: ANN001
         dock.refresh_sides()
         dock.show()
         dock.raise_()
-        ensure_room(main_window, dock)
+        ensure_room(main_window, dock, later=True)
 
     from widgets.actions.registry import ActionSpec
     from widgets.actions.view import register_dock

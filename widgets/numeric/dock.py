@@ -52,7 +52,7 @@ from editor.debug import (
 )
 from editor.runtime import RunOptions
 from widgets.numeric.detail import PairDetail
-from widgets.numeric.heatmap import ErrorHeatMap
+from widgets.numeric.heatmap import ErrorHeatMap, producer_of
 from widgets.numeric.table import ROW_ROLE, SORT_ROLE, ErrorTableModel
 from widgets.numeric.task import BackgroundTask, TaskRelay
 from widgets.common.elided_label import ElidedLabel
@@ -451,11 +451,11 @@ class NumericDock(QDockWidget):
         self.detail.show_pair(row, c.values_a.get(row.a), c.values_b.get(row.b) if row.b else None)
         tab = self.tab_a if _alive(self.tab_a) else None
         if tab is not None and row.node is not None:
-            nid = tab.doc.producer(tab.doc.index.main, row.a)
-            if nid is not None:
+            found = producer_of(tab.doc, row.a)  # a node inside an If body too
+            if found is not None:
                 self._revealing = True
                 try:  # the tab reveals (selects and centres) what its selection holds
-                    tab.selection.select([Target.of_node(tab.doc.index.main, nid)], SOURCE)
+                    tab.selection.select([Target.of_node(*found)], SOURCE)
                 finally:
                     self._revealing = False
 
@@ -490,7 +490,11 @@ class NumericDock(QDockWidget):
         # new tab can be saved and attached to a bug report together with them
         folder = Path(tempfile.mkdtemp(prefix="onnx-studio-reduced-"))
         npz = save_inputs(folder / "reduced_inputs.npz", result.inputs)
-        open_new_document(self.window_, result.model)
+        doc = open_new_document(self.window_, result.model)
+        # the new tab runs on the inputs that reproduce the failure (its Run dock says so)
+        tab = next((t for t in self.window_.tab_list() if t.doc is doc), None)
+        if tab is not None:
+            self.window_.run_dock.controller_for(tab).input_panel.use_saved(npz)
         self.status.set_parts([
             Part(f"Reduced {result.original_nodes} nodes to {len(result.nodes)}", "strong"),
             Part(f"{', '.join(result.nodes[:4])}{'…' if len(result.nodes) > 4 else ''}"),

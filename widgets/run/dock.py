@@ -84,7 +84,8 @@ class RunDock(QDockWidget):
             ActionSpec("run.cancel", "&Cancel Run", self.cancel, "Shift+F5", "Run", "1_run",
                        enabled_when=lambda: self.service.busy),
             ActionSpec("run.capture", "Run Capturing &Selected Values", self.capture_selection, menu="Run",
-                       section="2_capture", enabled_when=can_run),
+                       section="2_capture", enabled_when=can_run, contexts=("edge", "value"),
+                       context_section="3_run", keywords="capture show value tensor"),
             ActionSpec("run.backends", "&Backends…", self.show_backends, menu="Run", section="2_capture",
                        tip="Where runs happen: local backends and a Ray cluster (address, test connection)",
                        keywords="ray cluster remote gpu settings"),
@@ -177,7 +178,7 @@ class RunDock(QDockWidget):
         self.panel.clear_message()
         self.show()
         self.raise_()
-        ensure_room(self.window_, self)
+        ensure_room(self.window_, self, later=True)
         try:
             controller.run(self.panel.options.settings(), profile=profile, debug=self._debug)
         except StudioError as exc:
@@ -206,6 +207,8 @@ class RunDock(QDockWidget):
             bar.showMessage(f"Run finished: {result.status}", 5000)
             return
         self.panel.show_result()
+        if self.isVisible():  # results (and a banner) may need more room than the form did
+            ensure_room(self.window_, self, later=True)
         if result.ok:
             self.panel.clear_message()
             if result.missing:

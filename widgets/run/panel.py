@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.errors import StudioError
-from widgets.common.status_line import MessageLabel, Part, StatusLine
+from widgets.common.status_line import MessageBanner, Part, StatusLine
 from widgets.run.controller import RunController, describe_failure
 from widgets.run.heatmap import fmt_us
 from widgets.run.models import NAME_ROLE, SORT_ROLE, ProfileModel, ResultsModel
@@ -88,9 +88,7 @@ class RunPanel(QWidget):
         outer.addWidget(self.status)
         # plain text: a message quotes names and errors as they are (an HTML-escaped
         # message once showed `&#x27;` literally); wrapped, never wider than the dock
-        self.banner = MessageLabel("", self)
-        self.banner.setTextFormat(Qt.TextFormat.PlainText)
-        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.banner = MessageBanner(self, title="Run")
         self.banner.hide()
         outer.addWidget(self.banner)
         split = QSplitter(Qt.Orientation.Horizontal, self)
