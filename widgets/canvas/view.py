@@ -142,7 +142,10 @@ class GraphView(QGraphicsView):
         rect = self._scene.graph_rect()
         if rect.isEmpty():
             return
-        self.fit_rect(rect.adjusted(-20, -20, 20, 20))
+        # 12 px of slack: the scroll bars of a zoomed-in view go away once the graph fits,
+        # and the scene shifts by half their width (a tall graph lost its last boxes)
+        pad = 20.0 + 12.0 / max(self.fit_scale(rect), 1e-9)
+        self.fit_rect(rect.adjusted(-pad, -pad, pad, pad))
 
     def zoom_to_readable(self) -> None:
         """Fit the whole graph when its text can be read so, else show its inputs readably."""
