@@ -20,7 +20,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper
 
-from editor.blockquant import NBitsLayout, matmul_nbits_weight
+from editor.blockquant import NBitsLayout, dequantized_parts, matmul_nbits_weight, packed_weights
 from editor.cli import main as cli_main
 from editor.cli.check import check_document
 from editor.cost import model_cost
@@ -324,3 +324,23 @@ def test_int4_weights_read_as_their_dequantized_values(decoders) -> None:
     assert block_scales(doc, w).shape == (CFG.vocab, CFG.hidden // CFG.block_size)
     by_dtype = summarize(doc).weights_by_dtype
     assert by_dtype["int4 (MatMulNBits)"]["parameters"] == _independent_matmul_macs(CFG, 1), by_dtype
+
+
+def test_block_quantized_embedding_tables_dequantize_as_onnxruntime_gathers() -> None:
+    rng = np.random.default_rng(1)
+    rows, cols, block = 12, 64, 16
+    b, s, z = quantize_nbits(rng.standard_normal((cols, rows)).astype(np.float32), 4, block)  # blocks per row
+    data, scales, zp = b.reshape(rows, -1), s.reshape(rows, -1), z.reshape(rows, -1)
+    for with_zp in (True, False):
+        names = ["data", "ids", "scales"] + (["zp"] if with_zp else [])
+        inits = [onnx.numpy_helper.from_array(a, n) for a, n in ((data, "data"), (scales, "scales"), (zp, "zp"))
+                 if n in names]
+        node = helper.make_node("GatherBlockQuantized", names, ["y"], domain="com.microsoft", gather_axis=0,
+                                quantize_axis=1, block_size=block, bits=4)
+        m = _one_node(node, [helper.make_tensor_value_info("ids", T.INT64, [rows])],
+                      [helper.make_tensor_value_info("y", T.FLOAT, None)], inits)
+        y = ort.InferenceSession(m.SerializeToString()).run(None, {"ids": np.arange(rows)})[0]
+        pw = packed_weights(m.graph)["data"]
+        ours = np.concatenate(list(dequantized_parts(pw, data, scales, zp if with_zp else None, 5)), axis=0)
+        assert (pw.label, pw.shape) == ("int4 (GatherBlockQuantized)", (rows, cols))
+        np.testing.assert_array_equal(ours, y, err_msg=f"zero points given: {with_zp}")
