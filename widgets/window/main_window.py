@@ -234,6 +234,8 @@ class MainWindow(QMainWindow):
         tab.layoutFailed.connect(self.layoutFailed)
         tab.canvas.view.zoomChanged.connect(lambda z: window_layout.update_zoom(self, z))
         doc.history_changed.connect(self._update_history)
+        # the node count follows every edit (a delete-and-reconnect, an fp16 conversion)
+        doc.changed.connect(lambda _c, t=tab: window_layout.update_status(self) if t is self.current_tab() else None)
         doc.clean_changed.connect(lambda _clean, t=tab: self._update_title(t))
         doc.path_changed.connect(lambda _p, t=tab: self._update_title(t))
         index = self.tabs.addTab(tab, tab.title())
