@@ -211,7 +211,7 @@ class DocumentTab(QWidget):
                 view.land_on(rect.adjusted(-60, -60, 60, 60), max_scale=max(view.zoom(), READABLE_ZOOM))
             return
         if not scene.keys_in_rect(visible):
-            view.zoom_to_fit()
+            view.zoom_to_readable()
 
     def _on_doc_changed(self, changes) -> None:
         # the boxes an edit (or its undo/redo) brought back or changed: see _keep_view_on_edit
