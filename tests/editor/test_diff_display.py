@@ -10,35 +10,18 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from editor.commands import DeleteNodes, RenameValue, SetAttribute, SetNodeField
+from editor.commands import DeleteNodes, SetNodeField
 from editor.diff import diff_models
 from editor.diff.display import ADDED, CHANGED, REMOVED, REWRITTEN, SAME, display_of
 from editor.diff.weight_stats import weight_details
 from editor.document import Document
 from tests.conftest import CORPUS
+from tests.diff_support import CLS, planted
 from tests.quantize_support import FORMATS, MAGIKA, quantize
-
-CLS = CORPUS / "real" / "ppocr_mobile_v2_cls.onnx"
 
 
 def marked(status: dict[int, str]) -> dict[int, str]:
     return {nid: st for nid, st in status.items() if st != SAME}
-
-
-def planted(path) -> tuple[Document, Document, dict[str, object]]:  # noqa: ANN001
-    """A real model and a copy with three edits: an attribute, a deleted node (its
-    consumer reconnected), a renamed value."""
-    a, b = Document.open(path), Document.open(path)
-    ids = list(b.main.node_ids)
-    conv = next(n for n in ids if b.node(n).op_type == "Conv"
-                and [list(x.ints) for x in b.node(n).attribute if x.name == "strides"] == [[1, 1]])
-    b.execute(SetAttribute(conv, "strides", [2, 2]))
-    victim = next(n for n in ids[len(ids) // 2:] if b.node(n).op_type in ("Relu", "HardSigmoid", "Clip"))
-    b.execute(DeleteNodes([victim], reconnect=True))
-    renamed = next(n for n in ids[-len(ids) // 3:] if b.has_node(n) and b.node(n).op_type == "Conv")
-    old = b.node(renamed).output[0]
-    b.execute(RenameValue(b.index.main, old, old + "_renamed"))
-    return a, b, {"conv": conv, "victim": victim, "renamed": renamed, "value": old}
 
 
 def test_three_planted_edits_are_three_stops_marked_on_both_sides() -> None:
