@@ -313,6 +313,7 @@ class _Builder:
             stop.weights.extend(_pair_weights(self.da, self.db, wa, wb))
 
     def changed_nodes(self) -> None:
+        self._converted_for: dict[int, Stop] = {}  # reader of converted weights -> their stop
         for ch in self.diff.nodes_changed:
             a, b = ch.a.id, ch.b.id
             if set(ch.kinds) <= {"quantized"}:
@@ -327,6 +328,28 @@ class _Builder:
             kinds = self._kinds(ch)
             if not kinds:
                 self.status_a[a] = self.status_b[b] = SAME
+                continue
+            converted = _converted(ch)
+            if converted is not None:  # a weight stored in another float type (fp16 conversion)
+                self.status_a[a] = self.status_b[b] = REWRITTEN
+                reader = self.da.consumers(self.da.index.node_scope[a], self.da.node(a).output[0]) \
+                    if self.da.has_node(a) and self.da.node(a).output else []
+                where = self._label(self.da, reader[0][0]) if reader else ch.a.label()
+                stop = self._converted_for.get(reader[0][0]) if reader else None
+                if stop is None:  # one stop per reader: a BatchNormalization's four weights together
+                    stop = self._add(REWRITTEN, f"weights stored as {converted}: {where}", [a], [b])
+                    if reader:
+                        self._converted_for[reader[0][0]] = stop
+                else:
+                    self._join(stop, a=[a], b=[b])
+                stop.details.extend(_node_details(ch))
+                out_a = self.da.node(a).output[0]
+                out_b = self.db.node(b).output[0] if self.db.has_node(b) and self.db.node(b).output else ""
+                if reader and out_b:
+                    users_b = self.db.consumers(self.db.index.node_scope[b], out_b)
+                    if users_b:
+                        stop.weights.append((WeightRef(reader[0][0], reader[0][1], out_a),
+                                             WeightRef(users_b[0][0], users_b[0][1], out_b)))
                 continue
             stop = self._add(CHANGED, f"{ch.a.label()}: {', '.join(k.replace('_', ' ') for k in kinds)}", [a], [b])
             stop.details.extend(_node_details(ch))
@@ -396,15 +419,16 @@ class _Builder:
             if sa is None or sb is None:
                 continue
             pa, pb = self.da.producer(sa, v.old), self.db.producer(sb, v.new)
-            quantized = v.new == f"{v.old}_quantized"  # the quantizer's spelling of the same value
+            # the quantizer's and the fp16 converter's spellings of the same value
+            spelled = next((how for suffix, how in _SPELLINGS if v.new == v.old + suffix), None)
             detail = Detail("value renamed", v.old, v.new)
             if pa is not None and pb is not None:
                 stop = self.by_a.get(pa)
                 if stop is not None:
                     stop.details.append(detail)
                     continue
-                kind = REWRITTEN if quantized else CHANGED
-                title = (f"runs on int8 values: {self._label(self.da, pa)}" if quantized
+                kind = REWRITTEN if spelled else CHANGED
+                title = (f"{spelled}: {self._label(self.da, pa)}" if spelled
                          else f"value {v.old!r} renamed {v.new!r}")
                 self._add(kind, title, [pa], [pb], details=[detail])
                 self.status_a[pa], self.status_b[pb] = kind, kind
@@ -436,24 +460,28 @@ class _Builder:
             users_a = self.da.consumers(sa, ic.name)
             users_b = self.db.consumers(sb, name_b)
             what = ", ".join(ic.kinds)
+            converted = ic.kinds == ["dtype"] and _float_text(ic.old) and _float_text(ic.new)
             detail = Detail(f"weight {ic.name!r} ({what})", ic.old, ic.new)
             if ic.max_abs_diff is not None:
                 detail = Detail(f"weight {ic.name!r}: {ic.differing} values differ, max |Δ| {ic.max_abs_diff:.4g}",
                                 ic.old, ic.new)
             stop = next((self.by_a[n] for n, _k in users_a if n in self.by_a), None)
+            kind = REWRITTEN if converted else CHANGED
             if stop is None:
                 lead = users_a[0][0] if users_a else None
                 title = f"weights of {self._label(self.da, lead)}" if lead is not None else f"weight {ic.name!r}"
-                stop = self._add(CHANGED, title, [n for n, _k in users_a], [n for n, _k in users_b])
+                if converted:
+                    title = f"weights stored as {ic.new.split('[')[0]}: {self._label(self.da, lead)}"
+                stop = self._add(kind, title, [n for n, _k in users_a], [n for n, _k in users_b])
             stop.details.append(detail)
             for (na, ka), (nb, kb) in zip(users_a, users_b):
                 stop.weights.append((WeightRef(na, ka, ic.name), WeightRef(nb, kb, name_b)))
             for n, _k in users_a:
                 if self.status_a.get(n) == SAME:
-                    self.status_a[n] = CHANGED
+                    self.status_a[n] = kind
             for n, _k in users_b:
                 if self.status_b.get(n) == SAME:
-                    self.status_b[n] = CHANGED
+                    self.status_b[n] = kind
 
     def graph_io(self) -> None:
         for c in self.diff.io_changes:
@@ -562,6 +590,31 @@ def _node_details(ch: NodeChange) -> list[Detail]:
     if "doc_string" in ch.kinds:
         rows.append(Detail("doc string", "differs", "differs"))
     return rows
+
+
+_FLOATS = ("float", "float16", "bfloat16", "double", "float32", "float64")
+#: value-name suffixes a converter adds to a value it keeps: (suffix, what it means)
+_SPELLINGS = (("_quantized", "runs on int8 values"), ("_fp16", "runs in float16"), ("_bf16", "runs in bfloat16"))
+
+
+def _float_text(text: str | None) -> bool:
+    """Whether a tensor text ("float16[64,3]", "tensor float32[16]") is of a float type."""
+    if not text:
+        return False
+    return text.removeprefix("tensor ").split("[")[0] in _FLOATS
+
+
+def _converted(ch: NodeChange) -> str | None:
+    """The new float type when the only change of a Constant is its value's float type at
+    the same shape (fp32 -> fp16 conversion), else None."""
+    if ch.a.op_type != "Constant" or ch.kinds != ["attributes"] or len(ch.attributes) != 1:
+        return None
+    at = ch.attributes[0]
+    if at.name != "value" or not _float_text(at.old) or not _float_text(at.new):
+        return None
+    old_type, old_shape = at.old.removeprefix("tensor ").split("[", 1) if "[" in at.old else (at.old, "")
+    new_type, new_shape = at.new.removeprefix("tensor ").split("[", 1) if "[" in at.new else (at.new, "")
+    return new_type if old_type != new_type and old_shape == new_shape else None
 
 
 def _constant_input(doc: Document, sid: int, nid: int) -> bool:
