@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NBitsLayout", "PackedWeight", "block_values", "dequantized_columns", "matmul_nbits_weight",
+__all__ = ["NBitsLayout", "PackedWeight", "block_values", "dequantized_parts", "matmul_nbits_weight",
            "packed_weights", "unpack"]
 
 
@@ -106,30 +106,45 @@ class PackedWeight:
         return f"int{self.layout.bits} ({self.op_type})"
 
     @property
+    def shape(self) -> tuple[int, int]:
+        """The float matrix the op uses: MatMulNBits' ``[K, N]``; GatherBlockQuantized's
+        table ``[rows, columns]`` (its rows are stored as MatMulNBits stores columns)."""
+        lay = self.layout
+        return (lay.k, lay.n) if self.op_type == "MatMulNBits" else (lay.n, lay.k)
+
+    @property
     def values(self) -> int:
         return self.layout.k * self.layout.n
 
 
 def packed_weights(graph) -> dict[str, PackedWeight]:  # noqa: ANN001 - an onnx.GraphProto
-    """The packed weights of ``graph`` (MatMulNBits' B inputs), by initializer name."""
+    """The packed weights of ``graph`` by initializer name: MatMulNBits' B inputs, and the
+    uint8 tables of GatherBlockQuantized (2-D, gathered on rows, quantized along columns)."""
     out: dict[str, PackedWeight] = {}
+    dims = {t.name: list(t.dims) for t in graph.initializer if t.data_type == 2}  # uint8
     for node in graph.node:
-        if node.op_type != "MatMulNBits" or node.domain != "com.microsoft" or len(node.input) < 3:
+        if node.domain != "com.microsoft" or len(node.input) < 3:
             continue
         attrs = {a.name: a.i for a in node.attribute}
-        if "K" not in attrs or "N" not in attrs:
-            continue
-        layout = NBitsLayout(int(attrs["K"]), int(attrs["N"]), int(attrs.get("bits", 4)),
-                             int(attrs.get("block_size", 32)))
         zp = node.input[3] if len(node.input) > 3 and node.input[3] else None
-        out[node.input[1]] = PackedWeight(node.input[1], node.op_type, node.name, layout, node.input[2], zp)
+        if node.op_type == "MatMulNBits" and "K" in attrs and "N" in attrs:
+            layout = NBitsLayout(int(attrs["K"]), int(attrs["N"]), int(attrs.get("bits", 4)),
+                                 int(attrs.get("block_size", 32)))
+            out[node.input[1]] = PackedWeight(node.input[1], node.op_type, node.name, layout, node.input[2], zp)
+        elif node.op_type == "GatherBlockQuantized" and len(dims.get(node.input[0], ())) == 2 \
+                and attrs.get("gather_axis", 0) == 0 and attrs.get("quantize_axis", 1) in (1, -1):
+            bits = int(attrs.get("bits", 4))
+            rows, packed = dims[node.input[0]]
+            layout = NBitsLayout(packed * 8 // bits, rows, bits, int(attrs.get("block_size", 128)))
+            out[node.input[0]] = PackedWeight(node.input[0], node.op_type, node.name, layout, node.input[2], zp)
     return out
 
 
-def dequantized_columns(pw: PackedWeight, b: np.ndarray, scales: np.ndarray, zero_points: np.ndarray | None,
-                        columns: int) -> Iterator[np.ndarray]:
-    """The dequantized weight, ``columns`` output columns at a time (float32, each chunk
-    ``[K, columns]``): the memory a reader needs does not grow with N."""
+def dequantized_parts(pw: PackedWeight, b: np.ndarray, scales: np.ndarray, zero_points: np.ndarray | None,
+                      columns: int) -> Iterator[np.ndarray]:
+    """The dequantized weight, ``columns`` blocked vectors at a time (float32): MatMulNBits'
+    ``[K, columns]`` output columns, GatherBlockQuantized's ``[columns, K]`` table rows, so
+    the memory a reader needs does not grow with the matrix."""
     lay = pw.layout
     b = np.asarray(b).reshape(lay.n, -1)
     s = np.asarray(scales).reshape(lay.n, -1)
@@ -139,4 +154,5 @@ def dequantized_columns(pw: PackedWeight, b: np.ndarray, scales: np.ndarray, zer
     for start in range(0, lay.n, max(1, columns)):
         stop = min(lay.n, start + columns)
         part = NBitsLayout(lay.k, stop - start, lay.bits, lay.block_size)
-        yield matmul_nbits_weight(part, b[start:stop], s[start:stop], None if zp is None else zp[start:stop])
+        w = matmul_nbits_weight(part, b[start:stop], s[start:stop], None if zp is None else zp[start:stop])
+        yield w if pw.op_type == "MatMulNBits" else np.ascontiguousarray(w.T)

@@ -10,7 +10,8 @@ read from ``get_all_operator_schema()`` at run time, never written by hand.
 
 NOTE: each schema is rebuilt as an ``onnx.defs.OpSchema`` and registered into onnx's
 registry (``onnx.defs.register_schema``), only for ``(domain, op)`` pairs onnx does not know
-at all: onnx's schemas stay first where both exist, and every reader of ``onnx.defs`` -- the
+at all (or at versions older than onnx's first): onnx's schemas stay first where both
+exist, and every reader of ``onnx.defs`` -- the
 checker, strict shape inference, our live checks, the Operator docs panel, the attribute
 editors, enum attribute names, colour categories -- sees one registry. It happens once per
 process, on first need (:func:`ensure_registered`; importing onnxruntime costs ~0.4 s).
@@ -60,10 +61,12 @@ def ensure_registered() -> Registered:
     return _result
 
 
-def is_runtime_schema(domain: str, name: str) -> bool:
-    """Whether ``domain.name`` is known from onnxruntime's registry (not onnx's)."""
-    ensure_registered()
-    return (_canonical(domain), name) in _FILES
+def is_runtime_schema(domain: str, name: str, since_version: int | None = None) -> bool:
+    """Whether ``domain.name`` (that version of it, when given) comes from onnxruntime's
+    registry, not onnx's."""
+    rows = ensure_registered().schemas
+    key = (_canonical(domain), name)
+    return any((d, n) == key and (since_version is None or v == since_version) for d, n, v in rows)
 
 
 def runtime_file(domain: str, name: str) -> str:
@@ -85,18 +88,23 @@ def _register() -> Registered:
         runtime = list(get_all_operator_schema())
     except Exception as exc:  # noqa: BLE001
         return Registered((), f"onnxruntime's operator registry could not be read ({exc})")
-    known = {(_canonical(s.domain), s.name) for s in defs.get_all_schemas_with_history()}
+    first: dict[tuple[str, str], int] = {}  # onnx's first version of each op it knows
+    for o in defs.get_all_schemas_with_history():
+        key = (_canonical(o.domain), o.name)
+        first[key] = min(first.get(key, o.since_version), o.since_version)
     added: list[tuple[str, str, int]] = []
     # onnx refuses a version registered twice and wants the older ones first
     for s in sorted(runtime, key=lambda s: (s.domain, s.name, s.since_version)):
         key = (_canonical(s.domain), s.name)
-        if key in known:
+        # an op onnx knows only from a later opset on (onnxruntime's LayerNormalization of
+        # opset 1, which older exports use) keeps onnxruntime's versions before it
+        if key in first and s.since_version >= first[key]:
             continue
         try:
             defs.register_schema(_rebuild(s))
         except Exception:  # noqa: BLE001 - a schema onnx cannot hold: the op stays unknown
             continue
-        _FILES[key] = str(s.file).replace("\\", "/").rsplit("/", 1)[-1]
+        _FILES.setdefault(key, str(s.file).replace("\\", "/").rsplit("/", 1)[-1])
         added.append((key[0], s.name, int(s.since_version)))
     return Registered(tuple(added))
 

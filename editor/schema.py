@@ -51,11 +51,13 @@ def _lookup(op_type: str, domain: str, opset: int | None) -> defs.OpSchema | Non
         return None
 
 
-def schema_source(op_type: str, domain: str = "") -> str:
-    """'onnx', 'onnxruntime' (an op only onnxruntime defines) or '' (neither knows it)."""
-    if get_schema(op_type, domain) is None:
+def schema_source(op_type: str, domain: str = "", opset: int | None = None) -> str:
+    """Which runtime's schema of ``domain.op_type`` is in force at ``opset`` (newest if
+    None): 'onnx', 'onnxruntime' (a version only onnxruntime defines) or '' (neither)."""
+    schema = get_schema(op_type, domain, opset)
+    if schema is None:
         return ""
-    return "onnxruntime" if is_runtime_schema(domain, op_type) else "onnx"
+    return "onnxruntime" if is_runtime_schema(domain, op_type, schema.since_version) else "onnx"
 
 
 @lru_cache(maxsize=64)

@@ -36,7 +36,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto
 
-from editor.blockquant import PackedWeight, dequantized_columns, packed_weights
+from editor.blockquant import PackedWeight, dequantized_parts, packed_weights
 from editor.errors import LoadError, SaveError, StudioError
 from editor.io import tensor_nbytes, tensor_to_numpy, uses_external_data
 from editor.io.tensors import NUMPY_DTYPES, element_count, raw_nbytes
@@ -419,22 +419,29 @@ def packed_weight_of(doc: Document, w: WeightInfo) -> PackedWeight | None:
 
 def _packed_note(pw: PackedWeight) -> str:
     lay = pw.layout
+    rows, cols = pw.shape
     zero = "its zero point" if pw.zero_points else f"zero point {2 ** (lay.bits - 1)}"
-    return (f"{pw.op_type} {pw.node_name!r}: {lay.k} x {lay.n} weights at {lay.bits} bits, {lay.blocks} blocks "
-            f"of {lay.block_size} per column, each with a scale and {zero}; statistics and histogram of the "
+    vector = "column" if pw.op_type == "MatMulNBits" else "row"
+    return (f"{pw.op_type} {pw.node_name!r}: {rows} x {cols} weights at {lay.bits} bits, {lay.blocks} blocks "
+            f"of {lay.block_size} per {vector}, each with a scale and {zero}; statistics and histogram of the "
             "dequantized values, scale x (value - zero point)")
 
 
-def _dequantized_chunks(doc: Document, w: WeightInfo, pw: PackedWeight, chunk: int) -> Iterator[np.ndarray]:
-    """The dequantized values of a packed weight, flat, a few output columns at a time."""
+def _packed_arrays(doc: Document, w: WeightInfo, pw: PackedWeight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(packed bytes, scales, zero points or None) of a packed weight."""
     g = doc.scope(w.scope).graph
     by_name = {t.name: t for t in g.initializer}
     if pw.scales not in by_name:
         raise StudioError(f"the scales {pw.scales!r} of {w.name!r} are not an initializer")
     scales = tensor_to_numpy(by_name[pw.scales], doc.store)
     zp = tensor_to_numpy(by_name[pw.zero_points], doc.store) if pw.zero_points in by_name else None
-    b = tensor_to_numpy(_payload(doc, w), doc.store)
-    for part in dequantized_columns(pw, b, scales, zp, max(1, chunk // max(1, pw.layout.k))):
+    return tensor_to_numpy(_payload(doc, w), doc.store), scales, zp
+
+
+def _dequantized_chunks(doc: Document, w: WeightInfo, pw: PackedWeight, chunk: int) -> Iterator[np.ndarray]:
+    """The dequantized values of a packed weight, flat, a few blocked vectors at a time."""
+    b, scales, zp = _packed_arrays(doc, w, pw)
+    for part in dequantized_parts(pw, b, scales, zp, max(1, chunk // max(1, pw.layout.k))):
         yield part.reshape(-1)
 
 
@@ -443,8 +450,9 @@ def dequantized_array(doc: Document, w: WeightInfo) -> np.ndarray | None:
     pw = packed_weight_of(doc, w)
     if pw is None:
         return None
-    return np.concatenate([c.reshape(pw.layout.k, -1) for c in _dequantized_chunks(doc, w, pw, CHUNK_ELEMENTS)],
-                          axis=1)
+    b, scales, zp = _packed_arrays(doc, w, pw)
+    parts = list(dequantized_parts(pw, b, scales, zp, max(1, CHUNK_ELEMENTS // max(1, pw.layout.k))))
+    return np.concatenate(parts, axis=1 if pw.op_type == "MatMulNBits" else 0)
 
 
 def block_scales(doc: Document, w: WeightInfo) -> np.ndarray | None:
@@ -521,8 +529,8 @@ def weight_stats(
     packed = packed_weight_of(doc, w)
     chunks: Callable[[], Iterator[np.ndarray]] = functools.partial(_chunks, doc, w, chunk_elements)
     if packed is not None:  # int4/int2 in uint8 bytes: the values they stand for
-        kind, lay = "float", packed.layout
-        stats = WeightStats(dtype=packed.label, shape=(lay.k, lay.n), count=packed.values, note=_packed_note(packed))
+        kind = "float"
+        stats = WeightStats(dtype=packed.label, shape=packed.shape, count=packed.values, note=_packed_note(packed))
         chunks = functools.partial(_dequantized_chunks, doc, w, packed, chunk_elements)
     implicit_zeros = (w.elements - (w.nnz or 0)) if w.nnz is not None else 0
     if kind == "string":

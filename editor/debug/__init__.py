@@ -15,9 +15,10 @@ are views of it.
 
 from __future__ import annotations
 
-from editor.debug.compare import EXIT_CODES, Comparison, RunFailed, RunSpec, SideRun, TensorResult, compare_runs, compare_to_saved
+from editor.debug.compare import compare_runs, compare_to_saved
 from editor.debug.mapping import TensorMap, TensorPair, map_tensors, same_model_map
 from editor.debug.metrics import TensorError, Tolerance, compare_values, dequantize
+from editor.debug.verdict import EXIT_CODES, Comparison, RunFailed, RunSpec, SideRun, TensorResult
 from editor.debug.reduce import (
     BackendDiffCheck,
     CrashCheck,

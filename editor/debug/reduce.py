@@ -27,7 +27,6 @@ runs two backends per check. ``ReduceResult.runs`` counts the backend runs made.
 
 from __future__ import annotations
 
-import math
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Mapping, Sequence

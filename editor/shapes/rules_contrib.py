@@ -12,6 +12,7 @@ first contrib op would be blank. The rules follow onnxruntime's operator contrac
   ``total_sequence_length`` input's value, which a decoder computes from its attention mask),
   ``MultiHeadAttention`` and ``Attention`` (present = past + new);
 - ``RotaryEmbedding`` and the fused norms and activations keep their input's shape;
+  ``EmbedLayerNormalization`` gives ``[batch, sequence, hidden]`` and a mask index;
 - ``GatherBlockQuantized`` (indices' shape in place of the gathered axis, packed components
   unpacked on the quantized axis), the ``QLinear*`` family (shape of the float op, type of
   the output zero point).
@@ -180,6 +181,17 @@ def _same_as_input(node, inputs, ctx):
     if node.op_type == "GemmFastGelu":
         return [_vs(x.elem_type, _matmul_dims(x.dims, inputs[1].dims))]
     return [_vs(x.elem_type, x.dims)] + [_vs(x.elem_type, x.dims)] * (len(node.output) - 1)
+
+
+@contrib("EmbedLayerNormalization")
+def _embed_layer_norm(node, inputs, ctx):
+    ids, word = inputs[0], inputs[2]
+    hidden = word.dims[1] if word.dims is not None and len(word.dims) == 2 else None
+    elem = word.elem_type or T.FLOAT
+    if ids.dims is None or len(ids.dims) != 2:
+        return [_vs(elem, None), _vs(T.INT32, None), _vs(elem, None)][:len(node.output)]
+    batch, seq = ids.dims
+    return [_vs(elem, (batch, seq, hidden)), _vs(T.INT32, (batch,)), _vs(elem, (batch, seq, hidden))][:len(node.output)]
 
 
 # ----------------------------------------------------------------------------- block-quantized gather

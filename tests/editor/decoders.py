@@ -286,6 +286,10 @@ def contrib_zoo(seed: int = 0) -> onnx.ModelProto:
       num_heads=heads, unidirectional=1)
     n("RotaryEmbedding", ["q4", "pos", w("cos", np.ones((64, hs // 2), f32)), w("sin", np.zeros((64, hs // 2), f32))],
       ["rotary"])
+    n("EmbedLayerNormalization", ["ids32", "", w("emb_word", rng.standard_normal((16, hidden)).astype(f32)),
+                                  w("emb_pos", rng.standard_normal((64, hidden)).astype(f32)), "",
+                                  w("emb_g", np.ones(hidden, f32)), w("emb_b", np.zeros(hidden, f32))],
+      ["embed", "embed_mask", "embed_sum"], epsilon=1e-5)
     # block-quantized gather (an int4 embedding table packed into uint8) and blocked DequantizeLinear
     table, tscale, _ = quantize_nbits(rng.standard_normal((32, 16)).astype(f32), 4, 16)
     n("GatherBlockQuantized", [w("gbq_data", table.reshape(16, 16)), "ids", w("gbq_scale", tscale.reshape(16, 2))],
@@ -306,7 +310,7 @@ def contrib_zoo(seed: int = 0) -> onnx.ModelProto:
         ("mha_past_k", T.FLOAT, ["batch", heads, "past", hs]), ("mha_past_v", T.FLOAT, ["batch", heads, "past", hs]),
         ("attn_past", T.FLOAT, [2, "batch", heads, "past", hidden // heads]),
         ("q4", T.FLOAT, ["batch", heads, "seq", hs]), ("pos", T.INT64, ["batch", "seq"]),
-        ("ids", T.INT64, ["batch", "seq"]), ("dql_s", T.FLOAT, [4, 2]),
+        ("ids", T.INT64, ["batch", "seq"]), ("ids32", T.INT32, ["batch", "seq"]), ("dql_s", T.FLOAT, [4, 2]),
         ("qa", T.UINT8, ["batch", "seq", 8]), ("qb", T.UINT8, ["batch", "seq", 8]),
         ("qimg", T.UINT8, ["batch", 3, "seq", 5])]]
     graph = helper.make_graph(nodes, "zoo", inputs, [helper.make_tensor_value_info("qgap", T.UINT8, None)], inits)

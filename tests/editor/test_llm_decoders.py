@@ -7,9 +7,10 @@ never downloaded.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,8 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper
 
-from editor.blockquant import NBitsLayout, matmul_nbits_weight
+from editor.blockquant import NBitsLayout, dequantized_parts, matmul_nbits_weight, packed_weights
+from editor.cli import main as cli_main
 from editor.cli.check import check_document
 from editor.cost import model_cost
 from editor.cost.per_token import token_cost
@@ -36,7 +38,7 @@ from editor.viewmodel.categories import category_of
 from tests.editor.decoders import Config, contrib_zoo, quantize_nbits, write_decoder_folder
 
 CFG = Config()
-# runs in child processes and CLI subprocesses: a loaded machine takes more than the 60 s default
+# runs in child processes: a loaded machine takes more than the 60 s default
 pytestmark = pytest.mark.timeout(240)
 
 
@@ -53,7 +55,12 @@ def runner():
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "editor.cli", *args], capture_output=True, text=True, timeout=300)
+    """``onnx-studio ARGS`` in this process (an interpreter start per call costs more than
+    the command): its exit code and what it printed."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli_main(list(args))
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 # ----------------------------------------------------------------------------- operator knowledge
@@ -68,6 +75,9 @@ def test_onnxruntime_ops_are_known_with_onnx_first() -> None:
     assert get_schema("SimplifiedLayerNormalization", "", 21) is not None
     assert "SimplifiedLayerNormalization" in ops_in_domain("", 21)
     assert schema_source("Relu") == "onnx" and schema_source("LayerNormalization") == "onnx"
+    # onnx has LayerNormalization from opset 17; onnxruntime runs older exports' opset-1 one
+    assert schema_source("LayerNormalization", "", 13) == "onnxruntime"
+    assert get_schema("LayerNormalization", "", 17).since_version == 17
     assert schema_source("Fancy", "com.example") == ""
     assert "Conv" in ops_in_domain("com.microsoft.nchwc", 1)  # every domain onnxruntime registers
     colours = {op: category_of(op, "com.microsoft", 1) for op in ("MatMulNBits", "GroupQueryAttention",
@@ -145,7 +155,7 @@ def test_every_contrib_rule_equals_a_run(tmp_path, runner) -> None:
     model = contrib_zoo()
     onnx.save(model, path)
     dims = {"batch": 1, "seq": 3, "past": 4, "total_len": 7}
-    _shapes_equal_a_run(model, path, dims, runner, val_ranges={"pos": (0, 60), "ids": (0, 15)})
+    _shapes_equal_a_run(model, path, dims, runner, val_ranges={"pos": (0, 60), "ids": (0, 15), "ids32": (0, 15)})
 
 
 def _shapes_equal_a_run(model, path, dims, runner, val_ranges=None) -> None:
@@ -211,12 +221,12 @@ def _small_ops(model, dims) -> int:
 # ----------------------------------------------------------------------------- runs
 
 
-@pytest.mark.parametrize("kind", ["int4", "fp32"])
-def test_run_random_feeds_an_empty_cache(decoders, kind) -> None:
-    feeds = make_inputs(onnx.load(str(decoders[kind])), "random", seed=0)
-    assert feeds["past_key_values.0.key"].shape == (1, CFG.kv_heads, 0, CFG.head_size)
-    assert feeds["attention_mask"].shape == feeds["input_ids"].shape and feeds["attention_mask"].all()
-    r = run_cli("run", str(decoders[kind]), "--random")
+def test_run_random_feeds_an_empty_cache(decoders) -> None:
+    for kind in ("int4", "fp32"):
+        feeds = make_inputs(onnx.load(str(decoders[kind])), "random", seed=0)
+        assert feeds["past_key_values.0.key"].shape == (1, CFG.kv_heads, 0, CFG.head_size), kind
+        assert feeds["attention_mask"].shape == feeds["input_ids"].shape and feeds["attention_mask"].all(), kind
+    r = run_cli("run", str(decoders["int4"]), "--random")
     assert r.returncode == 0, r.stderr
     assert "present.1.value" in r.stdout
 
@@ -314,3 +324,23 @@ def test_int4_weights_read_as_their_dequantized_values(decoders) -> None:
     assert block_scales(doc, w).shape == (CFG.vocab, CFG.hidden // CFG.block_size)
     by_dtype = summarize(doc).weights_by_dtype
     assert by_dtype["int4 (MatMulNBits)"]["parameters"] == _independent_matmul_macs(CFG, 1), by_dtype
+
+
+def test_block_quantized_embedding_tables_dequantize_as_onnxruntime_gathers() -> None:
+    rng = np.random.default_rng(1)
+    rows, cols, block = 12, 64, 16
+    b, s, z = quantize_nbits(rng.standard_normal((cols, rows)).astype(np.float32), 4, block)  # blocks per row
+    data, scales, zp = b.reshape(rows, -1), s.reshape(rows, -1), z.reshape(rows, -1)
+    for with_zp in (True, False):
+        names = ["data", "ids", "scales"] + (["zp"] if with_zp else [])
+        inits = [onnx.numpy_helper.from_array(a, n) for a, n in ((data, "data"), (scales, "scales"), (zp, "zp"))
+                 if n in names]
+        node = helper.make_node("GatherBlockQuantized", names, ["y"], domain="com.microsoft", gather_axis=0,
+                                quantize_axis=1, block_size=block, bits=4)
+        m = _one_node(node, [helper.make_tensor_value_info("ids", T.INT64, [rows])],
+                      [helper.make_tensor_value_info("y", T.FLOAT, None)], inits)
+        y = ort.InferenceSession(m.SerializeToString()).run(None, {"ids": np.arange(rows)})[0]
+        pw = packed_weights(m.graph)["data"]
+        ours = np.concatenate(list(dequantized_parts(pw, data, scales, zp if with_zp else None, 5)), axis=0)
+        assert (pw.label, pw.shape) == ("int4 (GatherBlockQuantized)", (rows, cols))
+        np.testing.assert_array_equal(ours, y, err_msg=f"zero points given: {with_zp}")

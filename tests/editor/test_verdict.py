@@ -119,3 +119,15 @@ def test_fp16_model_is_fed_fp16_and_runs_on_onnxruntime(tmp_path: Path, runner: 
     assert (c.backend_a, c.backend_b) == ("ort", "ort"), f"both sides run on onnxruntime: {c.side_a}, {c.side_b}"
     assert any("B: input 'input' cast float32 -> float16" in n for n in c.notes), c.notes
     assert c.verdict in ("agree", "differ") and c.counts()["compared"] > 20, c.counts()
+
+
+def test_a_node_inserted_in_b_is_named_at_the_first_divergence(tmp_path: Path, runner: Runner) -> None:
+    a_path, b_path = tmp_path / "a.onnx", tmp_path / "b.onnx"
+    onnx.save(_model([h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Neg", ["r"], ["y"], name="neg")],
+                     [4, 8]), a_path)
+    onnx.save(_model([h.make_node("Relu", ["x"], ["r0"], name="relu"), h.make_node("Sin", ["r0"], ["r"], name="inserted"),
+                      h.make_node("Neg", ["r"], ["y"], name="neg")], [4, 8]), b_path)
+    c = compare_runs(RunSpec(a_path), RunSpec(b_path), runner=runner)
+    fd = c.first_divergence
+    assert fd is not None and "'inserted' (Sin)" in fd.b_cause, f"B's extra node must be named: {c.summary()}"
+    assert "inserted" in c.to_json()["first_divergence"]["b_cause"]

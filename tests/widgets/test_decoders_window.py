@@ -74,7 +74,9 @@ def test_run_dock_runs_a_decoder_with_an_empty_cache(qtbot, window, decoder) -> 
     open_model(qtbot, window, decoder)
     dock = window.run_dock
     inputs = dock.controller.input_panel
-    # the dock shows the core's plan (plan_inputs, worked out off the GUI thread)
+    dock.show()
+    dock.raise_()
+    # the dock shows the core's plan (plan_inputs, worked out off the GUI thread once seen)
     qtbot.waitUntil(lambda: inputs.plan is not None, timeout=60_000)
     dims = inputs.dim_values()
     assert dims["past_sequence_length"] == 0 and dims["kv_cache_dim"] == 16, dims

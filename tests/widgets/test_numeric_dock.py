@@ -136,3 +136,30 @@ def test_side_b_backend_follows_side_b_model(qtbot, window, dock, tmp_path) -> N
     # ... and to the other model again: where A runs, whatever was picked before
     dock.model_b.setCurrentIndex(dock.model_b.findData(str(other)))
     assert dock.backend_b.currentData() == "ort"
+
+
+@pytest.mark.timeout(180)
+def test_a_divergence_inside_an_if_body_is_revealed_in_the_body(qtbot, window, dock, tmp_path) -> None:  # noqa: ANN001
+    """Issue 31: the first divergence can be a node inside an If body (compare inlines the
+    branch the run took); the canvas selects that node in its body and the heat map marks it."""
+    from tests.editor.test_bodies import VAD16, _plant_in_body
+
+    bad, outer = _plant_in_body(tmp_path)
+    tab = open_model(qtbot, window, VAD16)
+    window.registry.action("tools.compare_runs").trigger()
+    dock._b_file = str(bad)
+    dock.refresh_sides()
+    dock.model_b.setCurrentIndex(dock.model_b.findData(str(bad)))
+    dock.dims.setText("sequence=512")  # the size the VAD takes (found by a refit otherwise)
+    dock.run_comparison()
+    _wait(qtbot, dock)
+    c = dock.comparison
+    assert c is not None and c.first_divergence is not None and outer in c.first_divergence.scope, dock.status.text()
+    qtbot.waitUntil(lambda: tab.selection.current is not None and tab.selection.current.node is not None)
+    current = tab.selection.current
+    assert current.scope != tab.doc.index.main and tab.doc.node(current.node).name == c.first_divergence.node, \
+        f"selected {tab.doc.node(current.node).name!r} in scope {current.scope}, expected {c.first_divergence.node!r} in a body"
+    assert dock.heatmap is not None
+    # the body opens on the canvas to show the node; its box then gets the "first" cell
+    qtbot.waitUntil(lambda: f"n:{current.node}" in dock.heatmap.cells_by_key(), timeout=LOAD_TIMEOUT_MS)
+    assert dock.heatmap.cells_by_key()[f"n:{current.node}"][2] is True

@@ -44,6 +44,7 @@ def panel(qtbot, settings_dir):
     p = InputPanel()
     qtbot.addWidget(p)
     p.resize(320, 600)
+    p.show()  # the plan is worked out once the panel is seen
     with qtbot.waitSignal(p.planReady, timeout=30_000):
         p.set_model(_model(), "/models/bert_like.onnx")
     return p

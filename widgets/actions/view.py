@@ -25,7 +25,12 @@ def register(window) -> None:
         ActionSpec("view.zoom_out", "Zoom &Out", lambda: view_call(window, "zoom_out"), K.ZoomOut, "View", "1_zoom",
                    enabled_when=has_tab),
         ActionSpec("view.zoom_fit", "Zoom to &Fit", lambda: view_call(window, "zoom_to_fit"), "Ctrl+0", "View",
-                   "1_zoom", enabled_when=has_tab, contexts=("node", "value", "canvas"), keywords="whole graph"),
+                   "1_zoom", enabled_when=has_tab, contexts=("node", "value", "canvas"), keywords="whole graph",
+                   tip="Show the whole graph, however small"),
+        ActionSpec("view.zoom_readable", "Zoom to &Readable", lambda: view_call(window, "zoom_to_readable"),
+                   "Ctrl+Alt+0", "View", "1_zoom", enabled_when=has_tab, contexts=("canvas",),
+                   keywords="fit inputs start", tip="The whole graph if its text can be read so, else its "
+                                                    "inputs at a readable zoom"),
         ActionSpec("view.zoom_selection", "Zoom to &Selection", lambda: view_call(window, "zoom_to_selection"),
                    "Ctrl+Shift+0", "View", "1_zoom", enabled_when=has_tab, contexts=("node", "value", "canvas")),
         ActionSpec("view.main_graph", "Show &Main Graph", window.show_main_graph, "Ctrl+Home", "View", "2_graph",

@@ -6,8 +6,9 @@ Gestures:
 - trackpad pinch (``QNativeGestureEvent`` ZoomNativeGesture) zooms; smart-zoom fits;
 - middle-button drag, or Space + left drag, pans; scroll bars pan;
 - left drag on the background: rubber-band selection; click / Ctrl-click select;
-- keys: ``+``/``=`` zoom in, ``-`` zoom out, ``0`` 100 %, ``F`` fit all, ``S`` fit the
-  selection, Esc clears the selection;
+- keys: ``+``/``=`` zoom in, ``-`` zoom out, ``0`` 100 %, ``F`` fit all (the whole graph,
+  however small), ``R`` readable (fit when the text can be read, else the inputs at a
+  readable zoom), ``S`` fit the selection, Esc clears the selection;
 - a click selects exactly what is drawn under it (``key_at``: the boxes' own rectangles,
   whatever the level of detail); a click on empty canvas clears the selection, also one
   the canvas does not draw, so no action acts on a selection the user cannot see;
@@ -28,9 +29,10 @@ from widgets.canvas.items import NodeItem
 from widgets.canvas.scene import GraphScene
 from widgets.canvas.style import TEXT_LOD
 
-#: Zoom to Fit never goes below a zoom where box text is drawn (from TEXT_LOD) and can be
-#: read: a fitted 1 % view is a grey smear. A graph that cannot fit readably shows its
-#: inputs at this zoom instead (as Netron opens); the minimap and the outline give the overview.
+#: Zoom to Readable never goes below a zoom where box text is drawn (from TEXT_LOD) and can
+#: be read: a graph that cannot fit readably shows its inputs at this zoom instead (as
+#: Netron opens); Zoom to Fit shows the whole graph however small (op names stay legible
+#: down to OP_NAME_LOD, the minimap and the outline give the overview below that).
 FIT_MIN_ZOOM = max(TEXT_LOD, 0.5)
 MIN_SCALE = 0.0005
 MAX_SCALE = 6.0
@@ -136,7 +138,17 @@ class GraphView(QGraphicsView):
         self.set_zoom(1.0)
 
     def zoom_to_fit(self) -> None:
-        """Fit the whole graph, or, when that would be unreadable, show its inputs readably."""
+        """Show the whole graph, however small that makes it."""
+        rect = self._scene.graph_rect()
+        if rect.isEmpty():
+            return
+        # 12 px of slack: the scroll bars of a zoomed-in view go away once the graph fits,
+        # and the scene shifts by half their width (a tall graph lost its last boxes)
+        pad = 20.0 + 12.0 / max(self.fit_scale(rect), 1e-9)
+        self.fit_rect(rect.adjusted(-pad, -pad, pad, pad))
+
+    def zoom_to_readable(self) -> None:
+        """Fit the whole graph when its text can be read so, else show its inputs readably."""
         rect = self._scene.graph_rect()
         if rect.isEmpty():
             return
@@ -323,6 +335,8 @@ class GraphView(QGraphicsView):
             self.zoom_reset()
         elif key == Qt.Key.Key_F:
             self.zoom_to_fit()
+        elif key == Qt.Key.Key_R:
+            self.zoom_to_readable()
         elif key == Qt.Key.Key_S:
             self.zoom_to_selection()
         elif key == Qt.Key.Key_Escape:

@@ -34,6 +34,8 @@ def palette_entries(doc) -> list[tuple[str, str, int | None]]:
         for op in ops_in_domain(d, version):
             out.append((d, op, None))
     for domain, op, since in runtime_ops():
+        if domain == "":
+            continue  # the default domain's are in ops_in_domain above, at the model's opset
         if domain in opsets:
             out.append((domain, op, None))
         else:

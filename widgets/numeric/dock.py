@@ -52,7 +52,7 @@ from editor.debug import (
 )
 from editor.runtime import RunOptions
 from widgets.numeric.detail import PairDetail
-from widgets.numeric.heatmap import ErrorHeatMap
+from widgets.numeric.heatmap import ErrorHeatMap, producer_of
 from widgets.numeric.table import ROW_ROLE, SORT_ROLE, ErrorTableModel
 from widgets.numeric.task import BackgroundTask, TaskRelay
 from widgets.common.elided_label import ElidedLabel
@@ -451,11 +451,11 @@ class NumericDock(QDockWidget):
         self.detail.show_pair(row, c.values_a.get(row.a), c.values_b.get(row.b) if row.b else None)
         tab = self.tab_a if _alive(self.tab_a) else None
         if tab is not None and row.node is not None:
-            nid = tab.doc.producer(tab.doc.index.main, row.a)
-            if nid is not None:
+            found = producer_of(tab.doc, row.a)  # a node inside an If body too
+            if found is not None:
                 self._revealing = True
                 try:  # the tab reveals (selects and centres) what its selection holds
-                    tab.selection.select([Target.of_node(tab.doc.index.main, nid)], SOURCE)
+                    tab.selection.select([Target.of_node(*found)], SOURCE)
                 finally:
                     self._revealing = False
 

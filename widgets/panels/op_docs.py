@@ -39,7 +39,8 @@ def schema_markdown(schema: OpSchema, opset: int | None) -> str:
     at = f" (the model imports {domain} {opset})" if opset is not None else ""
     from editor.schema import schema_source
 
-    source = " · from onnxruntime's registry" if schema_source(schema.name, schema.domain) == "onnxruntime" else ""
+    runtime = schema_source(schema.name, schema.domain, schema.since_version) == "onnxruntime"
+    source = " · from onnxruntime's registry" if runtime else ""
     lines.append(f"*{domain}* · version **{schema.since_version}**{at}"
                  + (" · **deprecated**" if schema.deprecated else "") + source)
     lines.append("")

@@ -299,9 +299,9 @@ class WeightsView(QWidget):
         sparse = f", {w.nnz:,} stored" if w.nnz is not None else ""
         packed = packed_weight_of(doc, w)
         if packed is not None:  # int4/int2 in bytes: speak of the values they stand for
-            lay = packed.layout
-            self.header.setText(f"<b>{w.name}</b><br>{packed.label} [{lay.k}×{lay.n}] · {packed.values:,} values in "
-                                f"blocks of {lay.block_size} · {human_bytes(w.nbytes)} packed{ext}")
+            rows, cols = packed.shape
+            self.header.setText(f"<b>{w.name}</b><br>{packed.label} [{rows}×{cols}] · {packed.values:,} values in "
+                                f"blocks of {packed.layout.block_size} · {human_bytes(w.nbytes)} packed{ext}")
         else:
             self.header.setText(f"<b>{w.name}</b><br>{w.dtype} [{shape}] · {w.elements:,} elements{sparse} · "
                                 f"{human_bytes(w.nbytes)}{ext}")

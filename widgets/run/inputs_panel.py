@@ -667,6 +667,13 @@ class InputPanel(QWidget):
         structure snapshot: a later edit of the document cannot reach it)."""
         if self.model is None or not self.specs:
             return
+        if not self.isVisible():
+            # NOTE: worked out when the panel is first seen: a plan is pure-Python work
+            # (the shape engine) that competes with the GUI thread for the interpreter, and
+            # most opened models are never run
+            self._plan_wanted = True
+            return
+        self._plan_wanted = False
         from editor.shapes.engine import structure_snapshot
 
         snapshot = structure_snapshot(self.model)
@@ -706,6 +713,13 @@ class InputPanel(QWidget):
         self.plan_note.setText("\n".join(warnings))
         self.plan_note.setVisible(bool(warnings))
         self.planReady.emit()
+
+    _plan_wanted = False
+
+    def showEvent(self, event) -> None:  # noqa: N802, ANN001
+        super().showEvent(event)
+        if self._plan_wanted:
+            self.request_plan()
 
     def model_edited(self) -> None:
         """The document changed: a plan made before cannot be fed as it is."""
