@@ -15,7 +15,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QHeaderView,
-    QLabel,
     QSplitter,
     QTreeWidget,
     QTreeWidgetItem,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.attr_names import enum_name
+from widgets.common.status_line import MessageLabel
 from widgets.common.formatting import attribute_text, human_bytes, tensor_text, type_text
 from widgets.common.selection import Target
 
@@ -42,6 +42,8 @@ class _Row:
     target: Target | None = None
     tip: str = ""
     section: bool = False
+    #: the Name row of a value or tensor (renamed in place)
+    editable: bool = False
     children: list[_Row] = field(default_factory=list, compare=False)
 
 
@@ -57,12 +59,14 @@ class PropertiesPanel(QWidget):
     #: double-click on an editable row: (node Target, "name" | "attributes"); the window's
     #: editing controller opens the editor (the panel itself never changes the model)
     editRequested = Signal(object, str)
+    #: a value's or tensor's Name row was edited in place: (its Target, the new name); the
+    #: editing controller renames it (the panel itself never changes the model)
+    renameRequested = Signal(object, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel(self)
+        self.title = MessageLabel("", self)  # a long name must not widen the window
         self.title.setTextFormat(Qt.TextFormat.RichText)
-        self.title.setWordWrap(True)
         self.title.setContentsMargins(6, 4, 6, 4)
         self.tree = QTreeWidget(self)
         self.tree.setColumnCount(2)
@@ -76,6 +80,10 @@ class PropertiesPanel(QWidget):
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.tree.itemClicked.connect(self._on_clicked)
         self.tree.itemDoubleClicked.connect(self._on_double_clicked)
+        # only the value Name row edits in place, and only in its value column
+        self.tree.setEditTriggers(QTreeWidget.EditTrigger.NoEditTriggers)
+        self.tree.itemChanged.connect(self._on_item_changed)
+        self._name_item: QTreeWidgetItem | None = None
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.splitter.addWidget(self.tree)
         layout = QVBoxLayout(self)
@@ -147,6 +155,7 @@ class PropertiesPanel(QWidget):
         rebuilt."""
         tree = self.tree
         top = tree.invisibleRootItem()
+        self._name_item = None
         if _shape(rows) == self._shape:
             for row, item in zip(rows, (top.child(i) for i in range(top.childCount()))):
                 self._update(item, row)
@@ -171,6 +180,9 @@ class PropertiesPanel(QWidget):
             item.setFirstColumnSpanned(True)
             return item
         item.setToolTip(1, row.tip)
+        if row.editable:
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+            self._name_item = item
         if row.target is not None:
             item.setData(0, TARGET_ROLE, row.target)
             font = QFont(self.tree.font())
@@ -179,9 +191,10 @@ class PropertiesPanel(QWidget):
             item.setForeground(1, self.palette().link())
         return item
 
-    @staticmethod
-    def _update(item: QTreeWidgetItem, row: _Row) -> None:
+    def _update(self, item: QTreeWidgetItem, row: _Row) -> None:
         old: _Row = item.data(0, _ROW_ROLE)
+        if row.editable:
+            self._name_item = item
         if old == row:
             return
         item.setData(0, _ROW_ROLE, row)
@@ -193,6 +206,9 @@ class PropertiesPanel(QWidget):
             item.setToolTip(1, row.tip)
         if old.target != row.target:
             item.setData(0, TARGET_ROLE, row.target)
+        if old.editable != row.editable:
+            flags = item.flags()
+            item.setFlags(flags | Qt.ItemFlag.ItemIsEditable if row.editable else flags & ~Qt.ItemFlag.ItemIsEditable)
 
     def _on_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         target = item.data(0, TARGET_ROLE)
@@ -201,6 +217,9 @@ class PropertiesPanel(QWidget):
 
     def _on_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         shown = self._shown
+        if item is self._name_item:
+            self.tree.editItem(item, 1)
+            return
         if shown is None or shown.kind != "node":
             return
         section = item.parent().text(0) if item.parent() is not None else item.text(0)
@@ -208,6 +227,31 @@ class PropertiesPanel(QWidget):
             self.editRequested.emit(shown, "attributes")
         elif section == "Node" and item.text(0) == "Name":
             self.editRequested.emit(shown, "name")
+
+    def _editable_name(self, parent: _Row, name: str) -> _Row:
+        """The Name row of a value or tensor: double-click edits it in place (renames it)."""
+        row = self._row(parent, "Name", name, tip=f"{name}\n(double-click to rename)")
+        row.editable = True
+        return row
+
+    def edit_name(self) -> bool:
+        """Start editing the shown value's Name row (False when the row is not shown)."""
+        if self._name_item is None:
+            return False
+        self.tree.editItem(self._name_item, 1)
+        return True
+
+    def _on_item_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        shown = self._shown
+        if item is not self._name_item or column != 1 or shown is None:
+            return
+        new = item.text(1).strip()
+        if new and new != shown.name:
+            self.renameRequested.emit(shown, new)
+        else:
+            self.tree.blockSignals(True)
+            item.setText(1, shown.name)
+            self.tree.blockSignals(False)
 
     def rows(self) -> dict[str, str]:
         """Flat {property: value} of what is shown, keys prefixed by section (tests)."""
@@ -226,6 +270,13 @@ class PropertiesPanel(QWidget):
 
     # -- content ---------------------------------------------------------------------------
     def show_target(self, target: Target | None) -> None:
+        self.tree.blockSignals(True)  # building rows is not an edit
+        try:
+            self._show_target(target)
+        finally:
+            self.tree.blockSignals(False)
+
+    def _show_target(self, target: Target | None) -> None:
         tensor_target = None
         tab = self._tab
         same = target == self._shown
@@ -378,7 +429,7 @@ class PropertiesPanel(QWidget):
             return self._tensor(doc, Target.of_tensor(sid, name))
         self._set_title(f"<b>Value</b> &nbsp;{_esc(name)}")
         sec = self._section("Value")
-        self._row(sec, "Name", name)
+        self._editable_name(sec, name)
         tp = _type(doc, sid, name)
         self._row(sec, "Type", type_text(tp) or "unknown")
         scope = doc.scope(sid)
@@ -419,7 +470,7 @@ class PropertiesPanel(QWidget):
             origin = "initializer"
         self._set_title(f"<b>Tensor</b> &nbsp;{_esc(name)}")
         sec = self._section("Tensor")
-        self._row(sec, "Name", name)
+        self._editable_name(sec, name)
         self._row(sec, "Stored as", origin)
         if target.node is not None:
             self._row(sec, "Node", doc.node(target.node).name or "(unnamed)", Target.of_node(sid, target.node))
