@@ -127,6 +127,8 @@ class GraphController(QObject):
 
         if self._runner.is_running():
             return None
+        if self._expanded and any(f"@{nid}" in self._expanded for nid in nodes):
+            return None  # an open body's frame is titled by its owner's name
         scoped = {}
         for nid, node in nodes.items():
             key = f"n:{nid}"

@@ -195,12 +195,13 @@ class PropertiesPanel(QWidget):
         old: _Row = item.data(0, _ROW_ROLE)
         if row.editable:
             self._name_item = item
-        if old == row:
+        # an editable row's text may be what the user typed (a refused rename): compare it
+        if old == row and (not row.editable or item.text(1) == row.text):
             return
         item.setData(0, _ROW_ROLE, row)
         if old.key != row.key:
             item.setText(0, row.key)
-        if old.text != row.text:
+        if item.text(1) != row.text:
             item.setText(1, row.text)
         if old.tip != row.tip:
             item.setToolTip(1, row.tip)
