@@ -118,8 +118,11 @@ class PropertiesPanel(QWidget):
         self._on_selection("")
 
     def _on_doc_changed(self, changes) -> None:
+        renamed = changes.only_node_fields(("name", "doc_string"))
+        if renamed and (self._shown is None or self._shown.kind == "model"):
+            return  # the model's rows name no node
         # a tensor's data may have changed with anything but a rename: show it again
-        self._tensor_stale = self._tensor_stale or not changes.only_node_fields(("name", "doc_string"))
+        self._tensor_stale = self._tensor_stale or not renamed
         self.show_target(self._shown)
 
     def _set_title(self, text: str) -> None:
