@@ -55,13 +55,20 @@ SAMPLE_SHARE_OTHERS = 1 / 10
 _WALK = {"whole": False}
 
 
+@functools.lru_cache(maxsize=None)
+def _corpus_files(folder: str, pattern: str) -> tuple[Path, ...]:
+    # NOTE: walking onnx-backend/ (1,951 folders of models and test data) took 0.5-3 s per
+    # call, and test modules call corpus_models() at collection in every worker: walk once
+    return tuple(sorted((CORPUS / folder).rglob(pattern)))
+
+
 def corpus_models(*, backend: bool = True, real: bool = True) -> list[Path]:
     """Every ``.onnx`` file of the corpus, sorted, so test ids are stable."""
     found: list[Path] = []
     if backend:
-        found += sorted((CORPUS / "onnx-backend").rglob("*.onnx"))
+        found += _corpus_files("onnx-backend", "*.onnx")
     if real:
-        found += sorted((CORPUS / "real").glob("*.onnx"))
+        found += [p for p in _corpus_files("real", "*.onnx") if p.parent == CORPUS / "real"]
     return found
 
 
@@ -140,6 +147,17 @@ def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
     for item in items:
         if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(600))
+    # NOTE: the order decides where pytest-xdist's worksteal runs a test: the first worker
+    # gets the first half of this list and runs it from the front, and an idle worker steals
+    # from the back of a queue. So the tests that need one process go first: every test on
+    # the Ray cluster (one cluster per run, not one per worker: starting one costs a worker
+    # 10-30 s) and the `one_process` modules, whole modules at a time. Stable otherwise:
+    # collection order.
+    rank: dict = {}
+    for item in items:
+        mine = 0 if "ray_cluster" in getattr(item, "fixturenames", ()) else 1 if item.get_closest_marker("one_process") else 2
+        rank[item.path] = min(mine, rank.get(item.path, 2))
+    items.sort(key=lambda item: rank[item.path])
 
 
 # -- a dead worker names its test ----------------------------------------------------------------

@@ -87,7 +87,7 @@ def _cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def _wait_busy(pid: int, seconds: float = 1.0, timeout: float = 180.0) -> None:
+def _wait_busy(pid: int, seconds: float = 0.5, timeout: float = 180.0) -> None:
     """Until the host ``pid`` (with its run process) has burnt ``seconds`` of CPU from now:
     the endless model is running (its session is made and the Loop spins), however busy the
     machine is."""
@@ -180,7 +180,7 @@ def _in_thread(fn):  # noqa: ANN001, ANN202
     return thread, box
 
 
-@pytest.mark.slow
+@pytest.mark.full  # a host started and killed (the default run checks a crash on the host: SIGFPE)
 def test_killed_host_mid_run_is_reported_and_the_next_run_starts_a_new_one(ray_cluster: str) -> None:
     with RayRunner(ClusterConfig()) as r:
         r.start()
@@ -240,7 +240,7 @@ def test_too_many_gpus_is_one_clear_error(ray_cluster: str) -> None:
         RayRunner(ClusterConfig(num_gpus=64)).start()
 
 
-@pytest.mark.slow
+@pytest.mark.full  # three hosts (test_debug_fanout checks the fan-out's path without Ray)
 def test_compare_and_reduce_fan_out_give_the_sequential_result(ray_cluster: str, local: Runner) -> None:
     from editor.debug import NanCheck, RunSpec, compare_runs, reduce_model
     from tests.editor.test_debug import DIMS, _with_weight
@@ -291,7 +291,7 @@ def test_cli_unreachable_cluster_is_one_error_line(tmp_path: Path) -> None:
     assert lines[-1].startswith("error: ") and "127.0.0.1" not in done.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.full  # a Ray Client server started (the default run checks the CLI on a GCS address)
 def test_cli_through_a_ray_client_address(ray_cluster: str) -> None:
     """``ray://`` (Ray Client, what a laptop uses): a real client server in front of the
     session's cluster, started here and ended by its pid."""
@@ -346,6 +346,7 @@ def test_cancel_while_the_host_waits_for_resources(ray_cluster: str) -> None:
         ray.kill(hog)
 
 
+@pytest.mark.full  # a host with test hooks (the default run checks OOM locally: test_runtime_runner.py)
 def test_out_of_memory_on_the_cluster_is_an_error_for_that_run(ray_cluster: str) -> None:
     """A runaway allocation under the run's memory limit, and the OOM killer's SIGKILL, on
     the cluster node (the runtime's test hooks, passed to the host's environment)."""
