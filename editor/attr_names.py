@@ -4,8 +4,9 @@ ONNX stores some enumerations as integers. Which attributes are data types is re
 the operator schemas (an ``INT`` attribute whose documentation says it is a data type or
 a precision: Cast ``to``, EyeLike ``dtype``, QuantizeLinear ``output_dtype``,
 LayerNormalization ``stash_type``, ...), so new operators are covered without a list here;
-operators without a schema (contrib domains) fall back to the attribute names those
-schemas use. String enumerations (``mode``, ``reduction``, ``auto_pad``, ``norm``) are names
+onnxruntime's contrib ops are read from its registry (:mod:`editor.ort_schemas`), and
+operators no runtime knows fall back to the attribute names those schemas use. String
+enumerations (``mode``, ``reduction``, ``auto_pad``, ``norm``) are names
 already. Qt-free: the canvas boxes, the properties panel and the CLI share it.
 """
 
@@ -25,9 +26,10 @@ _DTYPE_NAMES = frozenset({"to", "dtype", "output_dtype", "output_datatype", "sta
 @lru_cache(maxsize=4096)
 def is_dtype_attribute(op_type: str, domain: str, name: str) -> bool:
     """Whether attribute ``name`` of ``domain::op_type`` holds a TensorProto data type."""
-    try:
-        schema = onnx.defs.get_schema(op_type, domain=domain if domain != "ai.onnx" else "")
-    except Exception:  # noqa: BLE001 - no schema (a contrib or custom op): go by the name
+    from editor.schema import get_schema
+
+    schema = get_schema(op_type, domain)
+    if schema is None:  # no schema in onnx or onnxruntime (a custom op): go by the name
         return name in _DTYPE_NAMES
     spec = schema.attributes.get(name)
     if spec is None or spec.type != onnx.defs.OpSchema.AttrType.INT:

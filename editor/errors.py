@@ -50,3 +50,9 @@ class CommandError(StudioError):
 
 class RuntimeBackendError(StudioError):
     """A backend could not load or run a model (it says which backend and why)."""
+
+
+class GenerationError(StudioError):
+    """Text generation cannot go on: not a decoder, no tokenizer, a step that failed."""
+
+    exit_code = 2

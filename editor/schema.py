@@ -1,7 +1,12 @@
-"""Operator knowledge, read from ``onnx.defs`` at run time (never hand-written lists).
+"""Operator knowledge, read from the runtimes at run time (never hand-written lists).
 
 Answers: which ops a domain offers at an opset, an op's schema at the model's opset, its
 attributes with types and defaults, how many inputs and outputs it takes.
+
+onnx's schemas (``onnx.defs``) come first; the ops only onnxruntime defines (its contrib
+domains and the contrib ops it registers in the default domain) come from onnxruntime's
+own registry (:mod:`editor.ort_schemas`), which joins onnx's on the first lookup that needs
+it. :func:`schema_source` says which runtime knows an op.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from functools import lru_cache
 
 import onnx
 from onnx import defs
+
+from editor.ort_schemas import ensure_registered, is_runtime_schema
 
 AttrType = onnx.defs.OpSchema.AttrType
 
@@ -28,6 +35,14 @@ def canonical_domain(domain: str) -> str:
 def get_schema(op_type: str, domain: str = "", opset: int | None = None) -> defs.OpSchema | None:
     """The schema of ``domain.op_type`` in force at ``opset`` (newest if None), or None."""
     domain = canonical_domain(domain)
+    found = _lookup(op_type, domain, opset)
+    if found is None:
+        ensure_registered()  # onnx does not know it: onnxruntime's registry may
+        found = _lookup(op_type, domain, opset)
+    return found
+
+
+def _lookup(op_type: str, domain: str, opset: int | None) -> defs.OpSchema | None:
     try:
         if opset is None:
             return defs.get_schema(op_type, domain)
@@ -36,10 +51,20 @@ def get_schema(op_type: str, domain: str = "", opset: int | None = None) -> defs
         return None
 
 
+def schema_source(op_type: str, domain: str = "", opset: int | None = None) -> str:
+    """Which runtime's schema of ``domain.op_type`` is in force at ``opset`` (newest if
+    None): 'onnx', 'onnxruntime' (a version only onnxruntime defines) or '' (neither)."""
+    schema = get_schema(op_type, domain, opset)
+    if schema is None:
+        return ""
+    return "onnxruntime" if is_runtime_schema(domain, op_type, schema.since_version) else "onnx"
+
+
 @lru_cache(maxsize=64)
 def ops_in_domain(domain: str, opset: int | None = None) -> tuple[str, ...]:
     """Names of the ops of ``domain`` that exist at ``opset`` (not deprecated there)."""
     domain = canonical_domain(domain)
+    ensure_registered()
     names = set()
     for s in defs.get_all_schemas_with_history():
         if canonical_domain(s.domain) != domain:
@@ -56,6 +81,7 @@ def ops_in_domain(domain: str, opset: int | None = None) -> tuple[str, ...]:
 
 
 def known_domains() -> tuple[str, ...]:
+    ensure_registered()
     return tuple(sorted({canonical_domain(s.domain) for s in defs.get_all_schemas()}))
 
 
@@ -90,3 +116,11 @@ def default_io_names(schema: defs.OpSchema) -> tuple[list[str], list[str]]:
     ins = [p.name for p in schema.inputs if p.option != defs.OpSchema.FormalParameterOption.Optional]
     outs = [p.name for p in schema.outputs if p.option != defs.OpSchema.FormalParameterOption.Optional]
     return ins, outs
+
+
+def runtime_ops() -> tuple[tuple[str, str, int], ...]:
+    """(domain, op, first version) of every op only onnxruntime defines, sorted."""
+    first: dict[tuple[str, str], int] = {}
+    for domain, name, since in ensure_registered().schemas:
+        first[(domain, name)] = min(first.get((domain, name), since), since)
+    return tuple(sorted((d, n, v) for (d, n), v in first.items()))

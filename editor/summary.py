@@ -44,6 +44,7 @@ import onnx
 from onnx import TensorProto
 
 from editor.io import iter_tensors, tensor_nbytes, uses_external_data
+from editor.blockquant import packed_weights
 from editor.weights import dtype_label, list_weights
 from editor.types import shape_dims
 
@@ -177,12 +178,14 @@ def summarize(doc: Document) -> ModelSummary:
         inputs.append(rec)
 
     initializers = sparse = weight_bytes = parameters = 0
+    packed = packed_weights(index.scopes[index.main].graph)  # int4/int2 values in uint8 bytes
     for sid in main_tree:
         graph = index.scopes[sid].graph
         for t in graph.initializer:
             initializers += 1
             weight_bytes += tensor_nbytes(t)
-            parameters += _elements(t.dims)
+            pw = packed.get(t.name) if sid == index.main else None
+            parameters += pw.values if pw else _elements(t.dims)
         for sp in graph.sparse_initializer:
             sparse += 1
             weight_bytes += tensor_nbytes(sp.values) + (tensor_nbytes(sp.indices) if sp.HasField("indices") else 0)
@@ -198,9 +201,10 @@ def summarize(doc: Document) -> ModelSummary:
             constants += 1
             constant_bytes += w.nbytes
             constant_parameters += w.elements
-        entry = by_dtype.setdefault(w.dtype, {"tensors": 0, "parameters": 0, "bytes": 0})
+        pw = packed.get(w.name) if w.scope == index.main and w.source == "initializer" else None
+        entry = by_dtype.setdefault(pw.label if pw else w.dtype, {"tensors": 0, "parameters": 0, "bytes": 0})
         entry["tensors"] += 1
-        entry["parameters"] += w.elements
+        entry["parameters"] += pw.values if pw else w.elements
         entry["bytes"] += w.nbytes
     by_dtype = dict(sorted(by_dtype.items(), key=lambda kv: (-kv[1]["bytes"], kv[0])))
 

@@ -24,6 +24,7 @@ the GUI all use these labels.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable, Iterator
@@ -35,6 +36,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto
 
+from editor.blockquant import PackedWeight, dequantized_parts, packed_weights
 from editor.errors import LoadError, SaveError, StudioError
 from editor.io import tensor_nbytes, tensor_to_numpy, uses_external_data
 from editor.io.tensors import NUMPY_DTYPES, element_count, raw_nbytes
@@ -406,6 +408,64 @@ def _chunks(doc: Document, w: WeightInfo, chunk: int) -> Iterator[np.ndarray]:
         yield flat[start : start + chunk]
 
 
+def packed_weight_of(doc: Document, w: WeightInfo) -> PackedWeight | None:
+    """How ``w`` is packed when it is a MatMulNBits weight (uint8 bytes of int4/int2 values
+    in blocks), else None."""
+    if w.source != "initializer" or w.elem_type != TensorProto.UINT8 or w.scope not in doc.index.scopes:
+        return None
+    g = doc.scope(w.scope).graph
+    return packed_weights(g).get(w.name) if isinstance(g, onnx.GraphProto) else None
+
+
+def _packed_note(pw: PackedWeight) -> str:
+    lay = pw.layout
+    rows, cols = pw.shape
+    zero = "its zero point" if pw.zero_points else f"zero point {2 ** (lay.bits - 1)}"
+    vector = "column" if pw.op_type == "MatMulNBits" else "row"
+    return (f"{pw.op_type} {pw.node_name!r}: {rows} x {cols} weights at {lay.bits} bits, {lay.blocks} blocks "
+            f"of {lay.block_size} per {vector}, each with a scale and {zero}; statistics and histogram of the "
+            "dequantized values, scale x (value - zero point)")
+
+
+def _packed_arrays(doc: Document, w: WeightInfo, pw: PackedWeight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(packed bytes, scales, zero points or None) of a packed weight."""
+    g = doc.scope(w.scope).graph
+    by_name = {t.name: t for t in g.initializer}
+    if pw.scales not in by_name:
+        raise StudioError(f"the scales {pw.scales!r} of {w.name!r} are not an initializer")
+    scales = tensor_to_numpy(by_name[pw.scales], doc.store)
+    zp = tensor_to_numpy(by_name[pw.zero_points], doc.store) if pw.zero_points in by_name else None
+    return tensor_to_numpy(_payload(doc, w), doc.store), scales, zp
+
+
+def _dequantized_chunks(doc: Document, w: WeightInfo, pw: PackedWeight, chunk: int) -> Iterator[np.ndarray]:
+    """The dequantized values of a packed weight, flat, a few blocked vectors at a time."""
+    b, scales, zp = _packed_arrays(doc, w, pw)
+    for part in dequantized_parts(pw, b, scales, zp, max(1, chunk // max(1, pw.layout.k))):
+        yield part.reshape(-1)
+
+
+def dequantized_array(doc: Document, w: WeightInfo) -> np.ndarray | None:
+    """A packed weight's dequantized ``[K, N]`` matrix (float32; None for other weights)."""
+    pw = packed_weight_of(doc, w)
+    if pw is None:
+        return None
+    b, scales, zp = _packed_arrays(doc, w, pw)
+    parts = list(dequantized_parts(pw, b, scales, zp, max(1, CHUNK_ELEMENTS // max(1, pw.layout.k))))
+    return np.concatenate(parts, axis=1 if pw.op_type == "MatMulNBits" else 0)
+
+
+def block_scales(doc: Document, w: WeightInfo) -> np.ndarray | None:
+    """The per-block scales of a packed weight as ``[N, blocks]`` (None for other weights):
+    what the Weights panel shows as the values per block."""
+    pw = packed_weight_of(doc, w)
+    if pw is None:
+        return None
+    g = doc.scope(w.scope).graph
+    t = next((t for t in g.initializer if t.name == pw.scales), None)
+    return None if t is None else np.asarray(tensor_to_numpy(t, doc.store)).reshape(pw.layout.n, pw.layout.blocks)
+
+
 # ----------------------------------------------------------------------------- statistics
 
 
@@ -466,6 +526,12 @@ def weight_stats(
     """
     kind = _kind(w.elem_type)
     stats = WeightStats(dtype=w.dtype, shape=w.shape, count=w.elements)
+    packed = packed_weight_of(doc, w)
+    chunks: Callable[[], Iterator[np.ndarray]] = functools.partial(_chunks, doc, w, chunk_elements)
+    if packed is not None:  # int4/int2 in uint8 bytes: the values they stand for
+        kind = "float"
+        stats = WeightStats(dtype=packed.label, shape=packed.shape, count=packed.values, note=_packed_note(packed))
+        chunks = functools.partial(_dequantized_chunks, doc, w, packed, chunk_elements)
     implicit_zeros = (w.elements - (w.nnz or 0)) if w.nnz is not None else 0
     if kind == "string":
         return _string_stats(doc, w, stats, chunk_elements)
@@ -474,11 +540,11 @@ def weight_stats(
     elif kind == "bool":
         stats.note = "false = 0, true = 1"
 
-    stored = w.nnz if w.nnz is not None else w.elements
+    stored = w.nnz if w.nnz is not None else stats.count
     total_work = max(1, 2 * stored)
     moments = _Moments()
     with np.errstate(over="ignore", invalid="ignore"):
-        lo, hi = _first_pass(doc, w, kind, stats, moments, chunk_elements, progress, total_work)
+        lo, hi = _first_pass(chunks(), kind, stats, moments, progress, total_work)
     done = stored
     if implicit_zeros:
         stats.zero_count += implicit_zeros
@@ -497,7 +563,7 @@ def weight_stats(
 
     edges = _edges(float(lo), float(hi), kind, bins)
     counts = np.zeros(len(edges) - 1, dtype=np.int64)
-    for raw in _chunks(doc, w, chunk_elements):
+    for raw in chunks():
         if kind == "bool":
             raw = raw.astype(np.uint8)
         vals = _as_numbers(raw, kind)
@@ -519,12 +585,10 @@ def weight_stats(
 
 
 def _first_pass(
-    doc: Document,
-    w: WeightInfo,
+    chunks: Iterator[np.ndarray],
     kind: str,
     stats: WeightStats,
     moments: _Moments,
-    chunk_elements: int,
     progress: Callable[[float], None] | None,
     total_work: int,
 ) -> tuple[Any, Any]:
@@ -532,7 +596,7 @@ def _first_pass(
     lo: Any = None
     hi: Any = None
     done = 0
-    for raw in _chunks(doc, w, chunk_elements):
+    for raw in chunks:
         if kind == "bool":
             raw = raw.astype(np.uint8)
         vals = _as_numbers(raw, kind)

@@ -306,3 +306,12 @@ def ray_cluster():  # noqa: ANN201
     finally:
         if started:
             ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def quantized_magika(tmp_path_factory):  # noqa: ANN201
+    """Magika quantized in every onnxruntime format, each made on first use
+    (``quantized_magika["qoperator"]``; tests/quantize_support.py)."""
+    from tests.quantize_support import MAGIKA, QuantizedModels
+
+    return QuantizedModels(MAGIKA, tmp_path_factory.mktemp("quantized"))

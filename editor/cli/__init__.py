@@ -52,6 +52,7 @@ register("reduce", "bisect a failing model to its smallest failing subgraph (+ i
 register("fp16", "convert fp32 to fp16/bf16 where every consumer's schema allows it; prints the error per output")
 register("merge", "chain two models: outputs of A feed inputs of B (names and opsets reconciled)")
 register("set-io-type", "change a graph input's or output's element type, with a Cast inside the model")
+register("generate", "generate text with a decoder LLM: tokens as they come, time per token (prefill, decode)")
 
 
 def module_name(command: str) -> str:

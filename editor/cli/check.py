@@ -20,7 +20,7 @@ from editor.errors import LoadError
 from editor.validation import Problem, Validator, full_check
 from editor.validation.full import declared_dim_problems, raw_full_check, to_problems
 from editor.validation.gate import InvalidModelError, describe_errors, save_errors
-from editor.validation.problems import ERROR, INFO, WARNING, sort_key
+from editor.validation.problems import ERROR, INFO, WARNING, fold_notes, sort_key
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -73,7 +73,8 @@ def check_document(doc: Document, *, full: bool = False) -> list[Problem]:
             extra = full_check(doc.model, doc)
     else:
         extra = to_problems(declared_dim_problems(doc.model), doc)
-    seen = {(p.code, p.node_id, p.value) for p in problems}
+    # the same finding from both: the live one names the value, the checker's may not
+    seen = {(p.code, p.node_id, p.value) for p in problems} | {(p.code, p.node_id, None) for p in problems}
     problems = problems + [p for p in extra if (p.code, p.node_id, p.value) not in seen]
     return sorted(problems, key=sort_key)
 
@@ -96,15 +97,18 @@ def problem_record(doc: Document, p: Problem) -> dict:
 def run(args: argparse.Namespace) -> int:
     doc = load_document(args.model)
     problems = check_document(doc, full=args.full)
+    # an op no runtime knows: one line for all its nodes, not one per node
+    folded = fold_notes(problems)
     if args.json:
         from editor.cli import emit_json
 
-        emit_json([problem_record(doc, p) for p in problems])
+        emit_json([problem_record(doc, p) | ({"nodes": len(members)} if len(members) > 1 else {})
+                   for p, members in folded])
     else:
-        for p in problems:
+        for p, _members in folded:
             where = p.graph or "model"
             print(f"{p.severity:7} {where}: {p.message} [{p.code}]")
-        counts = {s: sum(1 for p in problems if p.severity == s) for s in (ERROR, WARNING, INFO)}
+        counts = {s: sum(1 for p, _ in folded if p.severity == s) for s in (ERROR, WARNING, INFO)}
         if problems:
             print(f"{counts[ERROR]} error(s), {counts[WARNING]} warning(s), {counts[INFO]} note(s)")
         else:

@@ -18,8 +18,17 @@ is the first divergence. Inputs not given are random and follow what each input 
 ``--vs-outputs`` compares one run with values saved earlier (``a_outputs.npz`` of
 ``--save``, or any ``.npz`` of tensor name -> array), fed the saved run's ``--inputs``.
 
-Exit codes: 0 the outputs agree within tolerance; 1 they differ; 2 a model cannot be read
-or run (or bad usage).
+A side with no backend named runs on onnxruntime only: when onnxruntime cannot run it there
+is no verdict, unless ``--allow-fallback`` lets it run on the reference evaluator (the
+verdict then names the fallback). Each side is fed the inputs in its own declared types (an
+fp16 model gets fp16), said in a ``note:`` line. An output that holds NaN or Inf on either
+side is a finding, never agreement (``--infinities-compare-equal``: the same Inf in the
+same places agrees; NaN never does).
+
+Exit codes, each with one meaning (``--json`` carries the same in ``verdict`` and
+``exit_code``, also for errors): 0 the outputs agree (every output compared, within
+tolerance, finite); 1 they differ (or hold NaN/Inf); 2 no verdict: a model or input could
+not be read, a side could not be fed or run, or bad usage.
 """
 
 from __future__ import annotations
@@ -69,7 +78,12 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance (default 1e-4)")
     p.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance (default 1e-3)")
     p.add_argument("--tol", action="append", default=[], metavar="NAME:ATOL,RTOL", help="tolerance for one tensor (repeatable)")
-    p.add_argument("--outputs-only", action="store_true", help="compare the graph outputs only (faster)")
+    p.add_argument("--outputs-only", action="store_true",
+                   help="compare the graph outputs only (faster; onnxruntime's fully fused graph)")
+    p.add_argument("--allow-fallback", action="store_true",
+                   help="let a side onnxruntime cannot run fall back to the reference evaluator (the verdict says so)")
+    p.add_argument("--infinities-compare-equal", action="store_true",
+                   help="the same +Inf/-Inf in the same places on both sides agrees (NaN never does)")
     p.add_argument("--json", action="store_true", help="machine-readable report")
     p.add_argument("--all", action="store_true", help="list every tensor, not only the ones that differ")
     p.add_argument("--save", metavar="DIR", help="write inputs.npz, a_outputs.npz, b_outputs.npz and compare.json to DIR")
@@ -98,7 +112,7 @@ def _tolerances(args: argparse.Namespace):  # noqa: ANN202
             per[name] = (float(a), float(r))
         except ValueError:
             raise _usage(f"--tol {item!r} is not NAME:ATOL,RTOL") from None
-    return Tolerance(args.atol, args.rtol, per)
+    return Tolerance(args.atol, args.rtol, per, infinities_equal=args.infinities_compare_equal)
 
 
 def _usage(message: str) -> StudioError:
@@ -145,33 +159,40 @@ def _fmt(x: float | None) -> str:
 
 
 def _print(result: Any, show_all: bool, out: Any) -> None:
+    """The verdict with its evidence (:meth:`Comparison.summary`) and the rows that matter:
+    every output, every tensor beyond tolerance, the first NaN/Inf (``--all``: every row)."""
+    lines = result.summary()
     c = result.counts()
-    print(f"A: {result.a.label()} ran on {result.backend_a}", file=out)
-    print(f"B: {result.b.label()} ran on {result.backend_b}", file=out)
     mapped = c["tensors"] - c["unmapped"]
+    print("\n".join(lines[:2]), file=out)
     print(f"tensors: {c['tensors']} in A, {mapped} mapped to B, {c['compared']} compared, {c['differ']} beyond "
-          f"atol={result.tolerance.atol:g} rtol={result.tolerance.rtol:g}", file=out)
+          f"atol={result.tolerance.atol:g} rtol={result.tolerance.rtol:g}"
+          + (f", {c['nonfinite']} hold NaN/Inf" if c["nonfinite"] else ""), file=out)
     if result.mapping is not None and result.mapping.diff is not None:
         for text, n in result.mapping.diff.rewrite_counts().items():
             print(f"  rewrite: {n} x {text}" if n > 1 else f"  rewrite: {text}", file=out)
-    fd = result.first_divergence
-    if fd is None:
-        print("first divergence: none", file=out)
-    else:
-        where = f"node {fd.node!r} ({fd.op_type})" if fd.node is not None else "graph input"
-        print(f"first divergence: {where}, tensor {fd.a!r}: max abs {_fmt(fd.error.max_abs if fd.error else None)}, "
-              f"cosine {_fmt(fd.error.cosine if fd.error else None)}", file=out)
-    rows = [t for t in result.tensors if show_all or t.ok is False or t.a in result.outputs]
+    print("\n".join(lines[2:-1]), file=out)
+    first_nonfinite = result.first_nonfinite
+    rows = [t for t in result.tensors if show_all or t.ok is False or t.a in result.outputs or t is first_nonfinite]
     if rows:
         print(f"{'':4} {'max_abs':>9} {'max_rel':>9} {'cosine':>9}  tensor (node)", file=out)
     for t in rows:
-        mark = {True: "ok", False: "DIFF", None: "--"}[t.ok]
-        e = t.error
-        extra = f" [{t.note}]" if t.note else ""
-        out_tag = " [output]" if t.a in result.outputs else ""
-        print(f"{mark:4} {_fmt(e.max_abs if e else None):>9} {_fmt(e.max_rel if e else None):>9} "
-              f"{_fmt(e.cosine if e else None):>9}  {t.a}{' (' + t.node + ')' if t.node else ''}{out_tag}{extra}", file=out)
-    print("outputs agree" if result.outputs_ok else "outputs DIFFER", file=out)
+        print(_row_text(t, t.a in result.outputs), file=out)
+    print(lines[-1], file=out)
+
+
+def _row_text(t: Any, is_output: bool) -> str:
+    """One row: errors as numbers, or NaN/Inf in words ("NaN  A finite, B all NaN"), never
+    the 0 / 0 / 1 of the finite elements alone."""
+    mark = {"ok": "ok", "differ": "DIFF", "nan": "NaN", "inf": "Inf", "not compared": "--"}[t.status]
+    e = t.error
+    if t.finding:
+        numbers = f"{t.finding:<29}"
+    else:
+        numbers = f"{_fmt(e.max_abs if e else None):>9} {_fmt(e.max_rel if e else None):>9} {_fmt(e.cosine if e else None):>9}"
+    extra = f" [{t.note}]" if t.note else ""
+    out_tag = " [output]" if is_output else ""
+    return f"{mark:4} {numbers}  {t.a}{' (' + t.node + ')' if t.node else ''}{out_tag}{extra}"
 
 
 def _save(result: Any, folder: Path) -> None:
@@ -207,22 +228,27 @@ def _against_saved(args: argparse.Namespace, tolerance: Any, runner: Any = None)
     except StudioError as exc:
         raise LoadError(exc.message) from exc
     dims = {k: int(v) for k, v in _parse_pairs(args.dim, "--dim")}
-    with _failure_is_no_verdict():
-        result = compare_to_saved(a, args.vs_outputs, given_inputs(args, model), tolerance=tolerance, seed=args.seed,
-                                  dims=dims, val_ranges=parse_val_ranges(args.val_range), timeout=args.timeout,
-                                  runner=runner)
+    result = compare_to_saved(a, args.vs_outputs, given_inputs(args, model), tolerance=tolerance, seed=args.seed,
+                              dims=dims, val_ranges=parse_val_ranges(args.val_range), timeout=args.timeout,
+                              runner=runner, allow_fallback=args.allow_fallback)
     _report(args, result)
-    return 0 if result.outputs_ok else 1
+    return result.exit_code
 
 
 @contextmanager
-def _failure_is_no_verdict() -> Iterator[None]:
-    """An input refused or a run that failed means "cannot compare" (2), never "differ" (1)."""
+def no_verdict_on_error(args: argparse.Namespace) -> Iterator[None]:
+    """Anything that stops a verdict (a bad input, a model or side that cannot be read, fed
+    or run) exits 2, never 1 ("differ"); with ``--json`` the same verdict goes to stdout
+    (``{"verdict": "no verdict", "exit_code": 2, "error": ...}``) beside the ``error:`` line."""
     try:
         yield
-    except RuntimeBackendError as exc:
+    except StudioError as exc:
         if exc.exit_code == 1:
             exc.exit_code = 2
+        if getattr(args, "json", False):
+            from editor.cli import emit_json
+
+            emit_json({"verdict": "no verdict", "exit_code": exc.exit_code, "error": exc.message})
         raise
 
 
@@ -238,7 +264,8 @@ def _report(args: argparse.Namespace, result: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from editor.cli.remote_args import run_with_pool
 
-    return run_with_pool(args, _run)  # --backend ray: both sides run on the cluster, at once
+    with no_verdict_on_error(args):
+        return run_with_pool(args, _run)  # --backend ray: both sides run on the cluster, at once
 
 
 def _run(args: argparse.Namespace, pool: Any) -> int:
@@ -259,15 +286,14 @@ def _run(args: argparse.Namespace, pool: Any) -> int:
         raise error from exc
     dims = {k: int(v) for k, v in _parse_pairs(args.dim, "--dim")}
     feeds = given_inputs(args, model_a)
-    with _failure_is_no_verdict():
-        result = compare_runs(a, b, feeds, tolerance=tolerance, seed=args.seed, dims=dims,
-                              val_ranges=parse_val_ranges(args.val_range), intermediates=not args.outputs_only,
-                              keep_values=bool(args.save), timeout=args.timeout,
-                              runner=pool.runners[0] if pool is not None else None,
-                              pool=pool.runners if pool is not None else None)
+    result = compare_runs(a, b, feeds, tolerance=tolerance, seed=args.seed, dims=dims,
+                          val_ranges=parse_val_ranges(args.val_range), intermediates=not args.outputs_only,
+                          keep_values=bool(args.save), timeout=args.timeout,
+                          runner=pool.runners[0] if pool is not None else None,
+                          pool=pool.runners if pool is not None else None, allow_fallback=args.allow_fallback)
     _report(args, result)
     if args.save:
         _save(result, Path(args.save))
         if not args.json:
             print(f"saved inputs, outputs and report to {args.save}")
-    return 0 if result.outputs_ok else 1
+    return result.exit_code

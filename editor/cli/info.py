@@ -15,6 +15,7 @@ Exit codes: 0 printed; 2 the model could not be opened (one ``error:`` line on s
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from editor.errors import StudioError
@@ -41,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
     from editor.cli import emit_json
     from editor.document import Document
 
-    from editor.cli.info_cost import cost_of, format_cost, parse_dims
+    from editor.cli.info_cost import cost_of, format_cost, format_token_cost, parse_dims
+    from editor.cost.per_token import token_cost
+    from editor.decoder import find_layout
 
     if args.dim and not args.cost:
         raise StudioError("--dim goes with --cost")
@@ -50,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = summarize(doc)
         cost = cost_of(doc.model, dims) if args.cost else None
+        layout = find_layout(doc.model, Path(args.model).parent) if args.cost else None
+        per_token = token_cost(doc.model, layout, dims=dims) if layout is not None else None
     finally:
         if doc.store is not None:
             doc.store.close()
@@ -57,11 +62,15 @@ def run(args: argparse.Namespace) -> int:
         data = summary.to_json()
         if cost is not None:
             data = {**data, **cost.to_json()}
+        if per_token is not None:
+            data["decoder"] = per_token.to_json()
         emit_json(data)
     else:
         print(format_summary(summary, top=args.top), end="")
         if cost is not None:
             print(format_cost(cost, top=args.top), end="")
+        if per_token is not None:
+            print(format_token_cost(per_token), end="")
     return 0
 
 

@@ -2,7 +2,9 @@
 
 The text form: totals (MACs, FLOPs, parameters, weight bytes by type, peak activation
 memory), the dims the figures depend on, then the nodes with the most MACs. Figures are
-numbers when every dim is fixed (``--dim NAME=VALUE``) and formulas otherwise.
+numbers when every dim is fixed (``--dim NAME=VALUE``) and formulas otherwise. A decoder
+(KV-cache inputs) adds its per-token figures: prefill and decode MACs, bytes read per new
+token, KV-cache bytes per token (:mod:`editor.cost.per_token`).
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from __future__ import annotations
 import onnx
 
 from editor.cost import ModelCost, model_cost
+from editor.cost.per_token import TokenCost
 from editor.errors import StudioError
 from editor.shapes import to_text
 
-__all__ = ["parse_dims", "cost_of", "format_cost"]
+__all__ = ["parse_dims", "cost_of", "format_cost", "format_token_cost"]
 
 
 def parse_dims(items: list[str]) -> dict[str, int]:
@@ -81,4 +84,20 @@ def format_cost(cost: ModelCost, *, top: int = 15) -> str:
         lines.append(f"unknown ({len(unknown)})")
         for n in unknown[:top or len(unknown)]:
             lines.append(f"  {n.op_type:<18} {n.name[:50]}: {n.unknown}")
+    return "\n".join(lines) + "\n"
+
+
+def format_token_cost(tc: TokenCost) -> str:
+    from editor.cli.info import human_bytes, human_count
+
+    def count(n: int | None) -> str:
+        return "?" if n is None else human_count(n)
+
+    per_prompt = None if tc.prefill_macs is None else tc.prefill_macs // max(1, tc.prompt)
+    lines = ["decoder, per token (batch 1)",
+             f"  prefill     {count(tc.prefill_macs)} MACs for {tc.prompt} prompt tokens ({count(per_prompt)} per token)",
+             f"  decode      {count(tc.decode_macs)} MACs per new token at {tc.context} cached tokens",
+             f"  reads       {human_bytes(tc.decode_bytes)} per new token (weights {human_bytes(tc.weight_bytes)}"
+             f" + KV cache {human_bytes(None if tc.kv_bytes_per_token is None else tc.kv_bytes_per_token * tc.context)})",
+             f"  KV cache    {human_bytes(tc.kv_bytes_per_token)} per token"]
     return "\n".join(lines) + "\n"

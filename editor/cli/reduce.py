@@ -15,8 +15,12 @@ full run; every run happens in a child process, so a crash is a result, not an e
 Writes ``OUT.onnx`` and its inputs ``OUT.npz``: ``onnx-studio run OUT.onnx --input
 NAME=OUT.npz ...`` shows the failure again.
 
-Exit codes: 0 reduced and saved; 1 the model does not fail the check; 2 it cannot be read
-or run for its values (or bad usage).
+The backend under test is onnxruntime unless ``--backend`` names another; a run it cannot
+make is a result of the check (``--check crash``) or stops the reduction (exit 2), never a
+silent move to the reference evaluator (``--allow-fallback`` permits that, and says so).
+
+Exit codes: 0 reduced and saved; 1 the model does not fail the check; 2 no result: the
+model or an input cannot be read, it cannot be run for its values, or bad usage.
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance of the diff checks")
     p.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance of the diff checks")
     p.add_argument("--no-hints", action="store_true", help="bisect even when the full run already points at a node")
+    p.add_argument("--allow-fallback", action="store_true",
+                   help="runs onnxruntime cannot make may fall back to the reference evaluator")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit of each run (default 60)")
     from editor.cli.remote_args import add_remote_arguments
 
@@ -74,7 +80,7 @@ def make_check(args: argparse.Namespace):  # noqa: ANN201
     from editor.runtime import RunOptions
 
     providers = tuple(x.strip() for x in args.providers.split(",") if x.strip()) if args.providers else None
-    backend = args.backend or ("ort" if providers else None)
+    backend = args.backend or (None if args.allow_fallback and not providers else "ort")
     options = RunOptions(providers=providers, graph_optimization_level=args.opt)
     tolerance = Tolerance(args.atol, args.rtol)
     if args.check == "nan":
@@ -91,6 +97,7 @@ def make_check(args: argparse.Namespace):  # noqa: ANN201
 
 
 def run(args: argparse.Namespace) -> int:
+    from editor.cli.compare import no_verdict_on_error
     from editor.cli.remote_args import run_with_pool
 
     out = Path(args.output)
@@ -98,14 +105,16 @@ def run(args: argparse.Namespace) -> int:
         error = StudioError(f"-o {args.output!r}: give a path ending in .onnx (the inputs go beside it as .npz)")
         error.exit_code = 2
         raise error
-    return run_with_pool(args, _run)  # --backend ray: bisection steps run on the cluster, several at once
+    with no_verdict_on_error(args):
+        return run_with_pool(args, _run)  # --backend ray: bisection steps run on the cluster, several at once
 
 
 def _run(args: argparse.Namespace, pool: Any) -> int:
     from editor.cli.compare import given_inputs
     from editor.cli.run import _parse_pairs, parse_val_ranges
     from editor.debug import reduce_model
-    from editor.errors import LoadError, RuntimeBackendError
+    from editor.debug.reduce import DoesNotFail
+    from editor.errors import LoadError
     from editor.runtime.source import ModelSource
 
     out = Path(args.output)
@@ -123,14 +132,12 @@ def _run(args: argparse.Namespace, pool: Any) -> int:
                               use_hints=not args.no_hints,
                               progress=lambda msg: print(f"  {msg}", file=sys.stderr),
                               pool=pool.runners if pool is not None else None)
-    except RuntimeBackendError as exc:
-        if "does not fail" in exc.message:
-            print(f"error: {exc.message}", file=sys.stderr)
-            return 1
-        exc.exit_code = 2
-        raise
+    except DoesNotFail as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
     model_path, npz = result.save(out)
-    print(f"reduced {result.original_nodes} nodes to {len(result.nodes)} ({', '.join(result.nodes)}) "
+    kept = ", ".join(n + (f" inside {result.scopes[n]}" if n in result.scopes else "") for n in result.nodes)
+    print(f"reduced {result.original_nodes} nodes to {len(result.nodes)} ({kept}) "
           f"in {result.runs} runs; failure: {result.check}")
     for line in result.log:
         print(f"  {line}")

@@ -32,7 +32,8 @@ import numpy as np
 from editor.cli.remote_args import add_remote_arguments, open_runner
 from editor.errors import RuntimeBackendError, StudioError
 from editor.runtime import Runner, RunOptions, RunResult, input_specs, load_input_file
-from editor.runtime.inputs import make_inputs, save_inputs
+from editor.runtime.input_plan import refit
+from editor.runtime.inputs import save_inputs
 from editor.runtime.backends import BACKENDS
 from editor.runtime.intermediates import value_scopes
 from editor.runtime.limits import parse_memory_limit, parse_timeout
@@ -140,7 +141,11 @@ def _save_folder(text: str) -> Path:
     return folder
 
 
-def _build_inputs(args: argparse.Namespace, model: Any) -> dict[str, Any]:
+def _build_inputs(args: argparse.Namespace, model: Any) -> Any:
+    """The run's :class:`~editor.runtime.input_plan.InputPlan`: ``--input`` files as given,
+    the rest random (``--random``) through the one input function every command uses."""
+    from editor.runtime.input_plan import plan_inputs
+
     specs = {s.name: s for s in input_specs(model)}
     given = dict(_parse_pairs(args.input, "--input"))
     for name in given:
@@ -152,8 +157,12 @@ def _build_inputs(args: argparse.Namespace, model: Any) -> dict[str, Any]:
     if missing and not args.random:
         spec = specs[missing[0]]
         raise RuntimeBackendError(f"input {spec.name!r} ({spec.type_text}) has no value: give --input {spec.name}=FILE or --random")
-    generated = make_inputs(model, "random", dims=dims, seed=args.seed, val_ranges=ranges) if missing else {}
-    return {name: load_input_file(given[name], spec) if name in given else generated[name] for name, spec in specs.items()}
+    loaded = {name: load_input_file(path, specs[name]) for name, path in given.items()}
+    return plan_inputs(model, given=loaded, dims=dims, seed=args.seed, val_ranges=ranges)
+
+
+def _error_of(result: RunResult) -> str | None:
+    return None if result.ok else (result.error or result.status)
 
 
 def parse_val_ranges(items: list[str]) -> dict[str, tuple[float, float]]:
@@ -244,7 +253,8 @@ def run(args: argparse.Namespace) -> int:
         if remote is None:
             runner.start(wait=False)  # the worker starts up while this process reads the model
         model = load_model(args.model)
-        feeds = _build_inputs(args, model)
+        plan = _build_inputs(args, model)
+        feeds = plan.feeds
         outputs = None
         if args.all_intermediates:
             scopes = value_scopes(model)
@@ -259,21 +269,30 @@ def run(args: argparse.Namespace) -> int:
         # a local worker writes big values straight into the save folder (linked, not copied)
         save_dir = _save_folder(args.save) if args.save and remote is None else None
         spill = {"spill_dir": str(save_dir)} if save_dir else {}
+        source = ModelSource.from_path(args.model)
         with runner, _terminate_as_interrupt():
-            result = runner.run(
-                ModelSource.from_path(args.model), feeds, outputs=outputs, backend=backend, options=options, timeout=timeout,
-                **spill,
-            )
+            result = runner.run(source, feeds, outputs=outputs, backend=backend, options=options, timeout=timeout,
+                                **spill)
+            if not result.ok and plan.dims.guessed() and "cannot create a session" not in (result.error or ""):
+                # the guessed sizes do not run: others that do, said so in the inputs' lines
+                better = refit(model, plan, result.error or result.status, lambda f: _error_of(
+                    runner.run(source, f, backend=backend, options=options, timeout=timeout)))
+                if better is not None:
+                    plan, feeds = better, better.feeds
+                    result = runner.run(source, feeds, outputs=outputs, backend=backend, options=options,
+                                        timeout=timeout, **spill)
         if not result.ok:
             raise RuntimeBackendError(result.error or f"run {result.status}")
         notes = shape_notes(model, feeds, result)
         if args.json:
             data = result.to_json()
             data["shape_notes"] = notes
+            data["inputs"] = plan.to_json()
             json.dump(data, sys.stdout, indent=1)
             print()
         else:
             _print_summary(result, sys.stdout, notes)
+            print("\n".join(plan.lines()))  # the evidence: what was fed (shapes, ranges, guessed dims)
         if args.save:
             written = _save(result, Path(args.save))
             # the inputs go with the outputs, so the run can be repeated (--input NAME=inputs.npz)

@@ -157,7 +157,8 @@ class DeleteNodes(Command):
         self.node_ids = list(dict.fromkeys(node_ids))
         self.reconnect = reconnect
         n = len(self.node_ids)
-        self.label = "Delete node" if n == 1 else f"Delete {n} nodes"
+        self._tail = " and reconnect" if reconnect else ""
+        self.label = ("Delete node" if n == 1 else f"Delete {n} nodes") + self._tail
 
     def run(self, doc: Document, tx: Transaction) -> None:
         require(bool(self.node_ids), "nothing to delete")
@@ -165,7 +166,7 @@ class DeleteNodes(Command):
             check_node(doc, nid)
         if len(self.node_ids) == 1:
             node = doc.node(self.node_ids[0])
-            self.label = f"Delete node {describe(node.name or node.op_type)}"
+            self.label = f"Delete node {describe(node.name or node.op_type)}{self._tail}"
         if self.reconnect:
             for nid in self.node_ids:
                 node = doc.node(nid)
@@ -267,12 +268,20 @@ class SetNodeField(Command):
         if self.field == "op_type":
             require(self.value.isidentifier(), f"op type {describe(self.value)} is not a valid identifier")
         if self.field == "name":
-            self.label = f"Rename node {describe(node.name or node.op_type)}"
+            # the history names both ends: "Rename node 'conv1' → 'stem'"
+            self.label = f"Rename node {describe(node.name or node.op_type)} → {describe(self.value)}"
         elif self.field == "op_type":
             self.label = f"Change op type of {describe(node.name or node.op_type)} to {self.value}"
         if getattr(node, self.field) == self.value:
             return
         tx.apply(SetField(node_target(self.node_id), self.field, self.value, bool(self.value) or self.field == "op_type"))
+
+    def absorb(self, later: Command) -> None:
+        """Typing a name merges into one step that still names both ends: the name undo
+        returns to, and the latest one."""
+        super().absorb(later)
+        if self.field == "name" and isinstance(later, SetNodeField) and " → " in self.label:
+            self.label = f"{self.label.rsplit(' → ', 1)[0]} → {describe(later.value)}"
 
 class SetNodeInput(Command):
     """Rewire input ``index`` of a node to value ``name`` ("" leaves an optional input empty)."""

@@ -112,7 +112,7 @@ class RenameValue(Command):
             require(not name_taken(doc, inner, self.new),
                     f"the name {describe(self.new)} is already used in {doc.index.path(inner)}, "
                     "a graph nested in this one")
-        self.label = f"Rename value {self.old!r} to {self.new!r}"
+        self.label = f"Rename value {describe(self.old)} → {describe(self.new)}"
         rename_value_ops(doc, tx, sid, self.old, self.new)
 
 def make_type(elem_type: int, shape: Sequence[Dim] | None) -> onnx.TypeProto:

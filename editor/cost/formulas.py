@@ -10,7 +10,11 @@ ConvTranspose                               in x (C_out / group) x prod(kernel)
 MatMul, MatMulInteger, QLinearMatMul,       out x K (the contracted dim); Gemm: M x N x K
 FusedMatMul, Gemm                           (alpha, beta and C not counted)
 Einsum                                      product of the sizes of every distinct index
-Attention (ai.onnx), MultiHeadAttention     B x heads x S_q x S_kv x (D_qk + D_v): Q·Kᵀ and ·V
+MatMulNBits, MatMulBnb4                     out x K (the K attribute): the weight is unpacked,
+                                            the MACs are the float MatMul's
+Attention (ai.onnx), MultiHeadAttention,    B x heads x S_q x S_kv x (D_qk + D_v): Q·Kᵀ and ·V;
+GroupQueryAttention                         S_kv is the KV length, past + new (the present
+                                            key's length when the op returns one)
 Attention (com.microsoft)                   the QKV projection (B x S x in x 3·hidden) plus the
                                             above
 LSTM / GRU / RNN                            seq x batch x directions x gates x hidden x
@@ -115,6 +119,11 @@ def _matmul(node, inputs, outputs):
     return S.mul(_out(outputs), k)
 
 
+@formula("MatMulNBits", "MatMulBnb4")
+def _matmul_nbits(node, inputs, outputs):
+    return S.mul(_out(outputs), int(attr(node, "K")))
+
+
 @formula("QLinearMatMul")
 def _qlinear_matmul(node, inputs, outputs):
     return S.mul(_out(outputs), _dims(inputs[0], "input A")[-1])
@@ -153,15 +162,29 @@ def _attention(node, inputs, outputs):
         b, s, hidden_in = q
         projection = S.product([b, s, hidden_in, w[1]])
         hidden = S.floordiv(w[1], 3) if isinstance(w[1], int) else w[1]
-        return S.add(projection, S.product([b, s, s, hidden, 2]))
+        kv = _present_length(outputs, 3) or s
+        return S.add(projection, S.product([b, s, kv, hidden, 2]))
     if len(q) == 4:  # [B, heads, S_q, D]
         k = _dims(inputs[1], "the key")
         v = _dims(inputs[2], "the value")
-        return S.product([q[0], q[1], q[2], k[2], S.add(q[3], v[3])])
-    # 3-D: [B, S, heads*D]
+        kv = _present_length(outputs, 2) or k[2]
+        return S.product([q[0], q[1], q[2], kv, S.add(q[3], v[3])])
+    # 3-D: [B, S, heads*D]; the output's width is heads x D_v
+    out = _dims(outputs[0], "the output")
+    if node.op_type == "GroupQueryAttention":
+        q_width = out[2]  # the query input may carry K and V packed beside Q
+        kv = _present_length(outputs, 2) or q[1]
+        return S.product([q[0], q[1], kv, S.add(q_width, out[2])])
     k = _dims(inputs[1], "the key") if len(inputs) > 1 and inputs[1].dims else q
-    v = _dims(inputs[2], "the value") if len(inputs) > 2 and inputs[2].dims else k
-    return S.product([q[0], q[1], k[1], S.add(q[2], v[2])])
+    kv = _present_length(outputs, 2) or (k[2] if len(k) == 4 else k[1])
+    return S.product([q[0], q[1], kv, S.add(q[2], out[2])])
+
+
+def _present_length(outputs: list[ValueShape], axis: int) -> Dim | None:
+    """The KV length (past + new) from the present key output, when the op returns one."""
+    if len(outputs) < 2 or outputs[1].dims is None or len(outputs[1].dims) <= axis:
+        return None
+    return outputs[1].dims[axis]
 
 
 @formula("LSTM", "GRU", "RNN")
@@ -213,7 +236,8 @@ ELEMENTWISE = ["Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "PRelu", 
                "Tanh", "Exp", "Log", "Sqrt", "Abs", "Neg", "Erf", "Gelu", "Softplus", "Softsign", "LeakyRelu",
                "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Clip", "Floor", "Ceil", "Round",
                "Reciprocal", "Sign", "Sin", "Cos", "Tan", "Mish", "ThresholdedRelu", "Shrink", "FastGelu",
-               "BiasGelu", "QuickGelu", "Swish", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
+               "BiasGelu", "QuickGelu", "Swish", "RotaryEmbedding", "QuantizeLinear", "DequantizeLinear",
+               "DynamicQuantizeLinear",
                "CumSum", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "IsNaN", "IsInf",
                "Trilu", "LpNormalization", "LRN", "BitShift", "And", "Or", "Xor", "Not"]
 for _op in ELEMENTWISE:

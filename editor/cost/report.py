@@ -32,6 +32,7 @@ import onnx
 
 from editor.cost.formulas import Unknown, macs_of
 from editor.shapes import ShapeTable, ValueShape, infer_model
+from editor.shapes.rules import attr
 from editor.shapes import symbolic as S
 from editor.shapes.symbolic import Dim
 
@@ -56,6 +57,21 @@ def dtype_bits(elem_type: int) -> int:
     if name.endswith("INT2"):
         return 2
     return np_type.itemsize * 8
+
+
+def packed_weight(node: onnx.NodeProto, slot: int, stored: int) -> tuple[int, str] | None:
+    """(values, type) of a uint8 weight that packs narrower values, at input ``slot`` of
+    ``node``: MatMulNBits' B (``bits`` per value, blocks of K), GatherBlockQuantized's
+    data; None for a weight stored as what it is."""
+    if node.domain != "com.microsoft":
+        return None
+    if node.op_type == "MatMulNBits" and slot == 1:
+        bits = int(attr(node, "bits", 4))
+        return stored * 8 // bits, f"int{bits}"
+    if node.op_type == "GatherBlockQuantized" and slot == 0:
+        bits = int(attr(node, "bits", 4))
+        return stored * 8 // bits, f"int{bits}"
+    return None
 
 
 def _bytes(vs: ValueShape) -> Dim | None:
@@ -172,7 +188,7 @@ def graph_cost(graph: onnx.GraphProto, table: ShapeTable, dims: Mapping[str, int
                 nc.macs, nc.unknown = None, "its shapes do not fit its operator"
             if index in body_nodes:
                 _control_flow(nc, node, index, table, dims)
-            for name in input_names:
+            for slot, name in enumerate(input_names):
                 for src in sources.get(name, ()):
                     if src in attributed:
                         continue
@@ -181,10 +197,13 @@ def graph_cost(graph: onnx.GraphProto, table: ShapeTable, dims: Mapping[str, int
                     n_el = S.evaluate(S.product(vs.dims or ()), {}) if vs.dims is not None else None
                     if n_el is None:
                         continue
-                    nc.params += n_el
                     b = -(-n_el * dtype_bits(vs.elem_type) // 8)
-                    nc.weight_bytes += b
                     type_name = onnx.TensorProto.DataType.Name(vs.elem_type) if vs.elem_type else "UNDEFINED"
+                    packed = packed_weight(node, slot, n_el) if src == name and vs.elem_type == onnx.TensorProto.UINT8 else None
+                    if packed is not None:  # int4/int2 values packed into bytes: count values
+                        n_el, type_name = packed
+                    nc.params += n_el
+                    nc.weight_bytes += b
                     by_type[type_name.lower()] = by_type.get(type_name.lower(), 0) + b
             out_bytes: Dim | None = 0
             for name in output_names:

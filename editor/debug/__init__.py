@@ -15,12 +15,14 @@ are views of it.
 
 from __future__ import annotations
 
-from editor.debug.compare import Comparison, RunFailed, RunSpec, TensorResult, compare_runs, compare_to_saved
+from editor.debug.compare import compare_runs, compare_to_saved
 from editor.debug.mapping import TensorMap, TensorPair, map_tensors, same_model_map
 from editor.debug.metrics import TensorError, Tolerance, compare_values, dequantize
+from editor.debug.verdict import EXIT_CODES, Comparison, RunFailed, RunSpec, SideRun, TensorResult
 from editor.debug.reduce import (
     BackendDiffCheck,
     CrashCheck,
+    DoesNotFail,
     FailureCheck,
     ModelDiffCheck,
     NanCheck,
@@ -29,15 +31,18 @@ from editor.debug.reduce import (
 )
 
 __all__ = [
+    "EXIT_CODES",
     "BackendDiffCheck",
     "Comparison",
     "CrashCheck",
+    "DoesNotFail",
     "FailureCheck",
     "ModelDiffCheck",
     "NanCheck",
     "ReduceResult",
     "RunFailed",
     "RunSpec",
+    "SideRun",
     "TensorError",
     "TensorMap",
     "TensorPair",

@@ -10,13 +10,17 @@ trust:
 3. rewrites the diff recognised (quantization, fusion): the values at the region's boundary;
 4. the same value name in B (exporters and quantizers keep names of the values they keep).
 
-A B value of an 8-bit integer type produced by ``QuantizeLinear`` / ``QLinear*`` /
-``DynamicQuantizeLinear`` is compared after dequantization with its scale and zero point
-(:class:`Dequant` says where to find them).
+A B value of an integer type produced by ``QuantizeLinear`` (per tensor, per axis or per
+block), any ``QLinear*`` op, ``QGemm`` or ``DynamicQuantizeLinear`` is compared after
+dequantization through *its own* scale and zero point (:class:`Dequant` says where to find
+them): the producing op's inputs that its schema names after the output (``y`` ->
+``y_scale`` / ``y_zero_point``, ``C`` -> ``C_scale``; QLinearConcat's ``Y_scale`` comes
+first), so a new QLinear op needs no table here.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,7 +29,7 @@ import onnx
 if TYPE_CHECKING:
     from editor.diff import ModelDiff
 
-__all__ = ["Dequant", "TensorMap", "TensorPair", "main_tensors", "map_tensors", "same_model_map"]
+__all__ = ["Dequant", "TensorMap", "TensorPair", "io_pairs", "main_tensors", "map_tensors", "same_model_map"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,8 @@ class Dequant:
     scale: str
     zero_point: str | None
     axis: int = 1
+    #: QuantizeLinear's block_size (opset 21): one scale per ``block_size`` elements on ``axis``
+    block_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -115,12 +121,11 @@ def main_tensors(model: onnx.ModelProto) -> list[tuple[str, onnx.NodeProto | Non
     return out
 
 
-def same_model_map(model: onnx.ModelProto) -> TensorMap:
-    """Every tensor to itself (one model on two backends)."""
-    return TensorMap([TensorPair(name, name, "same") for name, _ in main_tensors(model)])
-
-
-_QUANT_PRODUCERS = {"QuantizeLinear": (1, 2), "DynamicQuantizeLinear": None}
+def same_model_map(model: onnx.ModelProto, in_b: set[str] | None = None) -> TensorMap:
+    """Every tensor to itself (one model on two backends); with ``in_b``, the names B has
+    (its Ifs took other branches), the others without a counterpart."""
+    return TensorMap([TensorPair(name, name, "same") if in_b is None or name in in_b else TensorPair(name, None, "")
+                      for name, _ in main_tensors(model)])
 
 
 #: ops that move quantized values around without changing scale or zero point
@@ -130,31 +135,110 @@ _MOVES = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "MaxPool", 
 _FOLDED = {"Relu", "Clip"}
 
 
+def _schema(op: str, domain: str, opset: int) -> onnx.defs.OpSchema | None:
+    """The op's schema: onnx's, or onnxruntime's for its contrib ops (registered into onnx's
+    registry by :mod:`editor.ort_schemas`); None when no runtime knows the op."""
+    from editor.ort_schemas import ensure_registered
+
+    ensure_registered()
+    try:
+        return onnx.defs.get_schema(op, max(opset, 1), domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
+@functools.lru_cache(maxsize=512)
+def _formal_inputs(op: str, domain: str, opset: int) -> tuple[str, ...]:
+    schema = _schema(op, domain, opset)
+    return tuple(i.name for i in schema.inputs) if schema is not None else ()
+
+
+def _output_quant_inputs(node: onnx.NodeProto, output: str, opset: int) -> tuple[str, str | None] | None:
+    """The node's own inputs holding the scale and zero point of ``output``, found by the
+    schema's names (``y`` -> ``y_scale`` / ``y_zero_point``, ``C`` -> ``C_scale`` ...): every
+    QLinear* op, QGemm, QuantizeLinear, read the same way."""
+    if output not in node.output:
+        return None
+    formal = _formal_inputs(node.op_type, node.domain or "", opset)
+    k = list(node.output).index(output)
+    out_name = _formal_outputs(node.op_type, node.domain or "", opset, k)
+    if not formal or out_name is None:
+        return None
+    lowered = [f.lower() for f in formal]
+    if node.op_type == "QuantizeLinear":
+        scale_at, zp_at = 1, 2
+    else:
+        try:
+            scale_at = lowered.index(f"{out_name.lower()}_scale")
+        except ValueError:
+            return None
+        zp_name = f"{out_name.lower()}_zero_point"
+        zp_at = lowered.index(zp_name) if zp_name in lowered else -1
+    if scale_at >= len(node.input) or not node.input[scale_at]:
+        return None  # QGemm without y_scale gives floats
+    zp = node.input[zp_at] if 0 <= zp_at < len(node.input) and node.input[zp_at] else None
+    return node.input[scale_at], zp
+
+
+@functools.lru_cache(maxsize=512)
+def _formal_outputs_all(op: str, domain: str, opset: int) -> tuple[str, ...]:
+    schema = _schema(op, domain, opset)
+    return tuple(o.name for o in schema.outputs) if schema is not None else ()
+
+
+def _formal_outputs(op: str, domain: str, opset: int, k: int) -> str | None:
+    names = _formal_outputs_all(op, domain, opset)
+    return names[k] if k < len(names) else None
+
+
 def _dequant_for(model_b: onnx.ModelProto, name: str, producers: dict[str, onnx.NodeProto], depth: int = 0) -> Dequant | None:
+    """How to dequantize B's value ``name``: the scale and zero point of the op that made it
+    (through ops that only move quantized values), or None for a value that is not quantized."""
     node = producers.get(name)
     if node is None or depth > 8:
         return None
     op = node.op_type
-    if op in _MOVES and node.input:
+    if op in _MOVES and node.input and node.domain in ("", "ai.onnx"):
         return _dequant_for(model_b, node.input[0], producers, depth + 1)
-    axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
-    if op == "QuantizeLinear" and len(node.input) >= 2:
-        return Dequant(node.input[1], node.input[2] if len(node.input) > 2 and node.input[2] else None, int(axis))
     if op == "DynamicQuantizeLinear" and node.output[0] == name and len(node.output) >= 3:
         return Dequant(node.output[1], node.output[2])
-    if op.startswith("QLinear") and len(node.input) >= 3:
-        # QLinearConv / QLinearMatMul / QLinearAdd ...: y_scale, y_zero_point are the last two
-        # inputs except for ops with a trailing bias (QLinearConv: x, xs, xz, w, ws, wz, ys, yz, B)
-        if op == "QLinearConv" and len(node.input) >= 8:
-            return Dequant(node.input[6], node.input[7])
-        if op == "QLinearMatMul" and len(node.input) >= 8:
-            return Dequant(node.input[6], node.input[7])
-        if op in ("QLinearAdd", "QLinearMul") and len(node.input) >= 8:
-            return Dequant(node.input[6], node.input[7])
-        if op in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QLinearGlobalAveragePool",
-                  "QLinearAveragePool") and len(node.input) >= 5:
-            return Dequant(node.input[3], node.input[4])
-    return None
+    if not (op.startswith("QLinear") or op in ("QuantizeLinear", "QGemm")):
+        return None
+    opset = _opset(model_b, node.domain or "")
+    found = _output_quant_inputs(node, name, opset)
+    if found is None:
+        return None
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 1) if op == "QuantizeLinear" else 1
+    block = next((a.i for a in node.attribute if a.name == "block_size"), 0) if op == "QuantizeLinear" else 0
+    return Dequant(found[0], found[1], int(axis), int(block))
+
+
+def _opset(model: onnx.ModelProto, domain: str) -> int:
+    for o in model.opset_import:
+        if (o.domain or "") == domain or (domain == "" and o.domain == "ai.onnx"):
+            return int(o.version)
+    return 1
+
+
+def io_pairs(model_a: onnx.ModelProto, model_b: onnx.ModelProto) -> dict[str, str]:
+    """A's graph inputs and outputs -> B's: by name, else by position among the unmatched."""
+    ga, gb = model_a.graph, model_b.graph
+    inits_a = {t.name for t in ga.initializer}
+    inits_b = {t.name for t in gb.initializer}
+    ins_a = [vi.name for vi in ga.input if vi.name not in inits_a]
+    ins_b = [vi.name for vi in gb.input if vi.name not in inits_b]
+    found: dict[str, str] = {}
+    for names_a, names_b in ((ins_a, ins_b), ([o.name for o in ga.output], [o.name for o in gb.output])):
+        set_b = set(names_b)
+        left_b = [n for n in names_b if n not in names_a]
+        k = 0
+        for n in names_a:
+            if n in set_b:
+                found[n] = n
+            elif k < len(left_b):
+                found[n] = left_b[k]
+                k += 1
+    return found
 
 
 def map_tensors(model_a: onnx.ModelProto, model_b: onnx.ModelProto, diff: ModelDiff | None = None) -> TensorMap:
@@ -170,20 +254,7 @@ def map_tensors(model_a: onnx.ModelProto, model_b: onnx.ModelProto, diff: ModelD
     producers_b = {o: n for n in gb.node for o in n.output if o}
     found: dict[str, tuple[str, str]] = {}
 
-    inits_a = {t.name for t in ga.initializer}
-    inits_b = {t.name for t in gb.initializer}
-    ins_a = [vi.name for vi in ga.input if vi.name not in inits_a]
-    ins_b = [vi.name for vi in gb.input if vi.name not in inits_b]
-    for names_a, names_b in ((ins_a, ins_b), ([o.name for o in ga.output], [o.name for o in gb.output])):
-        set_b = set(names_b)
-        left_b = [n for n in names_b if n not in names_a]
-        k = 0
-        for n in names_a:
-            if n in set_b:
-                found[n] = (n, "io")
-            elif k < len(left_b):
-                found[n] = (left_b[k], "io")
-                k += 1
+    found.update((a, (b, "io")) for a, b in io_pairs(model_a, model_b).items())
     main_a, main_b = doc_a.index.main, doc_b.index.main
     main_ids_a = set(doc_a.index.scopes[main_a].node_ids)
     for ida, idb in diff.pairs.items():

@@ -7,6 +7,13 @@ with ``b`` the reference side (``max_rel`` divides by ``max(|b|, atol)``), NaN e
 the same Inf: a NaN that appears on one side only is always a disagreement, whatever the
 tolerance.
 
+NOTE: NaN and Inf are findings. ``ok`` above is the numeric rule (equal NaN at the same
+place is not a *disagreement*), but a value that holds NaN or Inf on either side is never
+"agreement" in a verdict: :meth:`TensorError.nonfinite_text` says in words what each side
+holds ("A finite, B 12 of 4096 NaN"), and :mod:`editor.debug.compare` refuses to call
+outputs that hold one equal (``Tolerance.infinities_equal`` lets the same Inf at the same
+place on both sides agree; NaN never does).
+
 NOTE: cost. Comparing every intermediate of a model must stay a small fraction of running it
 (the benchmark asks for compare <= 3x one run), so floats are compared in their own precision
 when that is float32 or wider, with sums accumulated in float64; half precisions and ints are
@@ -33,6 +40,9 @@ class Tolerance:
     atol: float = 1e-4
     rtol: float = 1e-3
     per_tensor: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    #: the same +Inf / -Inf at the same place on both sides counts as agreement in a verdict
+    #: (an output of log-probabilities, a mask); NaN never does
+    infinities_equal: bool = False
 
     def for_tensor(self, name: str) -> tuple[float, float]:
         return self.per_tensor.get(name, (self.atol, self.rtol))
@@ -57,17 +67,59 @@ class TensorError:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+        out = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+        out["nonfinite"] = self.nonfinite_text() or None
+        return out
+
+    @property
+    def nonfinite(self) -> bool:
+        """Whether either side holds a NaN or an Inf."""
+        return bool(self.nan_a or self.nan_b or self.inf_a or self.inf_b)
+
+    def nonfinite_text(self) -> str:
+        """What each side holds in words ("A finite, B all NaN"); '' when both are finite."""
+        if not self.nonfinite:
+            return ""
+        return f"A {_side_text(self.nan_a, self.inf_a, self.size)}, B {_side_text(self.nan_b, self.inf_b, self.size)}"
+
+    def verdict_ok(self, infinities_equal: bool = False) -> bool:
+        """Whether this pair may count as agreement in a verdict: within tolerance and
+        finite on both sides (or, with ``infinities_equal``, the same Inf in the same places
+        and no NaN anywhere)."""
+        if not self.ok:
+            return False
+        if self.nan_a or self.nan_b:
+            return False
+        return infinities_equal or not (self.inf_a or self.inf_b)
 
 
-def dequantize(q: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, axis: int = 1) -> np.ndarray:
-    """``(q - zero_point) * scale`` as float32, per tensor or per ``axis`` (DequantizeLinear)."""
+def _side_text(nan: int, inf: int, size: int) -> str:
+    parts = []
+    if nan:
+        parts.append("all NaN" if nan == size else f"{nan} of {size} NaN")
+    if inf:
+        parts.append("all Inf" if inf == size else f"{inf} of {size} Inf")
+    return " and ".join(parts) or "finite"
+
+
+def dequantize(q: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, axis: int = 1,
+               block_size: int = 0) -> np.ndarray:
+    """``(q - zero_point) * scale`` as float32 (DequantizeLinear): per tensor (a scalar
+    scale), per ``axis`` (one scale per index), or per block (``block_size`` elements on
+    ``axis`` share a scale, the scale tensor shaped like ``q`` with that axis divided)."""
     scale = np.asarray(scale, np.float32)
     zp = np.zeros_like(scale, dtype=np.float32) if zero_point is None else np.asarray(zero_point).astype(np.float32)
-    if scale.ndim == 1 and scale.size > 1 and q.ndim > 1:
-        shape = [1] * q.ndim
-        shape[axis] = scale.size
-        scale, zp = scale.reshape(shape), zp.reshape(shape)
+    if q.ndim and scale.size > 1:
+        axis = axis + q.ndim if axis < 0 else axis
+        if block_size > 0 and scale.ndim == q.ndim:
+            scale = np.repeat(scale, block_size, axis=axis).take(range(q.shape[axis]), axis=axis)
+            zp = np.repeat(zp, block_size, axis=axis).take(range(q.shape[axis]), axis=axis) if zp.ndim == q.ndim \
+                else zp
+        elif scale.ndim == 1:
+            shape = [1] * q.ndim
+            shape[axis] = scale.size
+            scale = scale.reshape(shape)
+            zp = zp.reshape(shape) if zp.size == scale.size else zp
     return ((q.astype(np.float32) - zp) * scale).astype(np.float32)
 
 

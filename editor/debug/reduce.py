@@ -27,7 +27,6 @@ runs two backends per check. ``ReduceResult.runs`` counts the backend runs made.
 
 from __future__ import annotations
 
-import math
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -38,13 +37,22 @@ from typing import Any
 import numpy as np
 import onnx
 
+from editor.debug.bodies import Inlined, inline_by_running
 from editor.debug.metrics import Tolerance, compare_values
 from editor.errors import RuntimeBackendError, StudioError
 from editor.runtime import Runner, RunOptions, RunResult
-from editor.runtime.inputs import make_inputs, save_inputs
+from editor.runtime.input_plan import InputPlan, plan_inputs, refit
+from editor.runtime.inputs import save_inputs
 from editor.runtime.source import ModelSource
 
-__all__ = ["BackendDiffCheck", "CrashCheck", "FailureCheck", "ModelDiffCheck", "NanCheck", "ReduceResult", "reduce_model"]
+__all__ = ["BackendDiffCheck", "CrashCheck", "DoesNotFail", "FailureCheck", "ModelDiffCheck", "NanCheck", "ReduceResult",
+           "reduce_model"]
+
+
+class DoesNotFail(RuntimeBackendError):
+    """The whole model passes the check: nothing to reduce (``reduce`` exits 1)."""
+
+    exit_code = 1
 
 
 _COUNT_LOCK = threading.Lock()
@@ -217,21 +225,28 @@ class ModelDiffCheck(FailureCheck):
         self.values_b: dict[str, Any] = {}
 
     def prepare(self, runner: Runner, model_a: onnx.ModelProto, feeds: Mapping[str, Any]) -> None:
-        """Map A's tensors to B's and run B once with every mapped tensor."""
-        from editor.debug.mapping import map_tensors
+        """Map A's tensors to B's (B's Ifs inlined into the branches B's run takes) and run B
+        once with every mapped tensor."""
+        from editor.debug.mapping import io_pairs, map_tensors
 
         proto_b = self.model_b if isinstance(self.model_b, onnx.ModelProto) else ModelSource.from_path(self.model_b).load_proto()
+        b_inputs = {vi.name for vi in proto_b.graph.input}
+        pairs = io_pairs(model_a, proto_b)
+        feeds_b = {pairs[k]: v for k, v in feeds.items() if pairs.get(k) in b_inputs}
+
+        def run_b(model: onnx.ModelProto, names: list[str] | None) -> dict[str, Any]:
+            self.runs += 1
+            rb = runner.run(ModelSource.from_any(model), feeds_b, outputs=names, backend=self.backend,
+                            options=self.options, timeout=self.timeout)
+            if not rb.ok:
+                raise RuntimeBackendError(f"model B cannot be run: {rb.error}")
+            return {k: r.value for k, r in rb.outputs.items()}
+
+        proto_b = inline_by_running(proto_b, run_b).model
         tmap = map_tensors(model_a, proto_b)
         self.map_a_to_b = {p.a: p.b for p in tmap.pairs if p.b is not None and p.dequant is None}
-        b_inputs = {vi.name for vi in proto_b.graph.input}
-        feeds_b = {self.map_a_to_b[k]: v for k, v in feeds.items() if self.map_a_to_b.get(k) in b_inputs}
         wanted = [n for n in dict.fromkeys(self.map_a_to_b.values()) if n not in b_inputs]
-        self.runs += 1
-        rb = runner.run(ModelSource.from_any(proto_b), feeds_b, outputs=wanted, backend=self.backend,
-                        options=self.options, timeout=self.timeout)
-        if not rb.ok:
-            raise RuntimeBackendError(f"model B cannot be run: {rb.error}")
-        self.values_b = {k: r.value for k, r in rb.outputs.items()}
+        self.values_b = run_b(proto_b, wanted or None)
         self.values_b.update(feeds_b)
 
     def feeds_for(self, names: list[str], values: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -285,6 +300,11 @@ class ReduceResult:
     #: rounds of waiting for checks of the bisection (sequential: one per check; a pool:
     #: up to one check per runner a round)
     rounds: int = 0
+    #: the whole model's inputs and what they are (shapes, ranges, guessed dims)
+    input_plan: InputPlan | None = None
+    #: node label -> the body it came from ("If '/model/If_1' then_branch"), for kept
+    #: nodes that were inside a body
+    scopes: dict[str, str] = field(default_factory=dict)
 
     def save(self, path: str | Path) -> tuple[Path, Path]:
         """Write the model to ``path`` and its inputs beside it (``path`` with ``.npz``)."""
@@ -373,7 +393,9 @@ def reduce_model(
 ) -> ReduceResult:
     """Bisect ``model`` to the smallest subgraph that still fails ``check`` (module docstring).
 
-    Raises :class:`RuntimeBackendError` when the model cannot be run for its values or does
+    Each If the values run decides is first inlined into its taken branch
+    (:mod:`editor.debug.bodies`), so the culprit can be a node inside a body. Raises
+    :class:`RuntimeBackendError` when the model cannot be run for its values or does
     not fail ``check`` at all, and when ``cancelled()`` turns true. ``pool``: runners (remote
     hosts) that check bisection steps at once, speculatively; the result is the sequential
     one (same cuts, same nodes), ``runs`` and ``checks`` also count the speculative checks.
@@ -381,57 +403,118 @@ def reduce_model(
     say = progress or (lambda _m: None)
     stop = cancelled or (lambda: False)
     proto = model if isinstance(model, onnx.ModelProto) else ModelSource.from_path(model).load_proto()
-    generated = make_inputs(proto, "random", dims=dims, seed=seed, val_ranges=val_ranges)
-    feeds = {**generated, **dict(inputs or {})}
+    plan = plan_inputs(proto, given=inputs, dims=dims, seed=seed, val_ranges=val_ranges)
+    for line in plan.lines():  # the evidence: shapes, ranges, guessed dims
+        say(line)
     own = runner is None and not pool
     runner = runner or (pool[0] if pool else Runner())
     runners = list(pool) if pool else [runner]
-    log: list[str] = []
     try:
-        say("running the whole model for its intermediate values")
-        from editor.runtime.intermediates import value_scopes
-
-        scopes = value_scopes(proto)
-        names = list(dict.fromkeys(scopes.main + scopes.outputs))
+        whole = _values_of(proto, plan, check, runner, say)
         if isinstance(check, ModelDiffCheck):
-            check.prepare(runner, proto, feeds)
-        check.runs += 1
-        full = runner.run(ModelSource.from_any(proto), feeds, outputs=names, backend=check.values_backend,
-                          options=check.values_options, timeout=None)
-        if not full.ok:
-            raise RuntimeBackendError(f"cannot compute intermediate values on {check.values_backend or 'any backend'}: {full.error}")
-        values: dict[str, Any] = {k: r.value for k, r in full.outputs.items()}
-        values.update(feeds)
-        cutter = _Cutter(proto, values, check)
-        n = len(cutter.order)
-        if n == 0:
-            raise RuntimeBackendError("the model has no nodes to reduce")
-        everything = list(range(n))
-        say(f"checking the whole model ({n} nodes)")
-        if not check.fails(runner, proto, feeds):
-            raise RuntimeBackendError(f"the model does not fail the check ({check.describe()}): nothing to reduce")
-        cutter.cache[frozenset(everything)] = True
-        best: list[int] | None = None
-        if use_hints:
-            check.runner, check.model, check.feeds = runner, proto, feeds
-            hint = check.suspect([nd for _, nd in cutter.order], values)
-            if hint is not None:
-                say(f"trying the node the full run points at: {_label(cutter.order[hint][1])}")
-                if cutter.fails(runner, [hint]):
-                    best = [hint]
-                    log.append(f"the full run pointed at {_label(cutter.order[hint][1])}, which fails alone")
-        if best is None:
-            best = _bisect(cutter, runners, n, log, say, stop)
-        nodes = [cutter.order[k][1] for k in best]
-        made = cutter.cut(best)
-        if made is None:
-            raise RuntimeBackendError("the reduced subgraph cannot be extracted")  # pragma: no cover - it just ran
-        sub, sub_feeds = made
-        return ReduceResult(sub, sub_feeds, [_label(nd) for nd in nodes], check.runs, len(cutter.cache),
-                            n, check.describe(), log, rounds=cutter.rounds)
+            check.prepare(runner, whole.inlined.model, whole.plan.feeds)
+        return _reduce(whole, check, runner, runners, use_hints, say, stop)
     finally:
         if own:
             runner.close()
+
+
+@dataclass
+class _Whole:
+    """The whole model as reduction sees it: its Ifs inlined, its inputs, every value."""
+
+    inlined: Inlined
+    plan: InputPlan
+    values: dict[str, Any]
+    outputs: list[str]
+
+
+def _values_of(proto: onnx.ModelProto, plan: InputPlan, check: FailureCheck, runner: Runner,
+               say: Callable[[str], None]) -> _Whole:
+    """Run the whole model for every value on the check's values backend: other sizes when
+    the guessed ones do not run (:func:`refit`), then each If it decides inlined and the
+    inlined model run again, so cuts can be fed values from inside bodies."""
+    from editor.runtime.intermediates import value_scopes
+
+    def values_run(model: onnx.ModelProto, feeds: Mapping[str, Any], outputs: list[str] | None) -> RunResult:
+        check.runs += 1
+        return runner.run(ModelSource.from_any(model), feeds, outputs=outputs, backend=check.values_backend,
+                          options=check.values_options, timeout=None)
+
+    def every_value(model: onnx.ModelProto) -> list[str]:
+        scopes = value_scopes(model)
+        return list(dict.fromkeys(scopes.main + scopes.outputs))
+
+    say("running the whole model for its intermediate values")
+    full = values_run(proto, plan.feeds, every_value(proto))
+    if not full.ok and "cannot create a session" not in (full.error or "") and plan.dims.guessed():
+        say("the run failed at the guessed sizes: trying others")
+        better = refit(proto, plan, full.error or full.status,
+                       lambda f: (lambda r: None if r.ok else (r.error or r.status))(values_run(proto, f, None)))
+        if better is not None:
+            plan = better
+            for line in plan.lines():
+                say(line)
+            full = values_run(proto, plan.feeds, every_value(proto))
+    if not full.ok:
+        raise RuntimeBackendError(f"cannot compute intermediate values on {check.values_backend or 'any backend'}: {full.error}")
+    values: dict[str, Any] = {k: r.value for k, r in full.outputs.items()}
+
+    def conditions_of(model: onnx.ModelProto, names: list[str]) -> Mapping[str, Any]:
+        if model is proto:
+            return values
+        result = values_run(model, plan.feeds, names)
+        if not result.ok:
+            raise RuntimeBackendError(f"cannot run the model with its Ifs inlined: {result.error}")
+        return {k: r.value for k, r in result.outputs.items()}
+
+    inlined = inline_by_running(proto, conditions_of)
+    if inlined.changed:
+        say(f"{len(inlined.taken)} If node(s) inlined into the branch taken: running again for their values")
+        full = values_run(inlined.model, plan.feeds, every_value(inlined.model))
+        if not full.ok:
+            raise RuntimeBackendError(f"cannot run the model with its Ifs inlined: {full.error}")
+        values = {k: r.value for k, r in full.outputs.items()}
+    values.update(plan.feeds)
+    return _Whole(inlined, plan, values, [o.name for o in proto.graph.output])
+
+
+def _reduce(whole: _Whole, check: FailureCheck, runner: Runner, runners: list[Runner], use_hints: bool,
+            say: Callable[[str], None], stop: Callable[[], bool]) -> ReduceResult:
+    """Check the whole model fails, then bisect (or take the node the full run points at)."""
+    proto, feeds, values, log = whole.inlined.model, whole.plan.feeds, whole.values, []
+    cutter = _Cutter(proto, values, check)
+    n = len(cutter.order)
+    if n == 0:
+        raise RuntimeBackendError("the model has no nodes to reduce")
+    everything = list(range(n))
+    say(f"checking the whole model ({n} nodes)")
+    if not check.fails(runner, proto, feeds):
+        nan = [o for o in whole.outputs if _has_nan(values.get(o))]
+        hint = f"; output {nan[0]!r} holds NaN on this run: --check nan finds the node that makes it" \
+            if nan and not isinstance(check, NanCheck) else ""
+        raise DoesNotFail(f"the model does not fail the check ({check.describe()}): nothing to reduce{hint}")
+    cutter.cache[frozenset(everything)] = True
+    best: list[int] | None = None
+    if use_hints:
+        check.runner, check.model, check.feeds = runner, proto, feeds
+        hint = check.suspect([nd for _, nd in cutter.order], values)
+        if hint is not None:
+            say(f"trying the node the full run points at: {_label(cutter.order[hint][1])}")
+            if cutter.fails(runner, [hint]):
+                best = [hint]
+                log.append(f"the full run pointed at {_label(cutter.order[hint][1])}, which fails alone")
+    if best is None:
+        best = _bisect(cutter, runners, n, log, say, stop)
+    nodes = [cutter.order[k][1] for k in best]
+    made = cutter.cut(best)
+    if made is None:
+        raise RuntimeBackendError("the reduced subgraph cannot be extracted")  # pragma: no cover - it just ran
+    sub, sub_feeds = made
+    scope = whole.inlined.scope
+    return ReduceResult(sub, sub_feeds, [_label(nd) for nd in nodes], check.runs, len(cutter.cache),
+                        n, check.describe(), log, rounds=cutter.rounds, input_plan=whole.plan,
+                        scopes={_label(nd): scope[nd.name] for nd in nodes if nd.name in scope})
 
 
 def _label(node: onnx.NodeProto) -> str:

@@ -11,11 +11,18 @@ map every node id of each side (all scopes) to ``"same" | "changed" | "added" |
 
 
 The package: :mod:`~editor.diff.records` (what a diff lists), :mod:`~editor.diff.matcher`
-(pairing nodes: anchors, hashing rounds, grounding), :mod:`~editor.diff.rewrites`
-(regions of unmatched nodes read as one quantization or fusion), :mod:`~editor.diff.values`
-(attributes and tensor values compared chunk by chunk).
+(pairing nodes: anchors, hashing rounds, grounding), :mod:`~editor.diff.canonical` (a
+round on a canonical view: QLinearConv as Conv, Quantize/Dequantize see-through, folded
+BatchNormalization / bias / Relu), :mod:`~editor.diff.rewrites` (regions of unmatched
+nodes read as one quantization or fusion), :mod:`~editor.diff.values` (attributes and
+tensor values compared chunk by chunk). For pictures: :mod:`~editor.diff.display`
+(:func:`display_of`: a status per node and side, counterparts, the changes as stops in
+A's topological order; the view, ``diff --render`` and HTML export share it) and
+:mod:`~editor.diff.weight_stats` (a change's weights before / after, quantized ones read
+back to float).
 """
 
+from editor.diff.display import DiffDisplay, Stop, display_of
 from editor.diff.matcher import diff_models
 from editor.diff.records import (
     AttributeChange,
@@ -32,6 +39,8 @@ from editor.diff.records import (
 
 __all__ = [
     "AttributeChange",
+    "DiffDisplay",
+    "Stop",
     "FieldChange",
     "IOChange",
     "InitializerChange",
@@ -42,4 +51,5 @@ __all__ = [
     "Rewrite",
     "ValueRename",
     "diff_models",
+    "display_of",
 ]

@@ -56,6 +56,7 @@ from editor.diff.records import (
     PortChange,
     ValueRename,
 )
+from editor.diff.canonical import canonical_regions, constant_values, pair_canonical, through_qdq
 from editor.diff.rewrites import _classify, _rewrite_regions, _unground
 from editor.diff.values import (
     _attribute_changes,
@@ -95,6 +96,22 @@ def _as_document(m: Document | onnx.ModelProto) -> Document:
 
 
 # -- per-side preparation --------------------------------------------------------------
+def _weight_tensor(side: _Side, name: str) -> onnx.TensorProto | None:
+    """The tensor behind weight ``name``: an initializer, or a Constant node's ``value``."""
+    t = side.initializer_protos.get(name)
+    if t is not None:
+        return t
+    p = side.producer.get(name)
+    if p is None:
+        return None
+    nd = side.nodes[p[0]]
+    if nd.op_type != "Constant" or _domain(nd.domain):
+        return None
+    value = next((a for a in nd.attribute if a.name == "value"), None)
+    return value.t if value is not None and value.HasField("t") else None
+
+
+
 def _attr_digest(node: onnx.NodeProto) -> int:
     """Hash of the attributes except subgraph bodies (those are diffed recursively)."""
     if not node.attribute:
@@ -150,12 +167,16 @@ class _Side:
                 if name:
                     self.consumers[name].append((i, k))
         self.initializers = scope.initializer_names()
+        self.initializer_protos: dict[str, onnx.TensorProto] = (
+            {} if scope.is_function else {t.name: t for t in g.initializer})
         # IR < 4 lists initializers among the inputs too: they are weights, not inputs
         weights = set(self.initializers)
         self.graph_inputs = [n for n in scope.input_names() if n not in weights]
         self.graph_outputs = scope.output_names()
         self.order = self._toposort()
         self.matched: list[int] = [-1] * n  # index of the partner on the other side
+        self.constants: set[str] | None = None  # values made of weights alone (editor.diff.canonical)
+        self.folded: set[int] = set()  # nodes the other side computes inside the op before them
 
     def _toposort(self) -> list[int]:
         n = len(self.nodes)
@@ -204,6 +225,13 @@ class _ScopeMatch:
     def match(self) -> None:
         self.strict_rounds()
         self.loose_rounds()
+        #: A indices of the pairs the canonical round made (grounded by construction)
+        self.canonical: set[int] = set()
+        if any(m < 0 for m in self.A.matched) or any(m < 0 for m in self.B.matched):
+            self.canonical = pair_canonical(self.A, self.B, lambda n: self.vkey_a(n, []),
+                                            lambda n: self.vkey_b(n, []), self.out_anchor_a, self.out_anchor_b)
+            if self.canonical:
+                self.strict_rounds()
 
     def loose_rounds(self) -> None:
         A, B = self.A, self.B
@@ -360,6 +388,8 @@ class _Differ:
     def __init__(self, da: Document, db: Document, rtol: float, atol: float) -> None:
         self.da, self.db, self.rtol, self.atol = da, db, rtol, atol
         self.result = ModelDiff()
+        self._default_cache: dict[tuple[str, str], dict[str, onnx.AttributeProto]] = {}
+        self._held_a = 0  # A's weight nodes held another way by B: "same" but not pairs
 
     def run(self) -> ModelDiff:
         self._model_fields()
@@ -386,7 +416,7 @@ class _Differ:
             if sig_a != sig_b:
                 self.result.model_changes.append(FieldChange(f"function:{_fname(key)}", "signature", "changed"))
         r = self.result
-        r.nodes_same = sum(1 for s in r.status_a.values() if s == SAME)
+        r.nodes_same = sum(1 for s in r.status_a.values() if s == SAME) - self._held_a
         return r
 
     # -- model fields --------------------------------------------------------------------
@@ -431,9 +461,15 @@ class _Differ:
             return self._identical_scope(sa, sb)
         A, B = _Side(self.da, sa), _Side(self.db, sb)
         in_map, init_map, out_map, anchor = self._anchors(A, B, sa, sb, outer)
-        _ScopeMatch(A, B, anchor, outer, out_map).match()
-        _unground(A, B, anchor, out_map)
-        regions = _rewrite_regions(A, B, anchor, out_map)
+        matching = _ScopeMatch(A, B, anchor, outer, out_map)
+        matching.match()
+        _unground(A, B, anchor, out_map, trusted=matching.canonical)
+        regions = canonical_regions(A, B, matching.canonical, anchor)
+        canonical = list(regions)
+        regions += _rewrite_regions(A, B, anchor, out_map, skip_a={i for ra, _rb, _v in regions for i in ra},
+                                    skip_b={j for _ra, rb, _v in regions for j in rb})
+        for ra, rb, _values in canonical:  # the others were found between them; now rewrites
+            A.matched[ra[0]] = B.matched[rb[0]] = -1
         return self._report_scope(A, B, sa, sb, regions, in_map, init_map, out_map, anchor)
 
     def _identical_scope(self, sa: Scope, sb: Scope) -> bool:
@@ -455,6 +491,24 @@ class _Differ:
             anchor[bn] = an
         out_map = _match_names(A.graph_outputs, B.graph_outputs, by_position=True)
         return in_map, init_map, out_map, anchor
+
+    @staticmethod
+    def _held_weights(side: _Side, skip: set[int]) -> set[int]:
+        """Unmatched weight nodes (every output a constant value) whose readers are all
+        paired, in a region or such weight nodes themselves: the other side holds those
+        weights another way (see ModelDiff.weight_nodes)."""
+        constants = constant_values(side)
+        held: set[int] = set()
+        for i in reversed(side.order):
+            if side.matched[i] >= 0 or i in skip:
+                continue
+            outs = [o for o in side.nodes[i].output if o]
+            if not outs or not all(o in constants for o in outs) or any(o in side.graph_outputs for o in outs):
+                continue
+            users = [c for o in outs for c, _k in side.consumers.get(o, ())]
+            if users and all(side.matched[c] >= 0 or c in skip or c in held for c in users):
+                held.add(i)
+        return held
 
     def _report_scope(self, A: _Side, B: _Side, sa: Scope, sb: Scope, regions, in_map: dict[str, str],
                       init_map: dict[str, str], out_map: dict[str, str], anchor: dict[str, str]) -> bool:
@@ -488,9 +542,21 @@ class _Differ:
         changed |= bool(renames)
         b_to_a_names = {bn: an for an, bn in renames.items()}
         b_to_a_names.update(anchor)
+        for _ra, _rb, values in regions:  # a rewrite's outputs: a consumer reading one is not rewired
+            for an, bn in values:
+                b_to_a_names.setdefault(bn, an)
+        held_a, held_b = self._held_weights(A, in_region_a), self._held_weights(B, in_region_b)
+        for i in sorted(held_a, key=A.order.index):
+            r.weight_nodes.append(A.ref(i))
+            r.status_a[A.ids[i]] = SAME
+        for j in sorted(held_b, key=B.order.index):
+            r.weight_nodes.append(B.ref(j))
+            r.status_b[B.ids[j]] = SAME
+        changed |= bool(held_a or held_b)
+        self._held_a += len(held_a)
         for i in range(len(A.nodes)):
             j = A.matched[i]
-            if j < 0 and i in in_region_a:
+            if j < 0 and (i in in_region_a or i in held_a):
                 continue
             if j < 0:
                 r.nodes_removed.append(A.ref(i))
@@ -506,7 +572,7 @@ class _Differ:
             else:
                 r.status_a[A.ids[i]] = r.status_b[B.ids[j]] = SAME
         for j in range(len(B.nodes)):
-            if B.matched[j] < 0 and j not in in_region_b:
+            if B.matched[j] < 0 and j not in in_region_b and j not in held_b:
                 r.nodes_added.append(B.ref(j))
                 self._mark_all_node(self.db.index, B.ids[j], r.status_b, ADDED)
                 changed = True
@@ -554,17 +620,28 @@ class _Differ:
             kinds.append("domain")
         if na.doc_string != nb.doc_string:
             kinds.append("doc_string")
-        attrs = _attribute_changes(na, nb)
+        attrs = _attribute_changes(na, nb, self._defaults)
         if attrs:
             kinds.append("attributes")
-        inputs = []
+        inputs, quantized, weights = [], [], []
         for k in range(max(len(na.input), len(nb.input))):
             xa = na.input[k] if k < len(na.input) else None
             xb = nb.input[k] if k < len(nb.input) else None
-            if not self._same_value(A, B, xa, xb, b_to_a):
+            if self._same_value(A, B, xa, xb, b_to_a):
+                continue
+            if self._same_when_dequantized(A, B, xa, xb, b_to_a):
+                quantized.append(PortChange(k, xa, xb))
+            elif xa and xb and xa in constant_values(A) and xb in constant_values(B):
+                if not self._same_weights(A, B, xa, xb):
+                    weights.append(PortChange(k, xa, xb))
+            else:
                 inputs.append(PortChange(k, xa, xb))
         if inputs:
             kinds.append("inputs")
+        if quantized:
+            kinds.append("quantized")
+        if weights:
+            kinds.append("weights")
         outputs = []
         for k in range(max(len(na.output), len(nb.output))):
             xa = na.output[k] if k < len(na.output) else None
@@ -578,7 +655,45 @@ class _Differ:
             kinds.append("subgraph")
         if not kinds:
             return None
-        return NodeChange(A.ref(i), B.ref(j), kinds, attrs, inputs, outputs, subgraphs)
+        return NodeChange(A.ref(i), B.ref(j), kinds, attrs, inputs, outputs, subgraphs, quantized, weights)
+
+    def _same_weights(self, A: _Side, B: _Side, xa: str, xb: str) -> bool:
+        """Weights held two ways (a Constant node's value, an initializer) with equal values;
+        False when either is computed (a chain) or cannot be read."""
+        ta, tb = _weight_tensor(A, xa), _weight_tensor(B, xb)
+        if ta is None or tb is None or ta.data_type != tb.data_type or list(ta.dims) != list(tb.dims):
+            return False
+        try:
+            return _compare_values(ta, self.da.store, tb, self.db.store, self.rtol, self.atol)[0]
+        except Exception:  # noqa: BLE001 - unreadable weights are not "equal"
+            return False
+
+    def _same_when_dequantized(self, A: _Side, B: _Side, xa: str | None, xb: str | None,
+                               b_to_a: dict[str, str]) -> bool:
+        """The two inputs carry the same quantity, one of them through an inserted
+        QuantizeLinear -> DequantizeLinear (an activation, QDQ format) or both weights, one
+        of them a DequantizeLinear of its quantized values."""
+        if not xa or not xb:
+            return False
+        qa, qb = through_qdq(A, xa), through_qdq(B, xb)
+        if (qa, qb) == (xa, xb):
+            return False
+        if self._same_value(A, B, qa, qb, b_to_a):
+            return True
+        return constant_values(A).__contains__(qa) and constant_values(B).__contains__(qb)
+
+    def _defaults(self, node: onnx.NodeProto) -> dict[str, onnx.AttributeProto]:
+        """The schema's default attribute values of ``node``'s op at A's opset."""
+        key = (node.op_type, _domain(node.domain))
+        found = self._default_cache.get(key)
+        if found is None:
+            from editor.schema import attribute_specs, get_schema
+
+            schema = get_schema(node.op_type, key[1], self.da.opsets().get(key[1]))
+            found = {} if schema is None else {
+                name: spec.default for name, spec in attribute_specs(schema).items() if spec.default is not None}
+            self._default_cache[key] = found
+        return found
 
     @staticmethod
     def _same_value(A: _Side, B: _Side, xa: str | None, xb: str | None, b_to_a: dict[str, str]) -> bool:

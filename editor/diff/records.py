@@ -43,11 +43,16 @@ class PortChange:
 class NodeChange:
     a: NodeRef
     b: NodeRef
-    kinds: list[str]  # "renamed", "op_type", "domain", "attributes", "inputs", "outputs", "subgraph", "doc_string"
+    kinds: list[str]  # "renamed", "op_type", "domain", "attributes", "inputs", "outputs", "subgraph", "doc_string", "quantized", "weights"
     attributes: list[AttributeChange] = field(default_factory=list)
     inputs: list[PortChange] = field(default_factory=list)
     outputs: list[PortChange] = field(default_factory=list)
     subgraphs: list[str] = field(default_factory=list)  # attribute names whose bodies differ
+    #: kind "quantized": inputs that now read their value through an inserted
+    #: QuantizeLinear -> DequantizeLinear, or a DequantizeLinear of a quantized weight (QDQ)
+    quantized: list[PortChange] = field(default_factory=list)
+    #: kind "weights": weight inputs (constant values on both sides) that read other weights
+    weights: list[PortChange] = field(default_factory=list)
 
 
 @dataclass
@@ -93,7 +98,7 @@ class Rewrite:
     ``values`` pairs the A values at the region's boundary with the B values that carry
     the same quantity, for a numeric comparison of the two models."""
 
-    kind: str  # "quantized" | "fused" | "rewritten"
+    kind: str  # "quantized" | "dequantized" | "fused" | "rewritten"
     summary: str  # "Conv quantized to int8 (ConvInteger)"
     a: list[NodeRef]
     b: list[NodeRef]
@@ -117,11 +122,16 @@ class ModelDiff:
     pairs: dict[int, int] = field(default_factory=dict)  # A node id -> B node id
     #: regions recognised as one rewrite each (their nodes are not in nodes_added/removed)
     rewrites: list[Rewrite] = field(default_factory=list)
+    #: weight nodes (Constants, constant-only chains) of either side without a counterpart
+    #: whose readers are paired: the other side holds those weights another way (an
+    #: initializer, a folded chain); the readers' changes say whether the weights differ.
+    #: Not in nodes_added/removed; their status is "same".
+    weight_nodes: list[NodeRef] = field(default_factory=list)
 
     @property
     def identical(self) -> bool:
         return not (self.nodes_added or self.nodes_removed or self.nodes_changed or self.values_renamed
-                    or self.rewrites
+                    or self.rewrites or self.weight_nodes
                     or self.initializers_added or self.initializers_removed or self.initializers_changed
                     or self.io_changes or self.model_changes)
 
@@ -132,6 +142,7 @@ class ModelDiff:
             "nodes_added": len(self.nodes_added),
             "nodes_removed": len(self.nodes_removed),
             "rewrites": len(self.rewrites),
+            "weight_nodes": len(self.weight_nodes),
             "values_renamed": len(self.values_renamed),
             "initializers_changed": len(self.initializers_changed),
             "initializers_added": len(self.initializers_added),
@@ -167,6 +178,10 @@ class ModelDiff:
         ]
         for text, count in self.rewrite_counts().items():
             lines.append(f"~ {count} {text}" if count > 1 else f"~ {text}")
+        if self.weight_nodes:
+            ops = ", ".join(dict.fromkeys(r.op_type for r in self.weight_nodes))
+            lines.append(f"~ {len(self.weight_nodes)} weight node{'s' if len(self.weight_nodes) > 1 else ''} "
+                         f"({ops}) held another way on the other side (an initializer, a folded chain)")
         for c in self.model_changes:
             lines.append(f"~ {c.field}: {c.old!r} -> {c.new!r}")
         for io in self.io_changes:
@@ -196,6 +211,11 @@ class ModelDiff:
                 parts.append(f"output {p.index}: {p.old!r} -> {p.new!r}")
             for s in ch.subgraphs:
                 parts.append(f"body {s!r} changed")
+            if "weights" in ch.kinds:
+                parts.append("weights: " + ", ".join(f"input {p.index} {p.old!r} -> {p.new!r}" for p in ch.weights))
+            if ch.quantized:
+                ports = ", ".join(str(p.index) for p in ch.quantized)
+                parts.append(f"quantized (QDQ: input{'s' if len(ch.quantized) > 1 else ''} {ports})")
             if "doc_string" in ch.kinds:
                 parts.append("doc_string changed")
             lines.append(f"~ node {ch.a.label()}: " + "; ".join(parts))

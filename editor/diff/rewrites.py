@@ -4,7 +4,9 @@ each (quantization, fusion, opset spelling)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
+
 from editor.diff.records import Rewrite
 
 if TYPE_CHECKING:
@@ -28,7 +30,8 @@ def _b_value_for(A: _Side, B: _Side, name: str, anchor: dict[str, str]) -> str |
     return None
 
 
-def _unground(A: _Side, B: _Side, anchor: dict[str, str], out_map: dict[str, str]) -> None:
+def _unground(A: _Side, B: _Side, anchor: dict[str, str], out_map: dict[str, str],
+              trusted: Collection[int] = ()) -> None:
     """Undo matches that nothing around them supports (NOTE in the module docstring).
 
     A pair is grounded when the two nodes share a non-empty name, when they read the same
@@ -37,7 +40,8 @@ def _unground(A: _Side, B: _Side, anchor: dict[str, str], out_map: dict[str, str
     (producer of input k / consumer of output k at the same port) is a grounded pair.
     Loose rounds pair, say, every Constant of one model with one of the other by order;
     without a grounded neighbour such a pair is two unrelated nodes and is reported as
-    removed + added.
+    removed + added. ``trusted``: A indices of pairs grounded by how they were made (the
+    quantized round keys them from the anchors through data edges whose ports differ).
     """
     a_anchor = {an: bn for bn, an in anchor.items()}
     b_out_for_a = {an: bn for bn, an in out_map.items()}
@@ -47,7 +51,7 @@ def _unground(A: _Side, B: _Side, anchor: dict[str, str], out_map: dict[str, str
         if j < 0:
             continue
         na, nb = A.nodes[i], B.nodes[j]
-        seed = bool(na.name) and na.name == nb.name
+        seed = (bool(na.name) and na.name == nb.name) or i in trusted
         if not seed:
             for k, x in enumerate(A.inputs[i]):
                 if x and x not in A.producer and k < len(B.inputs[j]) and a_anchor.get(x, x) == B.inputs[j][k]:
@@ -93,7 +97,7 @@ def _unground(A: _Side, B: _Side, anchor: dict[str, str], out_map: dict[str, str
 # -- rewrites --------------------------------------------------------------------------
 _QUANT_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "ConvInteger", "MatMulInteger",
               "QGemm", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "QAttention", "DynamicQuantizeLSTM",
-              "MatMulNBits", "QOrderedMatMul"}
+              "MatMulNBits", "QOrderedMatMul", "GatherBlockQuantized", "MatMulBnb4"}
 _FUSED_OPS = {"Gemm", "LayerNormalization", "SkipLayerNormalization", "Gelu", "FastGelu", "BiasGelu",
               "Attention", "MultiHeadAttention", "FusedConv", "FusedMatMul", "EmbedLayerNormalization",
               "SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding",
@@ -104,14 +108,17 @@ _MAX_REWRITE_A = 24  # nodes of A one rewrite may replace (an unfused attention 
 _MAX_REWRITE_B = 64  # nodes of B it may become (an LSTM quantized into a chain)
 
 
-def _rewrite_regions(A: _Side, B: _Side, anchor: dict[str, str],
-                     out_map: dict[str, str]) -> list[tuple[list[int], list[int], list[tuple[str, str]]]]:
+def _rewrite_regions(A: _Side, B: _Side, anchor: dict[str, str], out_map: dict[str, str],
+                     skip_a: Collection[int] = (), skip_b: Collection[int] = (),
+                     ) -> list[tuple[list[int], list[int], list[tuple[str, str]]]]:
     """Connected regions of unmatched nodes on both sides that sit between the same matched
     neighbours: (A indices, B indices, boundary value pairs A -> B). Regions with nodes on
-    one side only are plain additions or removals and are not returned."""
-    ua = [i for i, m in enumerate(A.matched) if m < 0]
-    ub = [j for j, m in enumerate(B.matched) if m < 0]
-    if not ub:
+    one side only are plain additions or removals and are not returned, except inserted
+    (or removed) QuantizeLinear / DequantizeLinear pairs. ``skip_a`` / ``skip_b``: nodes
+    already in a region (an activation folded into a quantized op)."""
+    ua = [i for i, m in enumerate(A.matched) if m < 0 and i not in skip_a]
+    ub = [j for j, m in enumerate(B.matched) if m < 0 and j not in skip_b]
+    if not ub and not ua:
         return []
     parent: dict[tuple[str, int], tuple[str, int]] = {}
 
@@ -176,6 +183,11 @@ def _rewrite_regions(A: _Side, B: _Side, anchor: dict[str, str],
             # QDQ format: a quantize-dequantize pair inserted on an edge, nothing of A replaced
             out.append(([], sorted(rb, key=B.order.index), []))
             continue
+        if ra and not rb and len(ra) <= _MAX_REWRITE_B and \
+                all(A.nodes[i].op_type in ("QuantizeLinear", "DequantizeLinear") for i in ra):
+            # the same the other way round (a quantized A against its float model)
+            out.append((sorted(ra, key=A.order.index), [], []))
+            continue
         if not ra or not rb or len(ra) > _MAX_REWRITE_A or len(rb) > _MAX_REWRITE_B:
             continue
         if sorted(A.nodes[i].op_type for i in ra) == sorted(B.nodes[j].op_type for j in rb):
@@ -201,13 +213,21 @@ def _classify(A: _Side, B: _Side, ra: list[int], rb: list[int], values: list[tup
     if not ra:
         return Rewrite("quantized", "value quantized to int8 (QuantizeLinear + DequantizeLinear inserted)", [],
                        [B.ref(j) for j in rb], values)
+    if not rb:
+        return Rewrite("dequantized", "value back to float (QuantizeLinear + DequantizeLinear removed)",
+                       [A.ref(i) for i in ra], [], values)
+    if not any(op in _QUANT_OPS or op.startswith("QLinear") for op in ops_b) and \
+            any(op in _QUANT_OPS or op.startswith("QLinear") for op in ops_a):
+        main_b = "+".join(dict.fromkeys(op for op in ops_b if op not in ("Constant", "Identity", "Reshape", "Cast")))
+        return Rewrite("dequantized", f"{'+'.join(dict.fromkeys(ops_a))} back to float ({main_b or '+'.join(ops_b)})",
+                       [A.ref(i) for i in ra], [B.ref(j) for j in rb], values)
     main_a = "+".join(dict.fromkeys(op for op in ops_a if op not in ("Constant", "Identity", "Reshape", "Cast"))) \
         or "+".join(dict.fromkeys(ops_a))
     quant = [op for op in ops_b if op in _QUANT_OPS or op.startswith("QLinear")]
     if quant:
         core = [op for op in dict.fromkeys(quant) if op not in ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear")]
         how = ", ".join(core) if core else "QDQ"
-        bits = "int8"
+        bits = _bit_width(B, rb)
         return Rewrite("quantized", f"{main_a} quantized to {bits} ({how})", [A.ref(i) for i in ra],
                        [B.ref(j) for j in rb], values)
     ops_b_main = "+".join(dict.fromkeys(ops_b))
@@ -216,6 +236,19 @@ def _classify(A: _Side, B: _Side, ra: list[int], rb: list[int], values: list[tup
                        [B.ref(j) for j in rb], values)
     return Rewrite("rewritten", f"{'+'.join(dict.fromkeys(ops_a))} rewritten as {ops_b_main}",
                    [A.ref(i) for i in ra], [B.ref(j) for j in rb], values)
+
+
+def _bit_width(B: _Side, rb: list[int]) -> str:
+    """The weights' integer width of a quantized region: MatMulNBits / GatherBlockQuantized
+    say theirs (``bits``, int4 by default), 8-bit ops are int8."""
+    for j in rb:
+        node = B.nodes[j]
+        if node.op_type in ("MatMulNBits", "GatherBlockQuantized"):
+            bits = next((a.i for a in node.attribute if a.name == "bits"), 4)
+            return f"int{bits}"
+        if node.op_type == "MatMulBnb4":
+            return "4-bit (bnb)"
+    return "int8"
 
 
 # -- helpers ---------------------------------------------------------------------------

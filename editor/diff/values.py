@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -68,7 +68,12 @@ def _attr_text(attr: onnx.AttributeProto) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _attribute_changes(na: onnx.NodeProto, nb: onnx.NodeProto) -> list[AttributeChange]:
+def _attribute_changes(na: onnx.NodeProto, nb: onnx.NodeProto,
+                       defaults: Callable[[onnx.NodeProto], dict[str, onnx.AttributeProto]] | None = None,
+                       ) -> list[AttributeChange]:
+    """Attributes that differ. ``defaults(node)``: the schema's default values of the node's
+    op; an attribute written out with its default value on one side only is no change (an
+    optimizer or a quantizer's pre-processing writes ``auto_pad: NOTSET`` out)."""
     aa = {a.name: a for a in na.attribute}
     ab = {a.name: a for a in nb.attribute}
     out = []
@@ -79,9 +84,21 @@ def _attribute_changes(na: onnx.NodeProto, nb: onnx.NodeProto) -> list[Attribute
                 continue  # bodies are compared recursively
             if x.SerializeToString(deterministic=True) == y.SerializeToString(deterministic=True):
                 continue
+        elif defaults is not None and na.op_type == nb.op_type:
+            given = x if x is not None else y
+            default = defaults(na if x is not None else nb).get(name)
+            if default is not None and _same_attribute_value(given, default):
+                continue
         out.append(AttributeChange(name, _attr_text(x) if x is not None else None,
                                    _attr_text(y) if y is not None else None))
     return out
+
+
+def _same_attribute_value(x: onnx.AttributeProto, y: onnx.AttributeProto) -> bool:
+    try:
+        return helper.get_attribute_value(x) == helper.get_attribute_value(y)
+    except Exception:  # noqa: BLE001 - an unreadable attribute is never "the default"
+        return False
 
 
 def _raw_view(t: onnx.TensorProto, store: ExternalDataStore | None) -> memoryview | None:

@@ -25,6 +25,7 @@ TARGET_RATIO = 0.6    # width / height aimed at after wrapping
 GUTTER = 28.0         # room between two columns (before lanes)
 LANE = 6.0            # spacing of the edges that cross one cut
 MAX_COLUMNS = 24
+MAX_ADDED_CROSSINGS = 2   # crossings the columns may add (or 1% of the edges, if more)
 
 Point = tuple[float, float]
 
@@ -39,6 +40,26 @@ def wrap_columns(graph: DisplayGraph, res):
         return res
     n_ranks = len(res.layers)
     k = min(MAX_COLUMNS, n_ranks, max(2, round(math.sqrt(TARGET_RATIO * res.height / res.width))))
+    # columns only where they help: the gutter runs must not add crossings beyond a small
+    # bound (a Paddle detector went from 3 crossings in one column to 25 in columns), so
+    # fewer columns are tried when the ideal count adds more, and none when two do
+    from editor.layout.quality import count_crossings
+
+    before = count_crossings(list(res.routes.values()))
+    for cols in range(k, 1, -1):
+        out = _wrap_into(graph, res, cols)
+        if out is None:
+            continue
+        if count_crossings(list(out.routes.values())) <= before + max(MAX_ADDED_CROSSINGS, 0.01 * len(out.routes)):
+            return out
+    return res
+
+
+def _wrap_into(graph: DisplayGraph, res, k: int):
+    """``res`` set in ``k`` columns (None when no cut is found)."""
+    from editor.layout import LayoutResult
+
+    n_ranks = len(res.layers)
     tops = np.array([t for t, _ in res.layers])
     bots = np.array([b for _, b in res.layers])
     # edges crossing each rank boundary (between rank r and r + 1)
@@ -67,7 +88,7 @@ def wrap_columns(graph: DisplayGraph, res):
         cuts.append(c)
         lo = c
     if not cuts:
-        return res
+        return None
     starts = [0] + cuts
     ends = cuts + [n_ranks]
     band_of_rank = np.zeros(n_ranks, dtype=np.int64)

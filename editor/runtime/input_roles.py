@@ -198,18 +198,42 @@ def _paired_length(model: onnx.ModelProto, lens: onnx.ValueInfoProto, dims: Mapp
                 return int(last.dim_value)
             if last.dim_param in dims:
                 return int(dims[last.dim_param])
+            if f"{vi.name}[{len(d) - 1}]" in dims:  # an unnamed dim, as the input plan keys it
+                return int(dims[f"{vi.name}[{len(d) - 1}]"])
             from editor.runtime.inputs import guess_dim
 
             return guess_dim(last.dim_param or None)
     return None
 
 
+_INTS = (onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT8, onnx.TensorProto.UINT8,
+         onnx.TensorProto.BOOL)
+
+
+def _role_by_name(model: onnx.ModelProto, vi: onnx.ValueInfoProto, dims: Mapping[str, int]) -> InputRole | None:
+    """What an integer input's name says when nothing it feeds does: an attention mask is
+    all ones (random ints in it turn a transformer's softmax into NaN), a sample rate is
+    16000, lengths and counts are positive and no longer than their data."""
+    tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+    if tt is None or tt.elem_type not in _INTS:
+        return None
+    lowered = vi.name.lower()
+    if "mask" in lowered:
+        return InputRole(choices=(1,), reason="an attention mask (by its name): every position attended")
+    if lowered in ("sr", "sample_rate", "sampling_rate", "samplerate"):
+        return InputRole(choices=(16000,), reason="a sample rate (by its name): 16 kHz")
+    if any(w in lowered for w in ("len", "count", "num_", "size")) and tt.elem_type != onnx.TensorProto.BOOL:
+        high = _paired_length(model, vi, dims)
+        return InputRole(low=1, high=high or 16, reason="a length or count (by its name)")
+    return None
+
+
 def input_roles(model: onnx.ModelProto, dims: Mapping[str, int] | None = None) -> dict[str, InputRole]:
     """Input name -> :class:`InputRole` for the inputs whose values something constrains.
 
-    ``dims`` resolves symbolic dims of the data an index reads (as the run will). Inputs
-    whose names say they are lengths or counts (``*_lens``, ``length``, ``count``) and that
-    nothing else constrains are kept non-negative.
+    ``dims`` resolves symbolic dims of the data an index reads (as the run will). Integer
+    inputs that nothing constrains get what their names say (:func:`_role_by_name`: masks,
+    sample rates, lengths and counts).
     """
     g = _Graph(model, dims or {})
     inits = set(g.inits)
@@ -230,12 +254,8 @@ def input_roles(model: onnx.ModelProto, dims: Mapping[str, int] | None = None) -
                     role = found if role is None else role.meet(found)
                 elif node.op_type in _TRANSPARENT and port == 0 and node.domain in ("", "ai.onnx"):
                     todo.extend(o for o in node.output if o)
-        lowered = vi.name.lower()
-        if role is None and any(w in lowered for w in ("len", "count", "num_", "size")):
-            tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
-            if tt is not None and tt.elem_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32):
-                high = _paired_length(model, vi, g.dims)
-                role = InputRole(low=1, high=high or 16, reason="a length or count (by its name)")
+        if role is None:
+            role = _role_by_name(model, vi, g.dims)
         if role is not None:
             roles[vi.name] = role
     return roles

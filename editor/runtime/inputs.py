@@ -6,14 +6,11 @@ declared shape with symbolic dims into concrete ints, and ``make_input`` fills i
 (a sensible range per dtype), zeros, ones, a constant, or a file (``.npy``, ``.npz``, or a
 serialized ``TensorProto`` / ``SequenceProto`` ... ``.pb``).
 
-NOTE: symbolic dimension guesses. A user value always wins (``dims={"batch": 4}``). Without
-one, a name that looks like a batch dimension (``batch``, ``N``, ``b``, ``bs``,
-``batch_size``, ``unk__…``, ``?``/unnamed, ``-1``) gets 1; sequence-like names
-(``seq``, ``sequence``, ``len``, ``length``, ``time``, ``T``, ``tokens``) get 16; spatial
-names (``height``, ``width``, ``h``, ``w``) get 224 — or the model's own image size when its
-metadata says one (``imgsz``, ``image_size``, ``input_size``: see :func:`metadata_dims`);
-everything else gets 1. Real models still need user values sometimes (audio windows,
-detector strides): the guesses only have to be a starting point the input panel shows.
+NOTE: the sizes of open dims for a whole model are chosen by
+:func:`editor.runtime.input_dims.choose_dims` (names, where a dim sits, metadata, and the
+shape engine's check), and :func:`editor.runtime.input_plan.plan_inputs` is the one function
+that makes a run's inputs and says what they are; :func:`make_inputs` is its values alone.
+:func:`guess_dim` here is the name-only first guess for one dim, out of context.
 
 NOTE: random values follow what an input feeds (:mod:`editor.runtime.input_roles`): Gather
 indices stay inside the data they index, lengths and counts are non-negative, an input
@@ -43,13 +40,13 @@ from editor.runtime.values import (
 
 __all__ = [
     "InputSpec",
+    "cast_to_declared",
     "guess_dim",
     "input_specs",
     "load_input_file",
     "load_inputs",
     "make_input",
     "make_inputs",
-    "metadata_dims",
     "random_tensor",
     "resolve_shape",
     "save_inputs",
@@ -262,52 +259,6 @@ def make_input(
     return tensor
 
 
-def metadata_dims(model: onnx.ModelProto) -> dict[str, int]:
-    """Spatial dims the model's metadata states: ``imgsz`` / ``image_size`` / ``input_size``
-    (``"640"``, ``"[640, 640]"``, ``"640,480"``: height then width) -> values for the dim
-    names :func:`guess_dim` treats as spatial. Empty when the metadata says nothing."""
-    props = {p.key.lower(): p.value for p in model.metadata_props}
-    for key in ("imgsz", "image_size", "img_size", "input_size"):
-        if key not in props:
-            continue
-        numbers = [int(x) for x in re.findall(r"\d+", props[key])]
-        if not numbers or any(n <= 0 or n > 100_000 for n in numbers):
-            continue
-        h, w = numbers[0], numbers[1] if len(numbers) > 1 else numbers[0]
-        return {"height": h, "h": h, "H": h, "width": w, "w": w, "W": w}
-    return {}
-
-
-def model_dims(model: onnx.ModelProto, dims: Mapping[str, int] | None = None) -> dict[str, int]:
-    """Values for every symbolic dim of the model's inputs: the user's first, then the
-    metadata's image size for spatial dims (also unknown dims 2 and 3 of a 4-D float
-    input with 1, 3 or 4 channels, the NCHW image case), then
-    :func:`guess_dim`."""
-    dims = dict(dims or {})
-    meta = metadata_dims(model)
-    out: dict[str, int] = {}
-    for spec in input_specs(model):
-        for axis, d in enumerate(spec.shape or ()):
-            if isinstance(d, str) and d not in dims and _SPATIAL.match(d):
-                if meta:
-                    out.setdefault(d, meta["height" if d.lower().startswith("h") else "width"])
-            elif d is None or (isinstance(d, int) and d < 0) or (isinstance(d, str) and d not in dims):
-                # an image batch (N, C, H, W) with unknown H and W: the metadata's size
-                if meta and spec.shape is not None and len(spec.shape) == 4 and axis in (2, 3) \
-                        and spec.dtype.kind == "f" and spec.shape[1] in (1, 3, 4):
-                    out.setdefault(f"{spec.name}[{axis}]", meta["height" if axis == 2 else "width"])
-    out.update(dims)
-    return out
-
-
-def _spec_dims(spec: InputSpec, dims: Mapping[str, int]) -> tuple[int, ...]:
-    """:func:`resolve_shape` with per-input positional overrides (``NAME[AXIS]`` keys)."""
-    shape = resolve_shape(spec.shape, dims)
-    if spec.shape is None:
-        return shape
-    return tuple(int(dims.get(f"{spec.name}[{k}]", v)) for k, v in enumerate(shape))
-
-
 def make_inputs(
     model: onnx.ModelProto,
     mode: str = "random",
@@ -316,30 +267,11 @@ def make_inputs(
     seed: int | None = 0,
     val_ranges: Mapping[str, tuple[float, float]] | None = None,
 ) -> dict[str, Value]:
-    """One value per input of ``model`` (see :func:`make_input`); seeds differ per input.
+    """One value per input of ``model``: :func:`editor.runtime.input_plan.plan_inputs`'s
+    feeds (use that to also know what they are: shapes, ranges, guessed dims)."""
+    from editor.runtime.input_plan import plan_inputs
 
-    Random values respect each input's role (:func:`input_roles`); ``val_ranges`` maps an
-    input name to the user's ``(low, high)`` and wins over the role. Symbolic dims come
-    from ``dims``, then the metadata, then the guesses (:func:`model_dims`).
-    """
-    from editor.runtime.input_roles import InputRole, input_roles
-
-    all_dims = model_dims(model, dims)
-    specs = input_specs(model)
-    unknown = set(val_ranges or ()) - {s.name for s in specs}
-    if unknown:
-        raise RuntimeBackendError(
-            f"--val-range {sorted(unknown)[0]!r}: the model has no such input (inputs: {', '.join(s.name for s in specs) or 'none'})"
-        )
-    roles = input_roles(model, all_dims) if mode == "random" else {}
-    for name, (lo, hi) in (val_ranges or {}).items():
-        roles[name] = InputRole(low=lo, high=hi, reason="user range")
-    feeds: dict[str, Value] = {}
-    for i, spec in enumerate(specs):
-        shaped = InputSpec(spec.name, spec.type, spec.kind, spec.elem_type, _spec_dims(spec, all_dims)) if spec.shape is not None else spec
-        feeds[spec.name] = make_input(shaped, mode, dims=all_dims, seed=None if seed is None else seed + i,
-                                      role=roles.get(spec.name))
-    return feeds
+    return plan_inputs(model, dims=dims, seed=seed, val_ranges=val_ranges, mode=mode).feeds
 
 
 def save_inputs(path: str | Path, feeds: Mapping[str, Value]) -> Path:
@@ -418,3 +350,76 @@ def load_input_file(path: str | Path, spec: InputSpec | None = None) -> Value:
         if value.dtype.kind in "US":
             value = value.astype(object)
     return value
+
+
+def _float_like(dtype: np.dtype) -> bool:
+    """float16/32/64 and the ml_dtypes floats (bfloat16, float8 ...)."""
+    if dtype.kind == "f":
+        return True
+    if dtype.kind != "V":
+        return False
+    import ml_dtypes
+
+    try:
+        ml_dtypes.finfo(dtype)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+def _cast_value(value: np.ndarray, want: np.dtype, name: str) -> tuple[np.ndarray, bool]:
+    """``value`` as ``want`` and whether that changed any value; refuses a cast that would
+    change what the values *mean* (fractions to ints, out-of-range ints)."""
+    have = value.dtype
+    if have.kind in "OUS" or want.kind in "OUS":
+        raise RuntimeBackendError(f"input {name!r}: {have} values cannot be cast to {want}")
+    if not _float_like(want) and value.size:
+        as_float = value.astype(np.float64) if have.kind != "b" else value.astype(np.int64)
+        if _float_like(have) and not np.all(np.isfinite(as_float) & (as_float == np.round(as_float))):
+            raise RuntimeBackendError(f"input {name!r}: {have} values with fractions cannot be cast to {want}")
+        if want.kind == "b":
+            lo, hi = 0, 1
+        else:
+            info = np.iinfo(want)
+            lo, hi = int(info.min), int(info.max)
+        if float(as_float.min()) < lo or float(as_float.max()) > hi:
+            raise RuntimeBackendError(
+                f"input {name!r}: values in [{as_float.min():g}, {as_float.max():g}] do not fit {want}")
+    cast = value.astype(want)
+    if not value.size:
+        return cast, False
+    if have.kind == "V" or want.kind == "V":
+        back = cast.astype(np.float64)
+        changed = not np.array_equal(back, value.astype(np.float64), equal_nan=True)
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            changed = not np.array_equal(cast.astype(have), value, equal_nan=have.kind == "f")
+    return cast, changed
+
+
+def cast_to_declared(model: onnx.ModelProto, feeds: Mapping[str, Value], *,
+                     side: str = "") -> tuple[dict[str, Value], list[str]]:
+    """``feeds`` with each tensor in the element type ``model`` declares for that input,
+    and one note per cast ("B: input 'x' cast float32 -> float16, values rounded").
+
+    Comparing an fp32 model with its fp16 version feeds both the same values, each in the
+    type its side declares; a cast that would change what values mean (fractions or
+    out-of-range numbers to an int type) raises :class:`RuntimeBackendError` instead.
+    """
+    specs = {s.name: s for s in input_specs(model)}
+    out: dict[str, Value] = {}
+    notes: list[str] = []
+    prefix = f"{side}: " if side else ""
+    for name, value in feeds.items():
+        spec = specs.get(name)
+        if spec is None or spec.kind != "tensor" or not spec.elem_type or not isinstance(value, np.ndarray):
+            out[name] = value
+            continue
+        want = spec.dtype
+        if value.dtype == want or (want.kind == "O" and value.dtype.kind in "OUS"):
+            out[name] = value
+            continue
+        out[name], changed = _cast_value(value, want, name)
+        notes.append(f"{prefix}input {name!r} cast {value.dtype} -> {want} to match {spec.type_text}"
+                     + (", values rounded" if changed else ""))
+    return out, notes

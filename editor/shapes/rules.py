@@ -50,7 +50,9 @@ def _vs(elem_type: int, dims: Sequence[Dim | None] | None, value: Sequence[Dim] 
 
 def apply(node: onnx.NodeProto, inputs: list[ValueShape], ctx: Context) -> list[ValueShape] | None:
     domain = node.domain or ""
-    rule = RULES.get(node.op_type) if domain in ("", "ai.onnx", "com.microsoft") else None
+    rule = rules_contrib.CONTRIB_RULES.get((domain, node.op_type))
+    if rule is None and domain in ("", "ai.onnx", "com.microsoft"):
+        rule = RULES.get(node.op_type)
     if rule is None:
         return None
     try:
@@ -545,6 +547,7 @@ def _stft(node, inputs, ctx):
     return [_vs(signal.elem_type, (signal.dims[0], frames, bins, 2))]
 
 
-# NOTE: the shape-arithmetic rules live in their own module; importing it registers them.
-# It imports this module's helpers, so it comes last, once they are all defined.
-from editor.shapes import rules_tensor  # noqa: E402, F401
+# NOTE: the shape-arithmetic rules and onnxruntime's contrib ops live in their own modules;
+# importing them registers them. They import this module's helpers, so they come last, once
+# they are all defined.
+from editor.shapes import rules_contrib, rules_tensor  # noqa: E402, F401

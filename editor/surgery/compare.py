@@ -18,7 +18,7 @@ import onnx
 
 from editor.errors import StudioError
 from editor.runtime import Runner
-from editor.runtime.inputs import input_specs, make_inputs
+from editor.runtime.inputs import cast_to_declared, make_inputs
 
 __all__ = ["OutputError", "Comparison", "compare_models", "inputs_for", "run_values"]
 
@@ -55,12 +55,7 @@ def inputs_for(model: onnx.ModelProto, *, dims: Mapping[str, int] | None = None,
 
 def _cast_inputs(model: onnx.ModelProto, values: Mapping[str, Any]) -> dict[str, Any]:
     """``values`` in the element types ``model`` declares (an fp16 model takes fp16)."""
-    out = dict(values)
-    for spec in input_specs(model):
-        v = out.get(spec.name)
-        if isinstance(v, np.ndarray) and spec.elem_type and v.dtype != spec.dtype:
-            out[spec.name] = v.astype(spec.dtype)
-    return out
+    return cast_to_declared(model, values)[0]
 
 
 def run_values(runner: Runner, model: onnx.ModelProto, inputs: Mapping[str, Any], *,

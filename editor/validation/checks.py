@@ -24,7 +24,7 @@ from editor.validation.names import name_problems, short
 from editor.validation.problems import ERROR, INFO, WARNING, Problem
 from editor.validation.declared import negative_dim_message, negative_dims
 from editor.validation.ranks import axis_problems
-from editor.validation.typecheck import declared_type, infer_and_compare, type_rank
+from editor.validation.typecheck import constraint_problems, declared_type, infer_and_compare, type_rank
 
 if TYPE_CHECKING:
     from editor.validation.validator import Validator
@@ -45,6 +45,12 @@ def _attr_type_name(t: int) -> str:
         return A.AttributeType.Name(t)
     except ValueError:
         return str(t)
+
+
+def unknown_op_note(domain: str, op_type: str) -> str:
+    """The note of an op no installed runtime has a schema for (one text per op type, so
+    reports can fold the notes of its nodes into one line)."""
+    return f"no schema for {domain}.{op_type} in onnx or onnxruntime; not checked"
 
 
 def node_label(node: onnx.NodeProto) -> str:
@@ -115,13 +121,16 @@ def check_node(v: Validator, nid: int) -> list[Problem]:
                 elif fn is not None:
                     _check_function_call(node, fn, label, add)
                 else:
-                    add(INFO, "custom-op", f"{label}: no schema for {domain}.{node.op_type}; not checked")
+                    add(INFO, "custom-op", f"{label}: {unknown_op_note(domain, node.op_type)}")
             elif schema.deprecated:
                 add(ERROR, "deprecated-op", f"{label}: {node.op_type} is deprecated at opset {version} "
                     f"(since {schema.since_version})")
                 schema = None
             else:
                 _verify(node, schema, label, add)
+                if not out and not schema.has_type_and_shape_inference_function and v.infer_types:
+                    for severity, code, message, value in constraint_problems(v, sid, node, schema, label):
+                        add(severity, code, message, value)
                 if not out:
                     def rank_of(name: str) -> int | None:
                         tb = declared_type(v, sid, name)

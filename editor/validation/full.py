@@ -127,6 +127,9 @@ def raw_full_check(model: onnx.ModelProto | bytes | str | os.PathLike) -> list[R
     from onnx.checker import ValidationError
     from onnx.shape_inference import InferenceError
 
+    from editor.ort_schemas import ensure_registered
+
+    ensure_registered()  # onnxruntime's contrib ops are known ops, here as in onnxruntime
     out: list[RawProblem] = []
     checker_failed_in_inference = False
     proto = model if isinstance(model, onnx.ModelProto) else None
@@ -145,7 +148,7 @@ def raw_full_check(model: onnx.ModelProto | bytes | str | os.PathLike) -> list[R
     except Exception as exc:  # noqa: BLE001 - a parse failure or a checker crash is a problem too
         out.append(("checker", f"onnx.checker failed: {exc}".splitlines()[0], (), None, ERROR))
     if checker_failed_in_inference:
-        return out
+        return [_runtime_accepts(r) for r in out]
     if proto is None:
         if isinstance(model, (str, os.PathLike)):
             proto = onnx.load(str(model), load_external_data=False)
@@ -158,7 +161,22 @@ def raw_full_check(model: onnx.ModelProto | bytes | str | os.PathLike) -> list[R
         out += _inference_problems(proto, data_prop=False, severity=ERROR, known=out)
     out += _inference_problems(proto, data_prop=True, severity=WARNING, known=out)
     out += declared_dim_problems(proto)
-    return out
+    return [_runtime_accepts(r) for r in out]
+
+
+_SHAPE_ONLY = re.compile(r"Inferred shape and existing shape differ")
+
+
+def _runtime_accepts(raw: RawProblem) -> RawProblem:
+    """A declared shape that contradicts the computed one (same element type): onnx's
+    strict inference refuses the model, onnxruntime loads it (it keeps the computed shape,
+    :func:`~editor.validation.typecheck.runtime_accepts`), so it is a warning that says so."""
+    code, message, nodes, value, severity = raw
+    if severity != ERROR or not _SHAPE_ONLY.search(message):
+        return raw
+    from editor.validation.typecheck import ORT_MERGES
+
+    return ("declared-dim", f"{message} ({ORT_MERGES})", nodes, value, WARNING)
 
 
 def declared_dim_problems(proto: onnx.ModelProto) -> list[RawProblem]:

@@ -20,7 +20,7 @@ CODES: dict[str, str] = {
     "unknown-op": "no operator of that name in a standard domain at the model's opset",
     "deprecated-op": "the operator is deprecated at the model's opset",
     "unknown-domain": "the node's domain is not imported by the model (or its function)",
-    "custom-op": "an op of a custom domain onnx does not know: its schema is not checked",
+    "custom-op": "an op neither onnx nor onnxruntime has a schema for: it is not checked",
     "input-count": "the node has more or fewer inputs than the schema allows",
     "output-count": "the node has more or fewer outputs than the schema allows",
     "missing-input": "a required (single) input is left empty",
@@ -32,7 +32,7 @@ CODES: dict[str, str] = {
     "attr-value": "the attribute has no value of its declared type",
     "attr-range": "an axis (or perm) attribute is out of range for the rank of the input it indexes",
     "declared-dim": "a declared dim disagrees with what the model computes (a symbolic dim the model "
-    "fixes, a different fixed size) or is not a valid size (negative)",
+    "fixes, a different fixed size or rank that onnxruntime accepts) or is not a valid size (negative)",
     "ssa": "a value name is defined more than once (two producers, producer vs graph input "
     "or initializer, or a name that shadows one of an enclosing graph)",
     "undefined-value": "an input names a value nothing defines in this graph or an enclosing one",
@@ -90,3 +90,34 @@ def sort_key(p: Problem) -> tuple:
         p.value or "",
         p.message,
     )
+
+
+#: the problems that say the same thing of every node of one op type (an op no installed
+#: runtime knows): reports show them once per op type
+FOLDED_CODES = frozenset({"custom-op"})
+
+
+def fold_notes(problems: list[Problem]) -> list[tuple[Problem, list[Problem]]]:
+    """``(shown, members)`` per line of a report: a problem of :data:`FOLDED_CODES` stands
+    for every problem of its graph with the same text after the node's label (``members``,
+    in order, itself first); any other problem stands for itself alone. The shown problem
+    of a group of n says so: ``... (n nodes)``."""
+    groups: dict[tuple, list[Problem]] = {}
+    order: list[tuple] = []
+    for k, p in enumerate(problems):
+        key: tuple = (k,)
+        if p.code in FOLDED_CODES and ": " in p.message:
+            key = (p.code, p.graph, p.message.split(": ", 1)[1])
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(p)
+    out = []
+    for key in order:
+        members = groups[key]
+        first = members[0]
+        if len(members) > 1:
+            first = Problem(first.severity, first.code, f"{key[2]} ({len(members)} nodes)", first.node_id,
+                            first.value, first.scope_id, first.graph, first.source)
+        out.append((first, members))
+    return out

@@ -136,6 +136,10 @@ def infer_and_compare(
             continue
         inferred_tp, declared_tp = onnx.TypeProto.FromString(tb), onnx.TypeProto.FromString(declared)
         conflict = type_conflict(inferred_tp, declared_tp)
+        if conflict and runtime_accepts(inferred_tp, declared_tp):
+            out.append((WARNING, "declared-dim", f"{label}: output {name!r} is declared {conflict} "
+                        f"({ORT_MERGES})", name))
+            continue
         if conflict:
             out.append((ERROR, "type-mismatch", f"{label}: output {name!r} is declared {conflict}", name))
             continue
@@ -145,6 +149,70 @@ def infer_and_compare(
         if promise and not negative_dims(declared_tp):
             out.append((WARNING, "declared-dim", f"{label}: output {name!r} {promise}", name))
     return out
+
+
+#: why a declared shape that contradicts the op's is a warning, not an error
+ORT_MERGES = "onnx.checker refuses this, onnxruntime accepts it: it keeps the computed shape"
+
+
+def runtime_accepts(inferred: onnx.TypeProto, declared: onnx.TypeProto) -> bool:
+    """Whether onnxruntime loads a model whose value is declared ``declared`` where its
+    producer gives ``inferred``: it does when only the shapes differ (its graph resolve
+    merges them with a warning and keeps the computed one: a Constant ``int64[1]`` declared
+    ``int64[]``, as onnxruntime-genai's builder writes), never when the element types do."""
+    ka, kb = inferred.WhichOneof("value"), declared.WhichOneof("value")
+    if ka != "tensor_type" or kb != "tensor_type":
+        return False
+    ta, tb = inferred.tensor_type, declared.tensor_type
+    return not (ta.elem_type and tb.elem_type and ta.elem_type != tb.elem_type)
+
+
+def constraint_problems(
+    v: Validator, sid: int, node: onnx.NodeProto, schema: defs.OpSchema, label: str
+) -> list[tuple[str, str, str, str | None]]:
+    """Declared input types against the schema's type constraints, for the schemas that
+    have no inference function of their own to check them (onnxruntime's contrib ops):
+    each input's element type must be one its constraint allows, and the inputs bound to
+    one constraint must agree."""
+    allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+    bound: dict[str, tuple[str, str]] = {}
+    out: list[tuple[str, str, str, str | None]] = []
+    formals = list(schema.inputs)
+    for k, name in enumerate(node.input):
+        if not name or not formals:
+            continue
+        formal = formals[min(k, len(formals) - 1)]
+        if k >= len(formals) and formal.option != defs.OpSchema.FormalParameterOption.Variadic:
+            break
+        tb = declared_type(v, sid, name)
+        if tb is None:
+            continue
+        text = _type_str(onnx.TypeProto.FromString(tb))
+        param = formal.type_str
+        if text is None:
+            continue
+        choices = allowed.get(param, {param} if "(" in param else None)
+        if choices is not None and text not in choices:
+            out.append((ERROR, "type-mismatch", f"{label}: input {k} {name!r} is {text}, {node.op_type} takes "
+                        f"{', '.join(sorted(choices))} there", name))
+            continue
+        if param in allowed and (formal.option != defs.OpSchema.FormalParameterOption.Variadic
+                                 or formal.is_homogeneous):
+            first = bound.setdefault(param, (text, name))
+            if first[0] != text:
+                out.append((ERROR, "type-mismatch", f"{label}: input {k} {name!r} is {text} but "
+                            f"{first[1]!r} is {first[0]} (both {param})", name))
+    return out
+
+
+def _type_str(tp: onnx.TypeProto) -> str | None:
+    """onnx's type string of a tensor type (``tensor(float)``), None when unknown."""
+    if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.elem_type:
+        return None
+    try:
+        return f"tensor({onnx.helper.tensor_dtype_to_string(tp.tensor_type.elem_type).split('.')[-1].lower()})"
+    except (KeyError, ValueError):
+        return None
 
 
 def _first_line(exc: BaseException) -> str:

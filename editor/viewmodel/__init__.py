@@ -24,14 +24,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import onnx
+from onnx import numpy_helper
 
 
 from editor.viewmodel.categories import CATEGORIES, category_of
-from editor.viewmodel.folding import DEAD, chain_texts, fold_weight_chains
+from editor.viewmodel.folding import DEAD, body_reads, chain_texts, fold_weight_chains
+from editor.viewmodel.plumbing import fold_plumbing
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
 from editor.attr_names import enum_name
+from editor.schema import get_schema
 from editor.types import dims_text, dtype_name, shape_dims
 
 __all__ = [
@@ -53,6 +57,9 @@ MAX_W = 300.0
 MAX_LINES = 6        # detail + weight lines shown in a box at most
 MAX_VALUE_CHARS = 28
 MAX_FIRST_VIEW = 400   # boxes a first (collapsed) view may show at most
+#: A weight or constant of at most this many elements is shown by its value on its consumer
+#: (``B  1.414``, named by the schema's input name), a bigger one by shape and dtype.
+MAX_VALUE_ELEMS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +94,10 @@ class Edge:
     dst_port: int
     value: str
     label: str = ""
+    #: ``""`` a value flowing from ``src`` into ``dst``; ``"body"``: ``dst`` is a closed
+    #: If/Loop/Scan whose bodies read the value from this graph (drawn dashed, and its
+    #: label says which bodies), so a value used only inside a body is not left unconnected.
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -154,6 +165,71 @@ def _attr_text(attr: onnx.AttributeProto) -> str | None:
     return s
 
 
+def _value_text(t: onnx.TensorProto) -> str | None:
+    """``"1.414"``, ``"[0, 1]"``: the value of a tensor of at most :data:`MAX_VALUE_ELEMS`
+    elements stored in the file; None for bigger tensors and data kept outside the file."""
+    n = 1
+    for d in t.dims:
+        n *= d
+    if n > MAX_VALUE_ELEMS or t.data_location == onnx.TensorProto.EXTERNAL:
+        return None
+    try:
+        a = numpy_helper.to_array(t)
+    except Exception:  # a damaged or exotic tensor keeps its shape text
+        return None
+    return _format_values(a.reshape(-1).tolist(), a.ndim == 0)
+
+
+def _format_values(values: Sequence[object], scalar: bool) -> str | None:
+    if len(values) > MAX_VALUE_ELEMS:
+        return None
+    items = []
+    for v in values:
+        if isinstance(v, bool):
+            items.append("true" if v else "false")
+        elif isinstance(v, float):
+            items.append(f"{v:.4g}")
+        elif isinstance(v, bytes):
+            items.append(repr(v.decode("utf-8", "replace")))
+        else:
+            items.append(str(v))
+    text = items[0] if scalar and items else "[" + ", ".join(items) + "]"
+    return text if len(text) <= MAX_VALUE_CHARS else None
+
+
+def _constant_value_text(node: onnx.NodeProto) -> str | None:
+    """The value of a small ``Constant`` (see :func:`_value_text`), None for a big one."""
+    for a in node.attribute:
+        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+            return _value_text(a.t)
+        if a.name == "value_float":
+            return _format_values([a.f], True)
+        if a.name == "value_int":
+            return _format_values([a.i], True)
+        if a.name == "value_floats":
+            return _format_values(list(a.floats), False)
+        if a.name == "value_ints":
+            return _format_values(list(a.ints), False)
+        if a.name == "value_string":
+            return _format_values([a.s], True)
+        if a.name == "value_strings":
+            return _format_values(list(a.strings), False)
+    return None
+
+
+@lru_cache(maxsize=8192)
+def _formal_input(op_type: str, domain: str, opset: int | None, index: int) -> str | None:
+    """The schema's name of input ``index`` (``"B"`` of Mul's second input), None when unknown."""
+    schema = get_schema(op_type, domain, opset)
+    if schema is None or not schema.inputs:
+        return None
+    ins = schema.inputs
+    if index < len(ins):
+        return ins[index].name
+    last = ins[-1]
+    return last.name if last.option == onnx.defs.OpSchema.FormalParameterOption.Variadic else None
+
+
 def _constant_text(node: onnx.NodeProto) -> str:
     for a in node.attribute:
         if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
@@ -196,8 +272,10 @@ def build_display_graph(
     groups: GroupTree | None = None,
     bodies: Callable[[int], Sequence[tuple[str, onnx.GraphProto, Sequence[int]]]] | None = None,
     unfold: Collection[int] = (),
+    show_plumbing: bool = False,
     _captured: list[tuple[str, str, int]] | None = None,
     _outer_weights: Mapping[str, str] | None = None,
+    _outer_values: Mapping[str, str] | None = None,
 ) -> DisplayGraph:
     """The display model of ``graph``; ``node_ids[i]`` is the stable id of ``graph.node[i]``.
 
@@ -213,7 +291,12 @@ def build_display_graph(
     body's boxes (see :func:`_expand_bodies`). ``_captured`` and ``_outer_weights`` are
     internal: a body build lists in ``_captured`` the outer values its boxes consume, for the
     enclosing build to wire, and shows the enclosing graphs' initializers and weight
-    Constants it reads (``_outer_weights``) as weights of its boxes, like its own.
+    Constants it reads (``_outer_weights``; ``_outer_values`` the values of the small ones)
+    as weights of its boxes, like its own.
+
+    A weight of at most :data:`MAX_VALUE_ELEMS` elements is shown by its value, named by the
+    consumer's schema input (``("B", "1.414")`` on a Mul), so a GELU's constants read at a
+    glance; a bigger one by its name, shape and dtype (``("W", "768x768 float32")``).
 
     Weight-preparation chains (constant-only nodes whose results all end in one consumer:
     ``DequantizeLinear`` of an int8 initializer, ``Transpose``/``Reshape``/``Cast`` of a
@@ -222,19 +305,28 @@ def build_display_graph(
     ``DisplayGraph.folded``. ``unfold`` holds node ids of consumers whose chains are drawn
     as boxes after all (the "show weight preparation" of the canvas). Constant-only nodes
     whose results nobody reads are not drawn, like unused initializers.
+
+    Shape plumbing (``Shape → Gather → Unsqueeze → Concat`` chains that compute a Reshape's
+    target, and small constant-only results shared by many readers) is drawn the same way:
+    a row of every reader (``shape  Shape → Gather → … → Concat``; see
+    :mod:`editor.viewmodel.plumbing`), listed in ``DisplayGraph.folded`` and drawn as boxes
+    for readers in ``unfold``. ``show_plumbing`` draws all of it as boxes.
     """
     nodes = graph.node
     if len(node_ids) != len(nodes):
         raise ValueError(f"node_ids has {len(node_ids)} ids for {len(nodes)} nodes")
-    b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights)
+    b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values)
     b.index_values()
-    b.group_and_fold(expanded, groups, unfold)
+    b.open_set = set(expanded) if bodies is not None and expanded is not None else set()
+    b.group_and_fold(expanded, groups, unfold, show_plumbing)
     b.assign_boxes(expanded)
     b.input_boxes()
     b.node_boxes_and_edges()
     out_edges = b.output_sources()
     b.emit_boxes(out_edges)
     repeats = b.repeats()
+    if repeats:
+        b.widen_for_badges(repeats)
     b.place_in_groups(expanded)
     if bodies is not None and expanded is not None:
         b.expand_bodies(bodies, set(expanded))
@@ -249,7 +341,8 @@ class _DisplayBuild:
 
     def __init__(self, graph: onnx.GraphProto, node_ids: Sequence[int], opsets: Mapping[str, int],
                  value_info: Mapping[str, onnx.ValueInfoProto] | None,
-                 captured: list[tuple[str, str, int]] | None, outer_weights: Mapping[str, str] | None) -> None:
+                 captured: list[tuple[str, str, int]] | None, outer_weights: Mapping[str, str] | None,
+                 outer_values: Mapping[str, str] | None = None) -> None:
         self.graph = graph
         self.nodes = graph.node
         self.node_ids = node_ids
@@ -257,6 +350,11 @@ class _DisplayBuild:
         self.value_info = value_info
         self.captured = captured
         self.outer_weights = outer_weights
+        self.values: dict[str, str] = dict(outer_values or {})   # small weight -> its value text
+        self.chain_results: set[str] = set()   # results of folded weight-preparation chains
+        self.open_set: set[str] = set()         # open groups and bodies
+        self.has_body = bytearray(1 if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                                           for a in n.attribute) else 0 for n in graph.node)
         self.boxes: list[Box] = []
         self.edges: dict[str, Edge] = {}
         self.labels: dict[str, str] = {}     # value -> edge label (its shape text), computed once
@@ -270,8 +368,14 @@ class _DisplayBuild:
         """Weights (initializers, weight Constants), graph inputs/outputs, value infos and producers."""
         graph, nodes = self.graph, self.nodes
         initializers: dict[str, str] = {}
+        values = self.values
         for t in graph.initializer:
             initializers[t.name] = _tensor_text(t.dims, t.data_type)
+            v = _value_text(t)
+            if v is not None:
+                values[t.name] = v
+            else:
+                values.pop(t.name, None)  # a local weight hides an outer one of the same name
         for st in graph.sparse_initializer:
             initializers[st.values.name] = _tensor_text(st.dims, st.values.data_type) + " sparse"
         self.initializers = initializers
@@ -299,6 +403,9 @@ class _DisplayBuild:
             outs = node.output
             if _weight_constant(node, output_set):
                 weight_const[outs[0]] = _constant_text(node)
+                v = _constant_value_text(node)
+                if v is not None:
+                    values[outs[0]] = v
                 hidden[i] = 1
                 continue
             for k, o in enumerate(outs):
@@ -307,7 +414,7 @@ class _DisplayBuild:
         self.producer, self.weight_const, self.hidden = producer, weight_const, hidden
 
     def group_and_fold(self, expanded: Collection[str] | None, groups: GroupTree | None,
-                       unfold: Collection[int]) -> None:
+                       unfold: Collection[int], show_plumbing: bool = False) -> None:
         """The group tree, and the drawn nodes once weight-preparation chains fold into their consumer."""
         nodes, node_ids, hidden, n = self.nodes, self.node_ids, self.hidden, len(self.nodes)
         drawn = [i for i in range(n) if not hidden[i]]
@@ -317,7 +424,7 @@ class _DisplayBuild:
         elif groups is not None:
             self.tree = groups
         else:
-            self.tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+            self.tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn, nodes)
         # Weight-preparation chains fold into their consumer (after the tree: a folded node still
         # belongs to its name scope, it is only not drawn as a box of its own).
         known = set(self.initializers)
@@ -329,7 +436,10 @@ class _DisplayBuild:
                                      {i for i in range(n) if node_ids[i] in unfold_ids})
         if fold_to:
             outer = {**self.initializers, **self.weight_const, **(self.outer_weights or {})}
-            self.weight_const.update(chain_texts(nodes, fold_to, outer))
+            texts, kept = chain_texts(nodes, fold_to, outer, self.values)
+            self.weight_const.update(texts)
+            self.values.update(kept)
+            self.chain_results = set(texts)
             fold_members: dict[int, list[int]] = {}
             for i, t in fold_to.items():
                 hidden[i] = 1
@@ -339,7 +449,31 @@ class _DisplayBuild:
             drawn = [i for i in drawn if not hidden[i]]
             self.folded = {(f"n:{node_ids[t]}" if t != DEAD else ""): tuple(sorted(ids))
                            for t, ids in fold_members.items()}
+        if not show_plumbing:
+            drawn = self._fold_plumbing(drawn, unfold_ids)
         self.drawn = drawn
+
+    def _fold_plumbing(self, drawn: list[int], unfold_ids: set[int]) -> list[int]:
+        """Shape plumbing and shared small constants become rows of their readers (:mod:`.plumbing`)."""
+        nodes, node_ids, hidden = self.nodes, self.node_ids, self.hidden
+        known = set(self.initializers)
+        known.update(self.weight_const)
+        if self.outer_weights:
+            known.update(self.outer_weights)
+        pl = fold_plumbing(nodes, hidden, known, self.output_set,
+                           {i for i in drawn if node_ids[i] in unfold_ids}, _Numel(self.vis))
+        if not pl.hidden:
+            return drawn
+        for i in pl.hidden:
+            hidden[i] = 1
+            for o in nodes[i].output:
+                self.producer.pop(o, None)
+        self.weight_const.update(pl.texts)
+        self.chain_results.update(pl.texts)
+        for r, ids in pl.feeds.items():
+            key = f"n:{node_ids[r]}"
+            self.folded[key] = tuple(sorted(set(self.folded.get(key, ())) | {node_ids[i] for i in ids}))
+        return [i for i in drawn if not hidden[i]]
 
     def assign_boxes(self, expanded: Collection[str] | None) -> None:
         """``rep[i]``: key of the box node i is drawn in (itself, or its outermost closed group)."""
@@ -389,15 +523,18 @@ class _DisplayBuild:
                                   width=w, height=h, n_in=0, n_out=1,
                                   details=((("shape", shape_text(vis.get(name))),) if shape_text(vis.get(name)) else ())))
 
-    def add_edge(self, src: str, sp: int, dst: str, dp: int, value: str) -> None:
-        """The edge ``src:sp -> dst:dp`` carrying ``value`` (once per key)."""
+    def add_edge(self, src: str, sp: int, dst: str, dp: int, value: str, kind: str = "", note: str = "") -> None:
+        """The edge ``src:sp -> dst:dp`` carrying ``value`` (once per key); ``note`` follows
+        the shape in its label."""
         key = f"{src}:{sp}->{dst}:{dp}"
         edges = self.edges
         if key not in edges:
             lab = self.labels.get(value)
             if lab is None:
                 lab = self.labels[value] = shape_text(self.vis.get(value))
-            edges[key] = Edge(key, src, sp, dst, dp, value, lab)
+            if note:
+                lab = f"{lab} · {note}" if lab else note
+            edges[key] = Edge(key, src, sp, dst, dp, value, lab, kind)
 
     def src_of(self, value: str, consumer: str = "") -> tuple[str, int] | None:
         """(box key, output port) that ``value`` leaves from; port -1 inside one closed group."""
@@ -426,10 +563,11 @@ class _DisplayBuild:
         for i in self.drawn:
             node = nodes[i]
             r = rep[i]
+            body_in = self._body_inputs(i) if self.has_body[i] else ()
             if r[0] == "g":
                 # Fast path for nodes inside a closed group: most inputs come from the same
                 # group and produce nothing; only boundary crossings become (merged) edges.
-                for value in node.input:
+                for value in (*node.input, *body_in):
                     p = producer_get(value)
                     if p is not None and rep[p[0]] is r:
                         continue
@@ -464,7 +602,14 @@ class _DisplayBuild:
                             captured.append((value, r, j))
                         continue
                     if r[0] == "n":
-                        weights.append((value, w))
+                        v = self.values.get(value)
+                        if v is not None:
+                            weights.append((self._formal(node, j) or value, v))
+                        elif value in self.chain_results:
+                            # a folded chain's result has a made-up name: the input's role says more
+                            weights.append((self._formal(node, j) or value, w))
+                        else:
+                            weights.append((value, w))
                     continue
                 if s[0] == r:
                     continue  # edge inside a closed group
@@ -476,6 +621,14 @@ class _DisplayBuild:
                 add_edge(s[0], s[1], r, dp, value)
             if r[0] != "n":
                 continue
+            note = "in " + "/".join(a.name.removesuffix("_branch") for a in node.attribute
+                                    if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS))
+            for k, value in enumerate(body_in):
+                s = src_of(value, r)
+                if s is not None and s[0] != r:
+                    add_edge(s[0], s[1], r, len(node.input) + k, value, "body", note)
+                elif s is None and captured is not None:
+                    captured.append((value, r, len(node.input) + k))
             details = []
             subgraphs = []
             for a in node.attribute:
@@ -490,8 +643,33 @@ class _DisplayBuild:
             dom = node.domain
             cat = category_of(node.op_type, dom, opsets.get(dom, default_domain_opset) if dom not in ("", "ai.onnx") else default_domain_opset)
             self.node_boxes[i] = Box(key=r, kind="node", label=label, name=node.name, category=cat, width=w, height=h,
-                                     n_in=len(node.input), n_out=len(node.output), node_id=self.node_ids[i],
+                                     n_in=len(node.input) + len(body_in), n_out=len(node.output), node_id=self.node_ids[i],
                                      details=tuple(details), weights=tuple(weights), subgraphs=tuple(subgraphs))
+
+    def _body_inputs(self, i: int) -> tuple[str, ...]:
+        """Values of this graph (or an enclosing one) that the closed bodies of node ``i``
+        read, in first-use order; none when its bodies are open (their boxes read them)."""
+        node = self.nodes[i]
+        if body_key(self.node_ids[i]) in self.open_set:
+            return ()
+        own = set(node.input)
+        out: dict[str, None] = {}
+        for a in node.attribute:
+            graphs = [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs) \
+                if a.type == onnx.AttributeProto.GRAPHS else []
+            for g in graphs:
+                made = _body_values(g)
+                for v in body_reads(g):
+                    if v and v not in made and v not in own and v not in out and v not in self.initializers \
+                            and v not in self.weight_const and not (self.outer_weights and v in self.outer_weights):
+                        out[v] = None
+        return tuple(out)
+
+    def _formal(self, node: onnx.NodeProto, j: int) -> str | None:
+        """The schema's name of ``node``'s input ``j`` at the model's opset."""
+        dom = node.domain if node.domain != "ai.onnx" else ""
+        opsets = self.opsets
+        return _formal_input(node.op_type, dom, opsets.get(dom, opsets.get("ai.onnx")), j)
 
     def output_sources(self) -> list[tuple[tuple[str, int], str]]:
         """(source, name) of every graph output drawn here (before group boxes: it adds their out ports)."""
@@ -536,6 +714,18 @@ class _DisplayBuild:
             return {}
         return repeat_signature(self.graph, self.tree, [g for g in self.closed_groups], self.producer)
 
+    def widen_for_badges(self, repeats: Mapping[str, int]) -> None:
+        """Room on a repeated group box for its badge (``"24 identical blocks · 129 nodes"``)."""
+        size: dict[int, int] = {}
+        for c in repeats.values():
+            size[c] = size.get(c, 0) + 1
+        for k, b in enumerate(self.boxes):
+            c = repeats.get(b.name) if b.kind == "group" else None
+            if c is not None:
+                w = min(MAX_W, (len(f"{size[c]} identical blocks · {b.child_count} nodes") + 2) * SMALL_CHAR_W + PAD_X)
+                if w > b.width:
+                    self.boxes[k] = replace(b, width=float(round(w)))
+
     def place_in_groups(self, expanded: Collection[str] | None) -> None:
         """The open group each box lies in, every open group's parent, and their labels."""
         box_groups, group_parents, tree = self.box_groups, self.group_parents, self.tree
@@ -564,8 +754,37 @@ class _DisplayBuild:
             self.boxes = _expand_bodies(
                 open_bodies, self.nodes, node_ids, node_boxes, self.boxes, open_set, bodies, self.opsets,
                 self.value_info, self.src_of, self.add_edge,
-                {**(self.outer_weights or {}), **self.initializers, **self.weight_const}, self.captured,
+                {**(self.outer_weights or {}), **self.initializers, **self.weight_const}, self.values, self.captured,
                 self.box_groups, self.group_parents, self.group_labels)
+
+
+class _Numel(Mapping[str, int]):
+    """Element count of a value whose shape is fully known (from the value infos), -1 else."""
+
+    def __init__(self, vis: Mapping[str, onnx.ValueInfoProto]) -> None:
+        self._vis = vis
+
+    def __getitem__(self, name: str) -> int:
+        vi = self._vis.get(name)
+        if vi is None or not vi.type.HasField("tensor_type"):
+            return -1
+        dims = shape_dims(vi.type)
+        if dims is None or not all(isinstance(d, int) and d >= 0 for d in dims):
+            return -1
+        n = 1
+        for d in dims:
+            n *= d
+        return n
+
+    def get(self, name: str, default: int = -1) -> int:  # type: ignore[override]
+        n = self[name]
+        return default if n < 0 else n
+
+    def __iter__(self):
+        return iter(self._vis)
+
+    def __len__(self) -> int:
+        return len(self._vis)
 
 
 def _with_used_ports(boxes: list[Box], edges) -> list[Box]:
@@ -606,7 +825,7 @@ def body_key(node_id: int) -> str:
 
 
 def _expand_bodies(open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bodies, opsets, value_info,
-                   src_of, add_edge, weights, captured, box_groups, group_parents, group_labels) -> list[Box]:
+                   src_of, add_edge, weights, values, captured, box_groups, group_parents, group_labels) -> list[Box]:
     """Draw the bodies of the nodes ``open_bodies`` (graph indices) inside frames.
 
     # NOTE: the owner's box stays as it is (same key, ports and edges), so the rest of the
@@ -633,7 +852,8 @@ def _expand_bodies(open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bo
             sub_open |= {p for p in open_set if p.startswith("@")}
             cap: list[tuple[str, str, int]] = []
             sub = build_display_graph(bgraph, list(bids), opsets=opsets, value_info=value_info,
-                                      expanded=sub_open, bodies=bodies, _captured=cap, _outer_weights=weights)
+                                      expanded=sub_open, bodies=bodies, _captured=cap, _outer_weights=weights,
+                                      _outer_values=values)
 
             def ren(k: str, pre: str = pre) -> str:
                 if k.startswith(("in:@", "out:@")):
@@ -695,6 +915,21 @@ def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:
     return g
 
 
+def _body_values(g: onnx.GraphProto) -> set[str]:
+    """Every value a (nested) body defines: its inputs, initializers and node results."""
+    out = {vi.name for vi in g.input}
+    out.update(t.name for t in g.initializer)
+    for node in g.node:
+        out.update(node.output)
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                out |= _body_values(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    out |= _body_values(sg)
+    return out
+
+
 def _weight_constant(node: onnx.NodeProto, output_set: Collection[str]) -> bool:
     """A ``Constant`` node drawn as a weight of its consumers rather than as a box."""
     return (node.op_type == "Constant" and node.domain in ("", "ai.onnx") and not node.input
@@ -706,7 +941,7 @@ def group_tree(graph: onnx.GraphProto) -> GroupTree:
     outs = {vi.name for vi in graph.output}
     nodes = graph.node
     drawn = [i for i, nd in enumerate(nodes) if not _weight_constant(nd, outs)]
-    return build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn)
+    return build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn, nodes)
 
 
 def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = MAX_FIRST_VIEW,

@@ -23,6 +23,9 @@ from functools import lru_cache
 import onnx
 import onnx.defs
 
+from editor import ort_schemas
+from editor.schema import get_schema
+
 #: Every category a box can have, in a stable order (the canvas maps them to colours).
 CATEGORIES: tuple[str, ...] = (
     "layer", "activation", "pool", "normalization", "dropout", "shape", "tensor", "math",
@@ -34,10 +37,17 @@ _GRAPH_ATTR_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 
 
 def _section(schema: onnx.defs.OpSchema) -> str:
-    """``nn`` for ``onnx/defs/nn/defs.cc``: the folder ONNX files the operator under."""
+    """``nn`` for ``onnx/defs/nn/defs.cc``: the folder ONNX files the operator under.
+
+    onnxruntime's contrib ops (:mod:`editor.ort_schemas`) carry no onnx file: its own
+    ``quantization_defs.cc`` files the Q/DQ ops, and the rest (attention, fused norms,
+    MatMulNBits, NCHWc convolutions) read as ``nn``, where the doc decides the category."""
     path = schema.file.replace("\\", "/")
     if "/defs/" in path:
         return path.split("/defs/", 1)[1].split("/", 1)[0]
+    runtime_file = ort_schemas.runtime_file(schema.domain, schema.name)
+    if runtime_file:
+        return "quantization" if schema.name.endswith("QuantizeLinear") else "nn"
     return ""
 
 
@@ -120,23 +130,14 @@ def _categorize(schema: onnx.defs.OpSchema) -> str:
 @lru_cache(maxsize=4096)
 def category_of(op_type: str, domain: str = "", opset: int | None = None) -> str:
     """Colour category of ``domain::op_type`` at ``opset`` (latest version when ``None``)."""
-    dom = "" if domain in ("", "ai.onnx") else domain
-    try:
-        if opset is None:
-            schema = onnx.defs.get_schema(op_type, domain=dom)
-        else:
-            schema = onnx.defs.get_schema(op_type, opset, domain=dom)
-    except Exception:  # noqa: BLE001 - SchemaError: unknown op or version
-        try:
-            schema = onnx.defs.get_schema(op_type, domain=dom)
-        except Exception:  # noqa: BLE001
-            return "custom"
-    return _categorize(schema)
+    schema = get_schema(op_type, domain, opset) or get_schema(op_type, domain)
+    return _categorize(schema) if schema is not None else "custom"
 
 
 @lru_cache(maxsize=1)
 def category_table() -> dict[tuple[str, str], str]:
     """``(domain, op_type) -> category`` for the latest version of every registered schema."""
+    ort_schemas.ensure_registered()
     latest: dict[tuple[str, str], onnx.defs.OpSchema] = {}
     for s in onnx.defs.get_all_schemas_with_history():
         key = (s.domain, s.name)

@@ -13,11 +13,11 @@ from collections.abc import Collection, Mapping, Sequence
 
 import onnx
 
-__all__ = ["DEAD", "chain_texts", "fold_weight_chains"]
+__all__ = ["DEAD", "NEVER_FOLD", "body_reads", "chain_texts", "fold_weight_chains"]
 
 # NOTE: ops never folded although their inputs may all be constant: random generators
 # differ per run (their box says so), and a node with a body may read outer values.
-_NEVER_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+NEVER_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
                          "Multinomial", "Bernoulli", "If", "Loop", "Scan"})
 _MAX_CHAIN_OPS = 3   # ops named in a folded weight row; longer chains elide the middle
 DEAD = -1            # fold target of constant nodes whose results nobody reads
@@ -38,7 +38,7 @@ def fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known
     const: list[int] = []
     is_const = bytearray(len(nodes))
     for i, node in enumerate(nodes):
-        if hidden[i] or node.op_type in _NEVER_FOLD:
+        if hidden[i] or node.op_type in NEVER_FOLD:
             continue
         ins = [v for v in node.input if v]
         if not ins or not all(v in const_vals for v in ins):
@@ -63,10 +63,10 @@ def fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known
         reads = list(node.input)
         for a in node.attribute:  # a body reading an outer value consumes it too
             if a.type == onnx.AttributeProto.GRAPH:
-                reads += _body_reads(a.g)
+                reads += body_reads(a.g)
             elif a.type == onnx.AttributeProto.GRAPHS:
                 for g in a.graphs:
-                    reads += _body_reads(g)
+                    reads += body_reads(g)
         for v in reads:
             i = made_by.get(v)
             if i is not None:
@@ -86,24 +86,29 @@ def fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known
     return fold_to
 
 
-def _body_reads(g: onnx.GraphProto) -> list[str]:
+def body_reads(g: onnx.GraphProto) -> list[str]:
     """Every value name a (nested) body's nodes read; a superset of what it captures."""
     out: list[str] = []
     for node in g.node:
         out += node.input
         for a in node.attribute:
             if a.type == onnx.AttributeProto.GRAPH:
-                out += _body_reads(a.g)
+                out += body_reads(a.g)
             elif a.type == onnx.AttributeProto.GRAPHS:
                 for sg in a.graphs:
-                    out += _body_reads(sg)
+                    out += body_reads(sg)
     return out
 
 
 def chain_texts(nodes: Sequence[onnx.NodeProto], fold_to: Mapping[int, int],
-                 weights: Mapping[str, str]) -> dict[str, str]:
-    """Weight-row text of every folded result: ``"768x768 int8 → DequantizeLinear"``."""
+                weights: Mapping[str, str], values: Mapping[str, str] | None = None
+                ) -> tuple[dict[str, str], dict[str, str]]:
+    """Weight-row text of every folded result (``"768x768 int8 → DequantizeLinear"``), and
+    the value text of the results that keep a small constant's values (``"[4]"`` for an
+    ``Unsqueeze`` of the scalar ``4``: see :data:`_KEEPS_VALUES`)."""
+    values = values or {}
     src: dict[str, tuple[str, tuple[str, ...]]] = {}   # value -> (source text, ops so far)
+    kept: dict[str, str] = {}
     for i in sorted(fold_to):
         node = nodes[i]
         base, ops = "", ()
@@ -117,12 +122,54 @@ def chain_texts(nodes: Sequence[onnx.NodeProto], fold_to: Mapping[int, int],
                     base = weights[v]
                     break
         ops = ops + (node.op_type,)
+        data = [v for v in node.input if v]
+        kept_text = None
+        if node.op_type in _KEEPS_VALUES and node.domain in ("", "ai.onnx") and data:
+            first = values.get(data[0]) if data[0] not in src else kept.get(data[0])
+            if first is not None:
+                kept_text = _kept_value(node, first)
         for o in node.output:
             if o:
                 src[o] = (base, ops)
+                if kept_text is not None:
+                    kept[o] = kept_text
     out = {}
     for v, (base, ops) in src.items():
         if len(ops) > _MAX_CHAIN_OPS:
             ops = ops[:1] + ("…",) + ops[-(_MAX_CHAIN_OPS - 1):]
         out[v] = " → ".join((base,) + ops if base else ops)
-    return out
+    return out, kept
+
+
+# NOTE: ops that move a small constant's elements without computing new ones, so the value
+# of the result is known without running anything (``Unsqueeze(4)`` is ``[4]``). Cast is
+# handled by converting the element texts; anything else keeps its chain text.
+_KEEPS_VALUES = frozenset({"Unsqueeze", "Squeeze", "Reshape", "Identity", "Flatten", "Cast"})
+
+
+def _kept_value(node: onnx.NodeProto, text: str) -> str | None:
+    """Value text of ``node``'s result from its input's value text ``text``."""
+    items = [t.strip() for t in text.strip("[]").split(",")] if text else []
+    if node.op_type == "Cast":
+        to = next((a.i for a in node.attribute if a.name == "to"), None)
+        if to is None:
+            return None
+        try:
+            kind = onnx.helper.tensor_dtype_to_np_dtype(to).kind
+        except Exception:
+            return None
+        conv = []
+        for t in items:
+            try:
+                f = float(t) if t not in ("true", "false") else float(t == "true")
+            except ValueError:
+                return None
+            conv.append(("true" if f else "false") if kind == "b" else
+                        str(int(f)) if kind in "iu" else f"{f:.4g}")
+        items = conv
+        return items[0] if not text.startswith("[") and len(items) == 1 else "[" + ", ".join(items) + "]"
+    if node.op_type == "Squeeze" and len(items) == 1:
+        return items[0]
+    if node.op_type == "Identity":
+        return text
+    return "[" + ", ".join(items) + "]"

@@ -16,7 +16,8 @@ A node named ``/model/layers.3/self_attn/q_proj/MatMul`` lies in the groups ``/m
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import onnx
@@ -98,6 +99,9 @@ class GroupTree:
     _chains: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _kids: dict[str, list[str]] | None = None
     n_nodes: int = 0
+    #: Groups that are one call of a scope used several times (see :func:`_instance_dirs`):
+    #: path -> (k, n), the k-th of n calls in execution order.
+    instances: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def members(self, path: str) -> list[int]:
         """Node indices inside ``path`` at any depth, in graph order."""
@@ -139,17 +143,29 @@ class GroupTree:
         return path in self.parent
 
 
-def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
-    """Group tree for nodes ``indices`` (graph order) with the given ``names``."""
+def build_group_tree(names: Sequence[str], indices: Sequence[int],
+                     nodes: Sequence[onnx.NodeProto] | None = None) -> GroupTree:
+    """Group tree for nodes ``indices`` (graph order) with the given ``names``.
+
+    ``nodes`` (the graph's nodes, indexed like ``indices``) gives the wiring: with it, a
+    scope whose nodes interleave with others' (a module called several times) is split into
+    one group per call (:func:`_instance_dirs`), and an over-full group is split where the
+    graph is narrow (:func:`_split`)."""
     # Work per scope directory ("/model/layers.3/attn" of ".../attn/MatMul"): nodes of one
     # directory share everything below, and there are far fewer directories than nodes.
     node_dir: list[str] = []
-    dir_count: dict[str, int] = {}
     for name in names:
         d = name.rpartition("/")[0] if "/" in name else ""
         if d and not d.strip("/"):
             d = ""
         node_dir.append(d)
+    preds = _predecessors(nodes, indices) if nodes is not None else None
+    instances: dict[str, tuple[str, int, int]] = {}
+    if preds is not None:
+        _adopt_scopeless(node_dir, preds)
+        node_dir = _instance_dirs(node_dir, preds, instances)
+    dir_count: dict[str, int] = {}
+    for d in node_dir:
         dir_count[d] = dir_count.get(d, 0) + 1
     dir_scopes: dict[str, list[str]] = {d: scopes_of(d + "/x") for d in dir_count if d}
     count: dict[str, int] = {}
@@ -177,6 +193,10 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
                 anc, anc_size = p, c
         dir_inner[d] = anc
     tree.parent = kept_parent
+    for path, (label, k, n) in instances.items():
+        if path in kept_parent:
+            tree.labels[path] = f"{label} #{k}"
+            tree.instances[path] = (k, n)
     node_group = tree.node_group
     for i, d in zip(indices, node_dir):
         g = dir_inner[d]
@@ -204,9 +224,10 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
         for g, par in list(kept_parent.items()):
             if par in direct:
                 direct[par].append((first[g], "g", g))
+        wiring = _Wiring(nodes, names, indices, preds) if nodes is not None and preds is not None else None
         for g, items in direct.items():
             items.sort(key=lambda t: t[0])
-            _split(tree, g, items)
+            _split(tree, g, items, wiring)
     # Sizes and members.
     # Sizes: direct node counts pushed up the tree (members are gathered lazily).
     direct: dict[str, list[int]] = {}
@@ -237,25 +258,326 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int]) -> GroupTree:
     return tree
 
 
-def _split(tree: GroupTree, parent: str, items: list[tuple[int, str, object]]) -> None:
+def _predecessors(nodes: Sequence[onnx.NodeProto], indices: Sequence[int]) -> list[tuple[int, ...]]:
+    """For every position k of ``indices``: the positions of the nodes whose results it reads."""
+    producer: dict[str, int] = {}
+    out: list[tuple[int, ...]] = []
+    for k, i in enumerate(indices):
+        node = nodes[i]
+        ps = {producer[v] for v in node.input if v in producer}
+        out.append(tuple(ps))
+        for o in node.output:
+            if o:
+                producer[o] = k
+    return out
+
+
+def _adopt_scopeless(node_dir: list[str], preds: Sequence[tuple[int, ...]]) -> None:
+    """Give a node without a scope the scope its producers and consumers share.
+
+    # NOTE: exporters insert nodes without a name scope between scoped ones (tf2onnx's
+    # ``Unsqueeze__115`` inside Magika's model scope, a user's inserted Relu). Left at the
+    # top level, such a node sits outside the group around it, so the closed group would
+    # feed it and be fed by it, and the group would be split around it. When every
+    # neighbour lies in one scope, the node belongs there."""
+    succs: list[list[int]] = [[] for _ in node_dir]
+    for k, ps in enumerate(preds):
+        for p in ps:
+            succs[p].append(k)
+    for k, d in enumerate(node_dir):
+        if d or not preds[k] or not succs[k]:
+            continue
+        common: list[str] | None = None
+        for q in (*preds[k], *succs[k]):
+            parts = [x for x in node_dir[q].split("/") if x]
+            if common is None:
+                common = parts
+            else:
+                j = 0
+                while j < len(common) and j < len(parts) and common[j] == parts[j]:
+                    j += 1
+                common = common[:j]
+            if not common:
+                break
+        if common:
+            node_dir[k] = "/" + "/".join(common)
+
+
+def _instance_dirs(node_dir: list[str], preds: Sequence[tuple[int, ...]],
+                   instances: dict[str, tuple[str, int, int]]) -> list[str]:
+    """Scope directories with every scope split into the calls it holds, in execution order.
+
+    # NOTE: a torch module called several times (a layer reused 7 times, a shared norm)
+    # exports every call under one name scope, interleaved with what runs between the calls.
+    # Drawn as one group, the calls sit side by side in one box that feeds what comes after
+    # it and is fed by it: a cycle the model does not have. A scope is split where one of
+    # its nodes reads, through nodes outside the scope, a result of the scope's current
+    # call: each call is then a group of its own (``/mol_layer``, ``/mol_layer#2`` ...)
+    # that no path leaves and re-enters, so a closed call never feeds itself. Scopes are
+    # split outermost first; an inner scope is split within each call of its parent.
+    ``instances`` gets ``path -> (label, k, n)`` for every call of a split scope."""
+    n = len(node_dir)
+    segs: dict[str, list[str]] = {}
+    chains: list[list[str]] = []
+    for d in node_dir:
+        c = segs.get(d)
+        if c is None:
+            c = segs[d] = [p for p in d.split("/") if p]
+        chains.append(c)
+    depth = max((len(c) for c in chains), default=0)
+    prefix = [""] * n
+    for t in range(depth):
+        members: dict[str, list[int]] = {}
+        for k in range(n):
+            c = chains[k]
+            if len(c) > t:
+                members.setdefault(prefix[k] + "/" + c[t], []).append(k)
+        merged_into: set[str] = set()
+        twins_of = _numbered_twins(members)
+        for path, ks in members.items():
+            if path in merged_into:
+                continue
+            calls = _calls(ks, preds) if len(ks) > 1 else None
+            if calls:
+                # torch's TorchScript exporter names a later call's own nodes ``/mol_layer_1``
+                # beside ``/mol_layer`` (the shared module's inner scopes keep the name): once
+                # the scope is known to be called several times, those siblings are its calls
+                twins = [q for q in twins_of.get(path, ()) if q not in merged_into]
+                if twins:
+                    merged_into.update(twins)
+                    ks = sorted(ks + [k for q in twins for k in members[q]])
+                    calls = _calls(ks, preds)
+            last = calls[-1] if calls else 0
+            for j, k in enumerate(ks):
+                prefix[k] = path if not last or not calls[j] else f"{path}#{calls[j] + 1}"
+            if last:
+                label = path.rsplit("/", 1)[-1]
+                for c in range(last + 1):
+                    instances[path if not c else f"{path}#{c + 1}"] = (label, c + 1, last + 1)
+    return prefix
+
+
+def _numbered_twins(paths: Iterable[str]) -> dict[str, list[str]]:
+    """``{"/a/mol_layer": ["/a/mol_layer_1", "/a/mol_layer_2"]}``: paths that differ from
+    another of ``paths`` by a ``_<number>`` suffix, in number order."""
+    paths = set(paths)
+    out: dict[str, list[tuple[int, str]]] = {}
+    for q in paths:
+        m = _TWIN.fullmatch(q)
+        if m is not None and m.group(1) in paths:
+            out.setdefault(m.group(1), []).append((int(m.group(2)), q))
+    return {p: [q for _, q in sorted(v)] for p, v in out.items()}
+
+
+_TWIN = re.compile(r"(.+)_(\d+)")
+
+
+def _calls(ks: list[int], preds: Sequence[tuple[int, ...]]) -> list[int] | None:
+    """Call number of each member position ``ks`` (sorted) of one scope; None when one call."""
+    member = set(ks)
+    inst: dict[int, int] = {}
+    reach: dict[int, int] = {}   # outside position -> the latest call it depends on
+    c = 0
+    out = []
+    for k in range(ks[0], ks[-1] + 1):
+        ps = preds[k]
+        if k in member:
+            for p in ps:
+                if reach.get(p, -1) == c:
+                    c += 1
+                    break
+            inst[k] = c
+            out.append(c)
+        elif ps:
+            r = -1
+            for p in ps:
+                q = inst.get(p)
+                if q is None:
+                    q = reach.get(p, -1)
+                if q > r:
+                    r = q
+            if r >= 0:
+                reach[k] = r
+    return out if c else None
+
+
+def _split(tree: GroupTree, parent: str, items: list[tuple[int, str, object]], wiring: "_Wiring | None") -> None:
+    """Split the over-full group ``parent`` (``items``: its children in graph order as
+    ``(first node index, "n" | "g", node index | group path)``) into blocks.
+
+    # NOTE: a scope-less export (or one scope of 3,000 nodes) used to be cut into
+    # ``part k/n`` of 250 children each: arbitrary cuts through layers, named by nothing.
+    # With the wiring, the children are cut where the graph is narrowest (fewest values
+    # alive across the cut: between layers, around a residual add), and when the pieces
+    # repeat (a layer is two pieces: attention, then MLP), the repeating unit is one block:
+    # the 24 layers of an encoder become 24 identical blocks (``DisplayGraph.repeats``),
+    # named by their first and last op (``ConvInteger … LayerNormalization``). What is left
+    # before and after the repeats stays as it is, or is cut at narrow places into blocks
+    # when it is still too big."""
+    if wiring is None:
+        size = PART_SIZE if len(items) <= PART_SIZE * MAX_CHILDREN else -(-len(items) // MAX_CHILDREN)
+        _make_blocks(tree, parent, [items[k:k + size] for k in range(0, len(items), size)], wiring)
+        return
+    width = wiring.cut_widths(tree, parent, items)
+    sig = [wiring.signature(it) for it in items]
     n = len(items)
-    size = PART_SIZE if n <= PART_SIZE * MAX_CHILDREN else -(-n // MAX_CHILDREN)
-    nparts = -(-n // size)
-    for k in range(nparts):
-        chunk = items[k * size:(k + 1) * size]
+    best = None
+    segs: list[tuple[int, int]] = []
+    # the narrowest cuts first; wider ones until the pieces repeat over half the children
+    for level in sorted(set(width[n // 10:n - n // 10] or width[1:n]))[:8]:
+        bounds = [0] + [b for b in range(1, n) if width[b] <= level] + [n]
+        segs = [(bounds[j], bounds[j + 1]) for j in range(len(bounds) - 1)]
+        best = _repeats(segs, sig)
+        if best is not None and 2 * best[0] >= n:
+            break
+        best = None
+    groups: list[list[tuple[int, str, object]]] = []
+    if best is not None:
+        _, neg_p, j0, j1 = best
+        period = -neg_p
+        unit = segs[j0 + period - 1][1] - segs[j0][0]
+        if unit < MIN_BLOCK:  # tiny units (a chain of Relus) repeat in runs of several
+            period *= -(-MIN_BLOCK // max(unit, 1))
+        starts = list(range(j0, j1, period))
+        if j1 - starts[-1] < period:
+            starts.pop()
+        blocks = [items[segs[a][0]:segs[min(a + period, len(segs)) - 1][1]] for a in starts]
+        head = items[:segs[j0][0]] if blocks else items
+        tail = items[segs[starts[-1] + period - 1][1]:] if blocks else []
+        groups = _chunks(head, width, 0) + blocks + _chunks(tail, width, n - len(tail))
+    else:
+        groups = _chunks(items, width, 0, force=True)
+    _make_blocks(tree, parent, groups, wiring)
+
+
+MIN_BLOCK = 8   # children a repeated block holds at least
+
+
+def _repeats(segs: list[tuple[int, int]], sig: list[object]) -> tuple[int, int, int, int] | None:
+    """The longest run of ``segs`` that repeats: (children covered, -period, first, end segment)."""
+    ids: dict[tuple, int] = {}
+    sid = [ids.setdefault(tuple(sig[a:b]), len(ids)) for a, b in segs]
+    best = None
+    for period in range(1, min(MAX_PERIOD, len(segs) // 2) + 1):
+        j = 0
+        while j + period < len(segs):
+            if sid[j] != sid[j + period]:
+                j += 1
+                continue
+            k = j
+            while k + period < len(segs) and sid[k] == sid[k + period]:
+                k += 1
+            # segments j .. k + period - 1 repeat with this period
+            reps = (k - j + period) // period
+            if reps >= 2:
+                end = j + reps * period
+                cand = (segs[end - 1][1] - segs[j][0], -period, j, end)
+                if best is None or cand > best:
+                    best = cand
+            j = k + 1
+    return best
+
+
+MAX_PERIOD = 48   # pieces a repeated block may be made of
+
+
+def _chunks(items: list, width: list[int], offset: int, force: bool = False) -> list[list]:
+    """``items`` as one list per child when they are few, else cut at their narrowest
+    places into chunks of about ``PART_SIZE``."""
+    if not items:
+        return []
+    if not force and len(items) <= MAX_CHILDREN // 4:
+        return [[it] for it in items]
+    out = []
+    a = 0
+    while a < len(items):
+        if len(items) - a <= PART_SIZE:
+            out.append(items[a:])
+            break
+        lo_b, hi_b = a + PART_SIZE // 2, min(a + PART_SIZE + PART_SIZE // 2, len(items) - 1)
+        b = min(range(lo_b, hi_b + 1), key=lambda c: (width[offset + c], abs(c - a - PART_SIZE)))
+        out.append(items[a:b])
+        a = b
+    return out
+
+
+def _make_blocks(tree: GroupTree, parent: str, groups: list[list[tuple[int, str, object]]],
+                 wiring: "_Wiring | None") -> None:
+    """Make a group of every list in ``groups`` with two or more children (a one-child list
+    leaves its child where it is); named by its first and last op."""
+    k = 0
+    for chunk in groups:
+        if len(chunk) < 2:
+            continue
         part = f"{parent}/#{k}"
+        k += 1
         tree.parent[part] = parent
-        lo, hi = chunk[0][0], chunk[-1][0]
-        tree.labels[part] = f"part {k + 1}/{nparts}"
+        first, last = chunk[0], chunk[-1]
+        name = wiring.name if wiring is not None else (lambda it: str(it[2]))
+        a, b = name(first), name(last)
+        tree.labels[part] = a if a == b and len(chunk) == 1 else f"{a} … {b}"
         for _, kind, ref in chunk:
             if kind == "n":
                 tree.node_group[ref] = part  # type: ignore[index]
             else:
                 tree.parent[ref] = part  # type: ignore[index]
         if len(chunk) > MAX_CHILDREN:
-            _split(tree, part, chunk)
-        del lo, hi
+            _split(tree, part, chunk, wiring)
     tree._chains.clear()
+
+
+class _Wiring:
+    """What :func:`_split` reads of the graph: op types and who reads whom (node indices)."""
+
+    def __init__(self, nodes: Sequence[onnx.NodeProto], names: Sequence[str], indices: Sequence[int],
+                 preds: Sequence[tuple[int, ...]]) -> None:
+        self.nodes = nodes
+        self.names = dict(zip(indices, names))
+        self.preds = {indices[k]: tuple(indices[p] for p in ps) for k, ps in enumerate(preds)}
+
+    def signature(self, it: tuple[int, str, object]) -> object:
+        if it[1] == "n":
+            node = self.nodes[it[2]]  # type: ignore[index]
+            return (node.domain, node.op_type)
+        return ("g", it[2].rsplit("/", 1)[-1].split("#")[0].rstrip("0123456789._"))  # type: ignore[union-attr]
+
+    def name(self, it: tuple[int, str, object]) -> str:
+        if it[1] == "n":
+            return self.nodes[it[2]].op_type  # type: ignore[index]
+        return str(it[2]).rsplit("/", 1)[-1].split("#")[0]
+
+    def cut_widths(self, tree: GroupTree, parent: str, items: list[tuple[int, str, object]]) -> list[int]:
+        """``w[b]``: how many children before position ``b`` have a result read at or after ``b``."""
+        pos: dict[int, int] = {}
+        for q, (_, kind, ref) in enumerate(items):
+            if kind == "n":
+                pos[ref] = q  # type: ignore[index]
+            else:
+                for i in tree.members(ref):  # type: ignore[arg-type]
+                    pos[i] = q
+        n = len(items)
+        last = list(range(n))
+        readers = [0] * n
+        for i, q in pos.items():
+            for p in self.preds.get(i, ()):
+                qp = pos.get(p)
+                if qp is not None and qp < q:
+                    readers[qp] += 1
+                    if last[qp] < q:
+                        last[qp] = q
+        diff = [0] * (n + 2)
+        for q in range(n):
+            # a hub (a mask or a length read by every layer) is alive across every cut: it
+            # says nothing about where the graph is narrow
+            if last[q] > q and not (readers[q] >= 4 and last[q] - q > n // 4):
+                diff[q + 1] += 1
+                diff[last[q] + 1] -= 1
+        w = [0] * (n + 1)
+        run = 0
+        for b in range(n + 1):
+            run += diff[b]
+            w[b] = run
+        return w
 
 
 def group_signature(graph: onnx.GraphProto, members: Sequence[int],

@@ -78,7 +78,7 @@ def test_notes_alone_exit_0(tmp_path: Path) -> None:
 
 def test_full_adds_the_checker_and_strict_inference(tmp_path: Path) -> None:
     m = model()
-    m.graph.value_info.append(h.make_tensor_value_info("a", T.FLOAT, [3, 2]))  # Relu keeps [2, 3]
+    m.graph.value_info.append(h.make_tensor_value_info("a", T.INT64, [2, 3]))  # Relu keeps float
     path = tmp_path / "vi.onnx"
     onnx.save(m, path)
     live = check(path, "--json")
@@ -91,8 +91,8 @@ def test_full_adds_the_checker_and_strict_inference(tmp_path: Path) -> None:
 
 def test_full_finds_what_only_inference_through_the_graph_sees(tmp_path: Path) -> None:
     m = model()
-    m.graph.value_info.append(h.make_tensor_value_info("y", T.FLOAT, [3, 2]))  # 'a' is not declared
-    m.graph.output[0].CopyFrom(h.make_tensor_value_info("y", T.FLOAT, [3, 2]))
+    m.graph.value_info.append(h.make_tensor_value_info("y", T.INT64, [2, 3]))  # 'a' is not declared
+    m.graph.output[0].CopyFrom(h.make_tensor_value_info("y", T.INT64, [2, 3]))
     path = tmp_path / "deep.onnx"
     onnx.save(m, path)
     assert check(path).returncode == 0  # live: the second Relu's input type is unknown
@@ -100,6 +100,21 @@ def test_full_finds_what_only_inference_through_the_graph_sees(tmp_path: Path) -
     assert r.returncode == 1
     recs = json.loads(r.stdout)
     assert [(p["code"], p["source"], p["node_name"]) for p in recs] == [("type-mismatch", "full", "second")]
+
+
+def test_a_shape_only_onnxruntime_accepts_is_a_warning_in_both_checks(tmp_path: Path) -> None:
+    """onnx.checker refuses a declared shape the op contradicts; onnxruntime runs the model
+    (it keeps the computed shape): a warning that says which, in the live and the full check."""
+    m = model()
+    m.graph.value_info.append(h.make_tensor_value_info("y", T.FLOAT, [3, 2]))
+    m.graph.output[0].CopyFrom(h.make_tensor_value_info("y", T.FLOAT, [3, 2]))
+    path = tmp_path / "shape.onnx"
+    onnx.save(m, path)
+    r = check(path, "--json", "--full")
+    recs = json.loads(r.stdout)
+    assert r.returncode == 0, recs
+    assert [(p["severity"], p["code"]) for p in recs] == [("warning", "declared-dim")], recs
+    assert "onnxruntime accepts" in recs[0]["message"], recs[0]
 
 
 @pytest.mark.parametrize("content", [None, b"", b"not a model at all \x00\xff", b"\x08"])

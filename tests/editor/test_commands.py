@@ -282,7 +282,7 @@ def test_rename_node_label_and_typing_merges(silero: Document) -> None:
     for k in range(1, 5):
         silero.execute(SetNodeField(nid, "name", old + "xyzw"[:k]))
     assert silero.node(nid).name == old + "xyzw"
-    assert silero.stack.labels() == [f"Rename node {old!r}"]
+    assert silero.stack.labels() == [f"Rename node {old!r} → {old + 'xyzw'!r}"]
     silero.undo()
     assert state(silero) == original
     silero.redo()
@@ -290,9 +290,9 @@ def test_rename_node_label_and_typing_merges(silero: Document) -> None:
     # a save breaks the merge: the next keystroke is a new undo step
     silero.stack.set_clean()
     silero.execute(SetNodeField(nid, "name", "conv1"))
-    assert silero.stack.labels() == [f"Rename node {old!r}", f"Rename node {old + 'xyzw'!r}"]
+    assert silero.stack.labels() == [f"Rename node {old!r} → {old + 'xyzw'!r}", f"Rename node {old + 'xyzw'!r} → 'conv1'"]
     silero.execute(SetNodeField(nid, "name", "conv12"))
-    assert silero.stack.undo_label == f"Rename node {old + 'xyzw'!r}"
+    assert silero.stack.undo_label == f"Rename node {old + 'xyzw'!r} → 'conv12'"
     assert len(silero.stack.labels()) == 2
     # an undo breaks it too
     silero.undo()
@@ -327,11 +327,11 @@ def test_set_node_fields(anywhere) -> None:  # noqa: ANN001
     refuse(doc, SetNodeField(-5, "name", "x"), "no node with id -5")
 
 
-def test_rename_label_quotes_the_old_name() -> None:
+def test_rename_label_quotes_the_old_and_new_names() -> None:
     doc = Document.new()
     cmd = doc.execute(AddNode(0, "Relu", name="conv1"))
-    assert doc.execute(SetNodeField(cmd.node_id, "name", "conv2")).label == "Rename node 'conv1'"
-    assert doc.stack.undo_label == "Rename node 'conv1'"
+    assert doc.execute(SetNodeField(cmd.node_id, "name", "conv2")).label == "Rename node 'conv1' → 'conv2'"
+    assert doc.stack.undo_label == "Rename node 'conv1' → 'conv2'"
     label = doc.execute(SetNodeField(cmd.node_id, "op_type", "Sigmoid")).label
     assert label == "Change op type of 'conv2' to Sigmoid"
 
@@ -493,7 +493,7 @@ def test_graph_attribute_replacement_keeps_other_bodies_ids(silero: Document) ->
 def test_rename_value_follows_every_use(nested: Document) -> None:
     # "w": an initializer, used by Neg in the then-branch and captured by the Loop body
     cmd = apply(nested, RenameValue(0, "w", "weights"))
-    assert cmd.label == "Rename value 'w' to 'weights'"
+    assert cmd.label == "Rename value 'w' → 'weights'"
     assert nested.scope(0).initializer_names()[0] == "weights"
     assert list(nested.node(by_name(nested, "then_neg")).input) == ["weights"]
     assert list(nested.node(by_name(nested, "body_add")).input) == ["acc_in", "weights"]
@@ -928,7 +928,7 @@ def test_labels_read_well(nested: Document) -> None:
     relu, mul = by_name(doc, "relu"), by_name(doc, "mul")
     cases = [
         (AddNode(0, "Sigmoid", inputs=["x"]), "Add Sigmoid node"),
-        (SetNodeField(relu, "name", "act"), "Rename node 'relu'"),
+        (SetNodeField(relu, "name", "act"), "Rename node 'relu' → 'act'"),
         (SetNodeField(relu, "op_type", "Elu"), "Change op type of 'act' to Elu"),
         (SetNodeInput(mul, 1, "x"), "Connect input"),
         (SetNodeInput(mul, 1, ""), "Disconnect input"),
@@ -936,7 +936,7 @@ def test_labels_read_well(nested: Document) -> None:
         (RemoveNodePort(mul, "output", 1), "Remove node output"),
         (SetAttribute(relu, "alpha", 0.5), "Set Elu.alpha of 'act'"),
         (RemoveAttribute(relu, "alpha"), "Remove attribute 'alpha'"),
-        (RenameValue(0, "h", "hidden"), "Rename value 'h' to 'hidden'"),
+        (RenameValue(0, "h", "hidden"), "Rename value 'h' → 'hidden'"),
         (SetValueType(0, "hidden", T.FLOAT, ["N"]), "Set type of 'hidden'"),
         (SetDimension(0, "hidden", 0, 4), "Set dimension 0 of 'hidden'"),
         (AddGraphValue(0, "output", "hidden"), "Add graph output 'hidden'"),
@@ -952,6 +952,7 @@ def test_labels_read_well(nested: Document) -> None:
         (SetMetadataProp("k", "v"), "Set metadata 'k'"),
         (SetOpsetImport("ai.onnx.ml", 3), "Set opset ai.onnx.ml to 3"),
         (DeleteNodes([by_name(doc, "then_neg")]), "Delete node 'then_neg'"),
+        (DeleteNodes([by_name(doc, "mul")], reconnect=True), "Delete node 'mul' and reconnect"),
     ]
     for cmd, label in cases:
         doc.execute(cmd)

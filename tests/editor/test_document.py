@@ -110,11 +110,11 @@ def test_stack_labels_clean_state_and_branching() -> None:
     a = doc.execute(AddNode(0, "Relu", name="conv1")).node_id
     assert doc.is_modified and rec.of("clean_changed") == [(False,)]
     doc.execute(SetNodeField(a, "name", "conv2"))
-    assert doc.stack.labels() == ["Add Relu node", "Rename node 'conv1'"]
-    assert doc.stack.undo_label == "Rename node 'conv1'" and doc.stack.redo_label == ""
+    assert doc.stack.labels() == ["Add Relu node", "Rename node 'conv1' → 'conv2'"]
+    assert doc.stack.undo_label == "Rename node 'conv1' → 'conv2'" and doc.stack.redo_label == ""
     doc.stack.set_clean()
     doc.undo()
-    assert doc.is_modified and doc.stack.redo_label == "Rename node 'conv1'"
+    assert doc.is_modified and doc.stack.redo_label == "Rename node 'conv1' → 'conv2'"
     doc.redo()
     assert not doc.is_modified and rec.of("clean_changed")[-1] == (True,)
     doc.undo()

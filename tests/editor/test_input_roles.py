@@ -10,7 +10,8 @@ from onnx import TensorProto, helper, numpy_helper
 from editor.errors import RuntimeBackendError
 from editor.runtime import Runner
 from editor.runtime.input_roles import input_roles
-from editor.runtime.inputs import make_inputs, metadata_dims
+from editor.runtime.input_dims import metadata_dims
+from editor.runtime.inputs import make_inputs
 from tests.conftest import CORPUS
 
 

@@ -256,3 +256,31 @@ def test_incremental_edit_in_grouped_view_keeps_positions(model, edit):
     assert_layout_invariants(dg2, after, where=f"{model} {edit.__name__}")
     frac = _kept_fraction(before, after, touched)
     assert frac >= 0.95, f"only {frac:.1%} of untouched boxes kept their position"
+
+
+def test_a_group_opened_mid_chain_stays_in_the_chain():
+    """Opening a group in the middle of a chain (another group already open, so the root
+    level is re-laid out from the previous picture) puts its frame between its neighbours,
+    not below the end of the chain or at its far right (issue 30)."""
+    nodes, prev = [], "x"
+    for g, n in (("/a", 3), ("/b", 3), ("/mid", 12), ("/c", 3), ("/d", 3)):
+        for i in range(n):
+            nodes.append(helper.make_node("Relu", [prev], [f"{g}_{i}"], name=f"{g}/Relu_{i}"))
+            prev = f"{g}_{i}"
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info(prev, onnx.TensorProto.FLOAT, [1])])
+    ids = list(range(len(nodes)))
+    before = layout_graph(build_display_graph(graph, ids, opsets={"": 17}, expanded={"/a"}))
+    dg = build_display_graph(graph, ids, opsets={"": 17}, expanded={"/a", "/mid"})
+    after = layout_graph(dg, previous=before)
+    assert_layout_invariants(dg, after, where="mid-chain group opened")
+    fx, fy, fw, fh = after.frames["/mid"]
+    (bx, by), (cx, cy) = after.positions["g:/b"], after.positions["g:/c"]
+    bw = next(b.width for b in dg.boxes if b.key == "g:/b")
+    assert by < fy and fy + fh < cy, f"/mid's frame spans y {fy}..{fy + fh}, not between /b (y {by}) and /c (y {cy})"
+    assert fx < bx + bw and bx < fx + fw, f"/mid's frame spans x {fx}..{fx + fw}, beside the chain (/b: {bx}..{bx + bw})"
+    # the picture made room: what lies above stays, what lies below moved down together
+    assert after.positions["g:/b"] == before.positions["g:/b"]
+    assert after.frames["/a"] == before.frames["/a"]
+    dy = {k: after.positions[k][1] - before.positions[k][1] for k in ("g:/c", "g:/d")}
+    assert dy["g:/c"] == dy["g:/d"] > 0, f"/c and /d moved down by one offset: {dy}"

@@ -35,7 +35,11 @@ def assert_same_outputs(before: onnx.ModelProto, after: onnx.ModelProto, feeds: 
     for a, b in zip(run(before, feeds), run(after, feeds)):
         assert a.shape == b.shape and a.dtype == b.dtype
         scale = max(float(np.abs(a).max()), 1e-30) if a.size else 1.0
-        assert float(np.abs(a.astype(np.float64) - b).max() if a.size else 0.0) / scale <= 1e-5
+        # NOTE: 5e-5 of the output's scale: float32 rounding of a reassociated product (a Mul
+        # fused into a Conv's weights) over a 60-Conv detector fed a real 224x224 image moves
+        # its output by ~1e-5 of its scale, as onnxruntime's own graph optimizations do
+        # (3.8e-6 abs on the same output); the old 1e-5 held only for 1x1 images
+        assert float(np.abs(a.astype(np.float64) - b).max() if a.size else 0.0) / scale <= 5e-5
 
 
 def model_of(nodes, inputs, outputs, inits=(), opset=17) -> onnx.ModelProto:  # noqa: ANN001

@@ -131,7 +131,8 @@ def test_captured_outer_values_are_wired():
     # an outer initializer read in the body is a weight of the body box, not an edge
     mul_nid = doc.scope(then_sid).node_ids[1]
     mul = next(b for b in dg.boxes if b.key == f"n:{mul_nid}")
-    assert mul.weights == (("w", "2 float32"),)
+    # (a two-element weight shows its value, named by the input it feeds: Mul input B)
+    assert mul.weights == (("B", "[1, 2]"),)
     assert not any(e.value == "w" for e in dg.edges)
     # the body's "/blk" name scope does not merge with the outer "/blk" group
     assert dg.box_groups[f"n:{add_nid}"] == f"{frame}/then_branch"

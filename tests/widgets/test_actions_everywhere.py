@@ -6,7 +6,7 @@ has focus (a key that silently does nothing lets the next keys act on the canvas
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtWidgets import QApplication, QMenu
 
 from tests.conftest import CORPUS
@@ -50,6 +50,16 @@ def context_entries(window, tab):
             pos = view.mapFromScene(scene.item_for(key).scene_rect().center())
         menu = context_menu(window, tab, pos, view.mapToGlobal(pos), exec_menu=False)
         yield from walk(menu, f"context[{key}]")
+    # an edge: the middle of the longest segment of the first route that is hit there
+    for edge, route, _ in scene.edge_geometry().routed:
+        a, b = max(zip(route, route[1:]), key=lambda s: abs(s[0][0] - s[1][0]) + abs(s[0][1] - s[1][1]))
+        mid = QPointF((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+        view.centerOn(mid)
+        pos = view.mapFromScene(mid)
+        if view.key_at(pos) is None and view.edge_at(pos) is not None:
+            menu = context_menu(window, tab, pos, view.mapToGlobal(pos), exec_menu=False)
+            yield from walk(menu, "context[edge]")
+            break
 
 
 def test_every_menu_and_context_menu_entry_is_a_registry_action(qtbot, window, settings_dir):
@@ -63,6 +73,7 @@ def test_every_menu_and_context_menu_entry_is_a_registry_action(qtbot, window, s
     assert any(p.startswith("context[n:") and p.endswith("Rename Node") for p in paths)
     assert any(p.startswith("context[n:") and "/Weights/" in p for p in paths)
     assert any(p.startswith("context[in:") and p.endswith("Set Batch Size…") for p in paths)
+    assert any(p.startswith("context[edge]") and p.endswith("Rename Value…") for p in paths)
     assert any(p.startswith("File/Open Recent/") and "squeezenet" in p for p in paths)
     # every registered action with a menu place is in a menu
     placed = {act.data() for _, act in entries}

@@ -34,7 +34,7 @@ from widgets.canvas.scene import GraphScene  # noqa: E402
 from widgets.canvas.style import HEADER_H  # noqa: E402
 from widgets.canvas.view import GraphView  # noqa: E402
 from widgets.canvas.widget import CanvasWidget  # noqa: E402
-from tests.widgets.canvas_support import render_scene
+from tests.widgets.canvas_support import kept_up_to_room, render_scene
 
 
 # ------------------------------------------------------------------ fixtures / helpers
@@ -332,7 +332,8 @@ def test_expand_collapse_keeps_untouched_boxes_in_place(qtbot):
 
 def test_expanding_groups_of_a_real_model_keeps_the_picture(qtbot):
     """magika's first view has several closed groups; opening each one in place must not
-    move the boxes the user already sees."""
+    rearrange the boxes the user already sees: the picture makes room where the group was
+    (what lies below moves down, what lies right moves right, each by one offset)."""
     import onnx
 
     from tests.conftest import CORPUS
@@ -344,12 +345,12 @@ def test_expanding_groups_of_a_real_model_keeps_the_picture(qtbot):
     groups = [k for k, it in scene.node_items().items() if k.startswith("g:")]
     assert len(groups) >= 3
     for group in groups[:3]:
-        before = {k: it.pos() for k, it in scene.node_items().items()}
+        before = {k: (it.pos().x(), it.pos().y()) for k, it in scene.node_items().items()}
         controller.toggle_group(group, sync=True)
-        after = {k: it.pos() for k, it in scene.node_items().items()}
+        after = {k: (it.pos().x(), it.pos().y()) for k, it in scene.node_items().items()}
         untouched = [k for k in before if k in after]
-        moved = [k for k in untouched if (before[k] - after[k]).manhattanLength() > 1.0]
-        assert len(moved) <= len(untouched) // 10, (group, moved)
+        kept, _exact, moves = kept_up_to_room(before, after)
+        assert kept >= len(untouched) - len(untouched) // 10, (group, moves)
         controller.toggle_group(group, sync=True)
 
 

@@ -177,7 +177,7 @@ def test_other_model_side_by_side(qtbot, window, dock, edited) -> None:
     # closing B's tab drops its overlay, the comparison stays
     window.close_tab(window.tabs.indexOf(tab_b))
     qtbot.waitUntil(lambda: dock.tab_b is None)
-    assert dock.panel.open_button.text() == "Open Other Side by Side"
+    assert dock.panel.open_button.text() == "Open Other in a Tab"
     assert dock.diff is not None and dock.overlay_for(tab) is not None
 
 
@@ -209,7 +209,8 @@ def test_extract_selection_opens_a_valid_untitled_model(qtbot, window, dock) -> 
         doc = dock.extract()
     new_tab = blocker.args[0]
     assert new_tab.doc is doc and window.current_tab() is new_tab and len(window.tab_list()) == 2
-    assert doc.path is None and new_tab.title() == "Untitled"
+    # unsaved work from its first moment (issue 29): Quit and tab close ask about it
+    assert doc.path is None and doc.is_modified and new_tab.title() == "Untitled*"
     assert [n.op_type for n in doc.model.graph.node] == ["Conv", "Relu", "Conv"]
     onnx.checker.check_model(doc.model, full_check=True)
     assert not tab.doc.is_modified  # the source document is untouched

@@ -198,14 +198,13 @@ def test_close_prompt_save_discard_cancel(qtbot, window, tmp_path):
     window.tabs.setCurrentWidget(a)
     editing.rename_node(first_node(a.doc, "Conv"), "a_edit")
     asked = []
-    # Cancel on the second: nothing is saved or discarded
-    answers = iter([SAVE, CANCEL])
-    assert not editing.confirm_close(lambda _p, name: (asked.append(name), next(answers))[1])
+    # Cancel: nothing is saved or discarded (one question names both documents)
+    assert not editing.confirm_close(ask=lambda _p, names: (asked.append(names), CANCEL)[1])
     assert a.doc.is_modified and b.doc.is_modified
+    assert asked == [[a.title().rstrip("*"), b.title().rstrip("*")]], asked
     assert onnx.load(str(a.doc.path)).graph.node[first_node(a.doc, "Conv")].name != "a_edit"
     # Save the first, discard the second
-    answers = iter([SAVE, DISCARD])
-    assert editing.confirm_close(lambda _p, _n: next(answers))
+    assert editing.confirm_close(ask=lambda _p, _names: [SAVE, DISCARD])
     saved = onnx.load(str(a.doc.path))
     assert any(n.name == "a_edit" for n in saved.graph.node)
     assert not a.doc.is_modified and not b.doc.is_modified
@@ -234,8 +233,8 @@ def test_window_wiring_properties_and_tab_close(qtbot, window, tmp_path, monkeyp
     assert opened and opened[0].nid == conv
     # closing a modified tab: Cancel keeps it, Discard closes it
     editing.rename_node(conv, "edited")
-    answers = iter([CANCEL, DISCARD])
-    monkeypatch.setattr(editing, "ask_unsaved", lambda _p, _n: next(answers))
+    answers = iter([CANCEL, [DISCARD]])
+    monkeypatch.setattr(editing, "ask_unsaved", lambda _p, _names: next(answers))
     index = window.tabs.indexOf(tab)
     window.close_tab(index)
     assert window.tabs.indexOf(tab) == index and tab.doc.is_modified

@@ -57,7 +57,7 @@ def test_docks_fit_the_default_window_sizes(qtbot, window, tmp_path, size):
         while viewport is not None and not isinstance(viewport.parentWidget(), QScrollArea):
             viewport = viewport.parentWidget()
         assert viewport is not None
-        for control in (editor.mode, editor.seed, editor.high):
+        for control in (editor.mode, editor.low, editor.high):
             if control.isVisible():
                 right = control.mapTo(viewport, control.rect().topRight()).x()
                 assert right <= viewport.width(), f"{editor.spec.name}: {type(control).__name__} cut off"

@@ -94,6 +94,11 @@ def test_reduce_a_planted_nan_opens_the_small_model_in_a_new_tab(qtbot, window, 
     qtbot.waitUntil(lambda: window.tabs.count() == before + 1, timeout=LOAD_TIMEOUT_MS)
     new_tab = window.current_tab()
     assert len(new_tab.doc.model.graph.node) == len(result.model.graph.node) <= 3
+    # its Run dock feeds the inputs that reproduce the NaN (issue 29: saved inputs)
+    panel = window.run_dock.controller_for(new_tab).input_panel
+    feeds = panel.feeds()
+    assert set(feeds) == set(result.inputs) and all(
+        np.array_equal(feeds[k], result.inputs[k], equal_nan=True) for k in feeds), "the reduced tab must run on its saved inputs"
 
 
 def test_cancel_leaves_the_dock_usable(qtbot, window, dock) -> None:  # noqa: ANN001
@@ -103,3 +108,58 @@ def test_cancel_leaves_the_dock_usable(qtbot, window, dock) -> None:  # noqa: AN
     dock.cancel()
     _wait(qtbot, dock)
     assert dock.run_button.isEnabled() and not dock.cancel_button.isEnabled()
+
+
+def test_side_b_backend_follows_side_b_model(qtbot, window, dock, tmp_path) -> None:  # noqa: ANN001
+    """Issue 29: B switched from "the same model" to another file kept running on the
+    reference evaluator (an int8 B then failed for want of a reference DynamicQuantizeLSTM)."""
+    other = tmp_path / "other.onnx"
+    other.write_bytes(VAD.read_bytes())
+    open_model(qtbot, window, VAD)
+    window.registry.action("view.panel.numeric_compare").trigger()  # opened from View ▸ Panels
+    assert dock.isVisible() and dock.label_a.text() == "fw_silero_vad_v6.onnx", dock.label_a.text()
+    assert dock.model_b.currentData() == "same" and dock.backend_b.currentData() == "reference"
+    dock._b_file = str(other)
+    dock.refresh_sides()
+    dock.model_b.setCurrentIndex(dock.model_b.findData(str(other)))
+    assert dock.backend_b.currentData() == dock.backend_a.currentData() == "ort", (
+        f"B on another model must run where A runs, got {dock.backend_b.currentData()!r}")
+    a, b = dock.specs()
+    assert b.backend == a.backend and b.model == str(other)
+    # the user's own pick for that B stays while B stays, also across a refresh of the list
+    dock.backend_b.setCurrentIndex(dock.backend_b.findData("reference"))
+    dock.refresh_sides()
+    assert dock.backend_b.currentData() == "reference"
+    # back to the same model: the reference evaluator (two runtimes, one model) ...
+    dock.model_b.setCurrentIndex(dock.model_b.findData("same"))
+    assert dock.backend_b.currentData() == "reference"
+    # ... and to the other model again: where A runs, whatever was picked before
+    dock.model_b.setCurrentIndex(dock.model_b.findData(str(other)))
+    assert dock.backend_b.currentData() == "ort"
+
+
+@pytest.mark.timeout(180)
+def test_a_divergence_inside_an_if_body_is_revealed_in_the_body(qtbot, window, dock, tmp_path) -> None:  # noqa: ANN001
+    """Issue 31: the first divergence can be a node inside an If body (compare inlines the
+    branch the run took); the canvas selects that node in its body and the heat map marks it."""
+    from tests.editor.test_bodies import VAD16, _plant_in_body
+
+    bad, outer = _plant_in_body(tmp_path)
+    tab = open_model(qtbot, window, VAD16)
+    window.registry.action("tools.compare_runs").trigger()
+    dock._b_file = str(bad)
+    dock.refresh_sides()
+    dock.model_b.setCurrentIndex(dock.model_b.findData(str(bad)))
+    dock.dims.setText("sequence=512")  # the size the VAD takes (found by a refit otherwise)
+    dock.run_comparison()
+    _wait(qtbot, dock)
+    c = dock.comparison
+    assert c is not None and c.first_divergence is not None and outer in c.first_divergence.scope, dock.status.text()
+    qtbot.waitUntil(lambda: tab.selection.current is not None and tab.selection.current.node is not None)
+    current = tab.selection.current
+    assert current.scope != tab.doc.index.main and tab.doc.node(current.node).name == c.first_divergence.node, \
+        f"selected {tab.doc.node(current.node).name!r} in scope {current.scope}, expected {c.first_divergence.node!r} in a body"
+    assert dock.heatmap is not None
+    # the body opens on the canvas to show the node; its box then gets the "first" cell
+    qtbot.waitUntil(lambda: f"n:{current.node}" in dock.heatmap.cells_by_key(), timeout=LOAD_TIMEOUT_MS)
+    assert dock.heatmap.cells_by_key()[f"n:{current.node}"][2] is True

@@ -66,7 +66,9 @@ def test_op_docs_at_model_opset(qtbot):
     assert "version 1" in text
     panel.show_op("Resize", "", 18)
     assert "antialias" in panel.text()
-    panel.show_op("FusedConv", "com.microsoft", 1)
+    panel.show_op("FusedConv", "com.microsoft", 1)  # onnxruntime's contrib ops are documented too
+    assert "onnxruntime's registry" in panel.text() and "activation" in panel.text()
+    panel.show_op("Fancy", "com.example", 1)
     assert "No schema" in panel.text()
 
 

@@ -2,8 +2,8 @@
 
 Context-menu actions of the registry (``widgets.actions.context``): they run with what the
 menu was opened on. A node box (context ``node``) offers its name and, when it has exactly
-one output, that value's name; a graph input/output box (context ``value``) its value
-name; each weight of a node's Weights submenu (context ``weight``, bound to the weight)
+one output, that value's name; an edge (context ``edge``) and a graph input/output box
+(context ``value``) their value's name; each weight of a node's Weights submenu (context ``weight``, bound to the weight)
 its ``name: [dims]``.
 """
 
@@ -24,12 +24,9 @@ def node_name(target) -> str | None:
 
 
 def value_name(target) -> str | None:
-    """The value of a graph input/output box, or a node's only output."""
-    key = getattr(target, "key", None) or ""
-    kind, _, rest = key.partition(":")
-    if kind in ("in", "out"):
-        # a body's own input/output box is "in:@<owner>/<attr>:<name>"
-        return rest.rpartition(":")[2] if rest.startswith("@") else rest
+    """The value of an edge or a graph input/output box, or a node's only output."""
+    if getattr(target, "value", None):
+        return target.value
     nid = getattr(target, "node_id", None)
     if nid is not None and target.tab.doc.has_node(nid):
         outs = [o for o in target.tab.doc.node(nid).output if o]
@@ -60,7 +57,7 @@ def install_copy_names(window) -> None:
                    takes_target=True, run=lambda t: _copy(window, node_name(t), "node name"),
                    visible_when=lambda t: node_name(t) is not None,
                    tip="Copy the node's name to the clipboard"),
-        ActionSpec(id="value.copy_name", title="Copy Value Name", contexts=("node", "value"), section="7_copy",
+        ActionSpec(id="value.copy_name", title="Copy Value Name", contexts=("node", "value", "edge"), section="7_copy",
                    takes_target=True, run=lambda t: _copy(window, value_name(t), "value name"),
                    visible_when=lambda t: value_name(t) is not None,
                    tip="Copy the tensor name (a graph input/output, or the node's only output)"),

@@ -25,7 +25,12 @@ def register(window) -> None:
         ActionSpec("view.zoom_out", "Zoom &Out", lambda: view_call(window, "zoom_out"), K.ZoomOut, "View", "1_zoom",
                    enabled_when=has_tab),
         ActionSpec("view.zoom_fit", "Zoom to &Fit", lambda: view_call(window, "zoom_to_fit"), "Ctrl+0", "View",
-                   "1_zoom", enabled_when=has_tab, contexts=("node", "value", "canvas"), keywords="whole graph"),
+                   "1_zoom", enabled_when=has_tab, contexts=("node", "value", "canvas"), keywords="whole graph",
+                   tip="Show the whole graph, however small"),
+        ActionSpec("view.zoom_readable", "Zoom to &Readable", lambda: view_call(window, "zoom_to_readable"),
+                   "Ctrl+Alt+0", "View", "1_zoom", enabled_when=has_tab, contexts=("canvas",),
+                   keywords="fit inputs start", tip="The whole graph if its text can be read so, else its "
+                                                    "inputs at a readable zoom"),
         ActionSpec("view.zoom_selection", "Zoom to &Selection", lambda: view_call(window, "zoom_to_selection"),
                    "Ctrl+Shift+0", "View", "1_zoom", enabled_when=has_tab, contexts=("node", "value", "canvas")),
         ActionSpec("view.main_graph", "Show &Main Graph", window.show_main_graph, "Ctrl+Home", "View", "2_graph",
@@ -38,6 +43,10 @@ def register(window) -> None:
                    checkable=True, checked=opt("show_shapes")),
         ActionSpec("view.initializers", "&Initializers and Constants", window.set_display_options,
                    menu="View/Boxes Show", checkable=True, checked=opt("show_initializers")),
+        ActionSpec("view.shape_plumbing", "Shape &Computations as Boxes", lambda on: show_plumbing(window, on),
+                   menu="View", section="2_graph", checkable=True, keywords="shape gather concat reshape fold",
+                   tip="Draw Shape → Gather → Concat chains and shared small constants as boxes "
+                       "(else a row of each node that reads them)"),
     ])
     if window.theme is not None:
         reg.add(ActionSpec("view.theme", "&Theme", window.set_theme, menu="View", section="6_theme",
@@ -54,6 +63,12 @@ def register_dock(window, dock, section: str = "1") -> None:
                                    section=section, tip=f"Show or hide the {title} panel",
                                    keywords="panel dock"),
                         action=dock.toggleViewAction())
+
+
+def show_plumbing(window, on: bool) -> None:
+    """Shape plumbing as boxes (or as rows of its readers) in every open tab."""
+    for tab in window.tab_list():
+        tab.canvas.controller.set_show_plumbing(bool(on))
 
 
 def view_call(window, method: str) -> None:

@@ -40,8 +40,9 @@ def edge_tiles(geo, style: CanvasStyle) -> tuple[list[EdgeTileItem], QPainterPat
     src_stubs: dict[tuple[int, int], list] = defaultdict(list)
     dst_stubs: dict[tuple[int, int], list] = defaultdict(list)
     labels: dict[tuple[int, int], list] = defaultdict(list)
+    dashed: dict[tuple[int, int], list] = defaultdict(list)
     for edge, route, pts in geo.routed:
-        routed[cell(*route[0])].append((route, pts))
+        (dashed if edge.kind == "body" else routed)[cell(*route[0])].append((route, pts))
     for tip, before in geo.heads:
         heads[cell(*tip)].append((tip, before))
     for p in geo.src_stubs:
@@ -52,7 +53,7 @@ def edge_tiles(geo, style: CanvasStyle) -> tuple[list[EdgeTileItem], QPainterPat
         labels[cell(label.x, label.y)].append(label)
     overview = QPainterPath()
     tiles: list[EdgeTileItem] = []
-    for c in sorted(set(routed) | set(heads) | set(src_stubs) | set(dst_stubs) | set(labels)):
+    for c in sorted(set(routed) | set(dashed) | set(heads) | set(src_stubs) | set(dst_stubs) | set(labels)):
         polylines = []
         straight = QPainterPath()
         for route, pts in routed.get(c, ()):
@@ -60,6 +61,11 @@ def edge_tiles(geo, style: CanvasStyle) -> tuple[list[EdgeTileItem], QPainterPat
             straight.moveTo(route[0][0], route[0][1])
             for x, y in route[1:]:
                 straight.lineTo(x, y)
+        body = QPainterPath()
+        for route, _ in dashed.get(c, ()):
+            body.moveTo(route[0][0], route[0][1])
+            for x, y in route[1:]:
+                body.lineTo(x, y)
         arrows = QPainterPath()
         for tip, before in heads.get(c, ()):
             arrow_head(arrows, tip, before)
@@ -74,7 +80,7 @@ def edge_tiles(geo, style: CanvasStyle) -> tuple[list[EdgeTileItem], QPainterPat
         tile_labels = [EdgeLabel(QPointF(lb.x, lb.y), lb.text, QRectF(lb.x, lb.y, lb.w, lb.h), lb.kind)
                        for lb in labels.get(c, ())]
         overview.addPath(straight)
-        tile = EdgeTileItem(polylines, straight, arrows, stubs, tile_labels, style)
+        tile = EdgeTileItem(polylines, straight, arrows, stubs, tile_labels, style, body)
         tiles.append(tile)
     return tiles, overview
 

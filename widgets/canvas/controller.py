@@ -16,6 +16,12 @@ Control-flow bodies: ``set_bodies(fn)`` gives the view model the bodies of If/Lo
 nodes (``editor.viewmodel.document_bodies``); ``toggle_body(node_id)`` then opens or closes
 a node's bodies in place (the ``"@<node_id>"`` path in the expanded set), re-laid out with
 the current layout as ``previous=`` like any group toggle.
+
+Whole-view changes: ``expand_all()`` shows every node (the flat view, laid out as
+``onnx-studio render --expanded`` lays it out), ``collapse_all()`` closes every group,
+``expand_deep(paths)`` opens groups with everything inside them. A re-layout caused by a
+view change (not by a new source) can be cancelled (``cancel()``): the open groups go back
+to what the picture on screen shows (``cancellable()`` says whether the running one can).
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ class GraphController(QObject):
         self._runner.finished.connect(self._on_finished)
         self._runner.failed.connect(self._on_failed)
         self._runner.progress.connect(self.progress)
-        self._runner.cancelled.connect(lambda: self.busy.emit(False))
+        self._runner.cancelled.connect(self._on_cancelled)
         self._graph = None
         self._node_ids: Sequence[int] = ()
         self._opsets: Mapping[str, int] = {}
@@ -58,6 +64,13 @@ class GraphController(QObject):
         self._filter: Callable | None = None
         self._bodies: Callable | None = None
         self._unfold: set[int] = set()   # consumers whose weight preparation is drawn as boxes
+        self._show_plumbing = False      # shape computations as boxes (View menu)
+        #: the view state (open groups, unfolded weights) of the picture on screen, and of
+        #: the layout running now; a cancelled view change goes back to the first
+        self._shown_state: tuple | None = None
+        self._running_state: tuple | None = None
+        self._cancellable = False
+        self._running_boxes = 0
 
     def set_bodies(self, fn: Callable | None) -> None:
         """``fn(node_id) -> [(label, GraphProto, node_ids)]`` for expanding bodies in place
@@ -102,6 +115,7 @@ class GraphController(QObject):
             expanded = default_expanded(graph)
         self._expanded = None if expanded is None else set(expanded)
         self._scoped = {f"n:{nid}": scoped_name(node) for nid, node in zip(self._node_ids, graph.node)}
+        self._shown_state = None  # a new source: the picture on screen no longer matches it
         self.relayout(keep_positions=False, sync=sync)
 
     def scope_of(self, key: str) -> str:
@@ -123,7 +137,7 @@ class GraphController(QObject):
 
         display = build_display_graph(self._graph, self._node_ids, opsets=self._opsets,
                                       value_info=self._value_info, expanded=self._expanded, bodies=self._bodies,
-                                      unfold=self._unfold)
+                                      unfold=self._unfold, show_plumbing=self._show_plumbing)
         return self._filter(display) if self._filter is not None else display
 
     def relayout(self, *, keep_positions: bool = True, sync: bool = False) -> None:
@@ -132,15 +146,82 @@ class GraphController(QObject):
             return
         display = self.build_display_graph()
         previous = self._scene.layout_result if keep_positions else None
+        state = self._state()
         if sync:
             from editor.layout import layout_graph
 
             self._runner.cancel()
             self._scene.set_graph(display, layout_graph(display, previous=previous))
+            self._shown_state = state
             self.laidOut.emit()
             return
+        # only a change of what is open can be taken back: the picture on screen still
+        # shows the same source then
+        self._cancellable = (keep_positions and self._shown_state is not None
+                             and self._shown_state[2] == self._show_plumbing)
+        self._running_state = state
+        self._running_boxes = len(display.boxes)
         self.busy.emit(True)
         self._runner.start(display, previous)
+
+    def _state(self) -> tuple:
+        # (plumbing is in it only to refuse cancelling its toggle: the View menu's check
+        # mark says what was asked, and a cancel would make the picture disagree with it)
+        return (None if self._expanded is None else frozenset(self._expanded), frozenset(self._unfold),
+                self._show_plumbing)
+
+    def running_boxes(self) -> int:
+        """Boxes of the layout running now (0 when none runs)."""
+        return self._running_boxes if self._runner.is_running() else 0
+
+    def cancellable(self) -> bool:
+        """True while a re-layout runs that ``cancel()`` can take back (a view change)."""
+        return self._runner.is_running() and self._cancellable
+
+    def cancel(self) -> bool:
+        """Stop the running view change; the open groups go back to what the picture on
+        screen shows. False (nothing done) when no cancellable layout runs."""
+        if not self.cancellable() or self._shown_state is None:
+            return False
+        self._runner.cancel()
+        expanded, unfold, _plumbing = self._shown_state
+        self._expanded = None if expanded is None else set(expanded)
+        self._unfold = set(unfold)
+        self.busy.emit(False)
+        return True
+
+    def expand_all(self, *, sync: bool = False) -> None:
+        """Show every node: the flat view (no frames), laid out as ``render --expanded``
+        lays it out. Open control-flow bodies stay open (then every group opens in frames)."""
+        bodies = {p for p in (self._expanded or ()) if p.startswith("@")}
+        self._expanded = (self._all_groups() | bodies) if bodies else None
+        self.relayout(sync=sync)
+
+    def collapse_all(self, *, sync: bool = False) -> None:
+        """Close every group and body: the graph's top level as boxes."""
+        self._expanded = set()
+        self.relayout(sync=sync)
+
+    def expand_deep(self, paths: Collection[str], *, sync: bool = False) -> bool:
+        """Open groups ``paths`` and every group inside them (a body path ``@<id>`` opens
+        that node's bodies), with one re-layout; False when nothing was closed."""
+        from editor.viewmodel import group_tree
+
+        if self._graph is None:
+            return False
+        parents = group_tree(self._graph).parent
+        wanted = set(paths)
+        opened = set()
+        for g in parents:
+            p = g
+            while p and p not in wanted:
+                p = parents.get(p, "")
+            if p:
+                opened.add(g)
+        opened |= {p for p in wanted if p.startswith("@")}
+        if self._expanded is None:
+            return self.expand_paths(opened, sync=sync) if any(p.startswith("@") for p in opened) else False
+        return self.expand_paths(opened, sync=sync)
 
     def toggle_group(self, key: str, *, sync: bool = False) -> None:
         """Expand a collapsed group box ``g:<path>`` or collapse an open group ``<path>``."""
@@ -164,10 +245,15 @@ class GraphController(QObject):
         self.relayout(sync=sync)
 
     def _all_groups(self) -> set[str]:
-        from editor.viewmodel import build_group_tree, scoped_name
+        from editor.viewmodel import group_tree
 
-        names = [scoped_name(n) for n in self._graph.node]
-        return set(build_group_tree(names, list(range(len(names)))).parent)
+        return set(group_tree(self._graph).parent)
+
+    def set_show_plumbing(self, on: bool, *, sync: bool = False) -> None:
+        """Draw shape computations as boxes (True) or as rows of their readers."""
+        if on != self._show_plumbing:
+            self._show_plumbing = on
+            self.relayout(sync=sync)
 
     def toggle_weights(self, key: str, *, sync: bool = False) -> None:
         """Draw the weight-preparation nodes folded into box ``key`` (``n:<id>``) as boxes of
@@ -226,8 +312,12 @@ class GraphController(QObject):
 
     def _on_finished(self, graph, result) -> None:
         self._scene.set_graph(graph, result)
+        self._shown_state = self._running_state
         self.busy.emit(False)
         self.laidOut.emit()
+
+    def _on_cancelled(self) -> None:
+        self.busy.emit(False)
 
     def _on_failed(self, message: str) -> None:
         self.busy.emit(False)

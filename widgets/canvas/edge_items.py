@@ -74,7 +74,8 @@ class EdgeTileItem(QGraphicsItem):
     """All edges whose routes start in one spatial tile, painted as a few batched paths."""
 
     def __init__(self, polylines: list[list[tuple[float, float]]], straight: QPainterPath,
-                 arrows: QPainterPath, stubs: QPainterPath, labels: list[EdgeLabel], style: CanvasStyle) -> None:
+                 arrows: QPainterPath, stubs: QPainterPath, labels: list[EdgeLabel], style: CanvasStyle,
+                 body: QPainterPath | None = None) -> None:
         super().__init__()
         # NOTE: zoomed out the tile strokes ``straight`` (the routes as given); closer in, the
         # same routes with rounded corners, built from ``polylines`` on the first such paint
@@ -88,9 +89,11 @@ class EdgeTileItem(QGraphicsItem):
         self._straight = straight
         self._arrows = arrows
         self._stubs = stubs
+        self._body = body if body is not None else QPainterPath()   # dashed: Edge.kind "body"
         self._labels = labels
         self._style = style
-        rect = straight.boundingRect().united(arrows.boundingRect()).united(stubs.boundingRect())
+        rect = straight.boundingRect().united(arrows.boundingRect()).united(stubs.boundingRect()).united(
+            self._body.boundingRect())
         for label in labels:
             rect = rect.united(label.rect)
         self._bounds = rect.adjusted(-3.0, -3.0, 3.0, 3.0)
@@ -137,6 +140,10 @@ class EdgeTileItem(QGraphicsItem):
             painter.setPen(style.no_pen)
             painter.setBrush(style.edge_brush)
             painter.drawPath(self._arrows)
+        if not self._body.isEmpty():
+            painter.setBrush(NO_BRUSH)
+            painter.setPen(style.body_pen)
+            painter.drawPath(self._body)
         if not self._stubs.isEmpty():
             painter.setBrush(NO_BRUSH)
             painter.setPen(style.reference_pen)

@@ -11,7 +11,7 @@ button ("−") in its title band. Clicking anywhere in the title band collapses 
 (the view asks ``GraphScene.frame_title_at``).
 
 ``repeat_classes`` reads ``DisplayGraph.repeats`` (collapsed groups structurally identical
-to others) so a group box can say "×199 identical" and its tooltip can name the others.
+to others) so a group box can say "200 identical blocks" and its tooltip can name the others.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 ``edge_geometry`` turns a display graph and its layout into routed polylines (trimmed for
 their arrow heads), arrow heads, reference stubs (broadcast edges drawn as short labelled
 stubs under the producer and above each consumer) and labels (tensor shapes at the
-producer's port, one per output, none overprinting another of the same box). The scene
+producer's port, one per output; no label overprints another: a label that would moves
+to its port's other side or a line further, else is left out, and the edge's tooltip and
+highlight still tell). The scene
 buckets these into spatial tiles of QPainterPaths; the SVG writer prints them as is.
 Only the label widths need Qt (font metrics), passed in as ``measure``.
 """
@@ -70,6 +72,42 @@ def _overlaps(a: Label, b: Label) -> bool:
     return a.x < b.x + b.w and b.x < a.x + a.w and a.y < b.y + b.h and b.y < a.y + a.h
 
 
+class _LabelGrid:
+    """Placed labels bucketed by GRID-sized cells: a new label is checked against its
+    neighbours only (a flat graph has thousands of labels)."""
+
+    GRID = 64.0
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple[int, int], list[Label]] = {}
+
+    def _cells(self, lab: Label):
+        g = self.GRID
+        for i in range(math.floor(lab.x / g), math.floor((lab.x + lab.w) / g) + 1):
+            for j in range(math.floor(lab.y / g), math.floor((lab.y + lab.h) / g) + 1):
+                yield i, j
+
+    def free(self, lab: Label) -> bool:
+        return not any(_overlaps(lab, o) for c in self._cells(lab) for o in self.cells.get(c, ()))
+
+    def add(self, lab: Label) -> None:
+        for c in self._cells(lab):
+            self.cells.setdefault(c, []).append(lab)
+
+
+def _place(grid: _LabelGrid, geo: EdgeGeometry, text: str, w: float, h: float, kind: int,
+           spots: Sequence[Point]) -> bool:
+    """Put the label at the first of ``spots`` (top-left corners) where it overprints no
+    placed label; False (left out) when there is none."""
+    for x, y in spots:
+        lab = Label(x, y, w, h, text, kind)
+        if grid.free(lab):
+            grid.add(lab)
+            geo.labels.append(lab)
+            return True
+    return False
+
+
 def edge_geometry(graph, layout, present: Collection[str], measure: Callable[[str], float], line_h: float) -> EdgeGeometry:
     """Edge drawing data of ``graph`` laid out by ``layout`` (boxes not in ``present`` skipped)."""
     from editor.layout import port_position  # Qt-free core
@@ -81,7 +119,7 @@ def edge_geometry(graph, layout, present: Collection[str], measure: Callable[[st
     geo = EdgeGeometry()
     labelled: set[tuple[str, int]] = set()
     stubbed: set[tuple[str, int]] = set()
-    by_src: dict[str, list[Label]] = {}
+    grid = _LabelGrid()
     for edge in graph.edges:
         if edge.src not in present or edge.dst not in present:
             continue
@@ -93,12 +131,16 @@ def edge_geometry(graph, layout, present: Collection[str], measure: Callable[[st
                 sx, sy = port_position(boxes[edge.src], positions[edge.src], "out", edge.src_port)
                 geo.src_stubs.append((sx, sy))
                 t = f"{text} ⇢"
-                geo.labels.append(Label(sx + 5.0, sy + STUB - line_h / 2.0, measure(t), line_h, t, 1))
+                w = measure(t)
+                y = sy + STUB - line_h / 2.0
+                _place(grid, geo, t, w, line_h, 1, ((sx + 5.0, y), (sx - 5.0 - w, y), (sx + 5.0, y + line_h)))
             dx, dy = port_position(boxes[edge.dst], positions[edge.dst], "in", edge.dst_port)
             geo.dst_stubs.append((dx, dy))
             geo.heads.append(((dx, dy), (dx, dy - STUB)))
             t = f"⇢ {text}"
-            geo.labels.append(Label(dx + 5.0, dy - STUB - 2.0, measure(t), line_h, t, 1))
+            w = measure(t)
+            y = dy - STUB - 2.0
+            _place(grid, geo, t, w, line_h, 1, ((dx + 5.0, y), (dx - 5.0 - w, y), (dx + 5.0, y - line_h)))
             continue
         route = routes.get(edge.key)
         if not route or len(route) < 2:
@@ -110,13 +152,12 @@ def edge_geometry(graph, layout, present: Collection[str], measure: Callable[[st
         if edge.label and (edge.src, edge.src_port) not in labelled:
             labelled.add((edge.src, edge.src_port))
             x, y = route[0]
-            label = Label(x + 4.0, y + 2.0, measure(edge.label), line_h, edge.label, 0)
-            # neighbouring ports of one box: keep the first label, drop ones that would
-            # overprint it (the tooltip and the highlight still tell)
-            mine = by_src.setdefault(edge.src, [])
-            if not any(_overlaps(label, other) for other in mine):
-                mine.append(label)
-                geo.labels.append(label)
+            w = measure(edge.label)
+            # right of the port below the box; else its left; else a line lower (all in
+            # the gap between layers)
+            _place(grid, geo, edge.label, w, line_h, 0,
+                   ((x + 4.0, y + 2.0), (x - 4.0 - w, y + 2.0), (x + 4.0, y + 2.0 + line_h),
+                    (x - 4.0 - w, y + 2.0 + line_h)))
     return geo
 
 

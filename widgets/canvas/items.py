@@ -42,6 +42,8 @@ from widgets.canvas.painting import (  # noqa: F401 (ROLE_* re-exported: the sce
 from widgets.canvas.style import (
     HEADER_H,
     LINE_H,
+    OP_NAME_LOD,
+    OP_NAME_PX,
     PAD_X,
     RADIUS,
     TEXT_LOD,
@@ -78,6 +80,8 @@ class NodeItem(QGraphicsRectItem):
         # the (never drawn) rect is the box plus the outline margin: boundingRect in C++
         self.setRect(QRectF(-_MARGIN, -_MARGIN, box.width + 2 * _MARGIN, box.height + 2 * _MARGIN))
         self._texts: list[tuple[int, QStaticText, QPointF]] | None = None
+        #: the op name of the low-zoom level of detail: (room, text, width, height)
+        self._op_name: tuple[int, QStaticText | None, float, float] | None = None
         self._body: QPainterPath | None = None
         self._colour = style.category_colour(box.category)
         self._brush = style.category_brush(box.category)
@@ -118,6 +122,7 @@ class NodeItem(QGraphicsRectItem):
         self._colour = style.category_colour(self.box.category)
         self._brush = style.category_brush(self.box.category)
         self._texts = None
+        self._op_name = None
         self.update()
 
     def scene_rect(self) -> QRectF:
@@ -139,6 +144,8 @@ class NodeItem(QGraphicsRectItem):
             painter.setPen(style.no_pen)
             painter.setBrush(self._brush)
             painter.drawRect(self._rect)
+            if lod >= OP_NAME_LOD:
+                self._paint_op_name(painter, lod)
             if selected or self._role:
                 self._paint_outline(painter, selected, cosmetic=True)
             return
@@ -159,6 +166,35 @@ class NodeItem(QGraphicsRectItem):
             self._paint_outline(painter, selected, cosmetic=False)
 
     # -- painting helpers -------------------------------------------------------------
+    def _paint_op_name(self, painter: QPainter, lod: float) -> None:
+        """The box's label alone, bold, OP_NAME_PX pixels high on screen, centred on the box
+        (on a pill of the box's colour where it is wider than the box)."""
+        style = self._style
+        k = OP_NAME_PX / (lod * style.op_name_font.pixelSize())
+        # room in font units: the box and its outline margin (never past the bounding rect)
+        room = int((self._rect.width() + 2 * _MARGIN - 4.0) / k)
+        cached = self._op_name
+        if cached is None or cached[0] != room:
+            fm = style.op_name_metrics
+            text = fm.elidedText(self.box.label, ELIDE_RIGHT, room) if self.box.label else ""
+            cached = self._op_name = (room, static_text(text) if text else None, fm.horizontalAdvance(text),
+                                      fm.height())
+        _, text, w, h = cached
+        if text is None:
+            return
+        # NOTE: the painter's scale times k is OP_NAME_PX / 10 at every zoom, so the static
+        # text's glyph cache stays valid from item to item and frame to frame
+        painter.save()
+        painter.translate(self._rect.center())
+        painter.scale(k, k)
+        painter.setPen(style.no_pen)
+        painter.setBrush(self._brush)
+        painter.drawRect(QRectF(-w / 2 - 2.0, -h / 2, w + 4.0, h))
+        painter.setFont(style.op_name_font)
+        painter.setPen(style.header_text_pen)
+        painter.drawStaticText(QPointF(-w / 2, -h / 2), text)
+        painter.restore()
+
     def _paint_outline(self, painter: QPainter, selected: bool, *, cosmetic: bool) -> None:
         style = self._style
         if selected:
@@ -290,7 +326,7 @@ def box_text_layout(box, style: CanvasStyle, show_names: bool = False, *,
     """Texts of a box as (kind, text, x, y), top-left of each text relative to the box;
     elided to fit. Kinds index the font/colour tables (see NodeItem._paint_texts).
     ``repeat``: a group box's repeat-class size (``DisplayGraph.repeats``), shown as
-    "×N identical" when two or more."""
+    "N identical blocks" when two or more."""
     r = QRectF(0.0, 0.0, float(box.width), float(box.height))
     out: list[tuple[int, str, float, float]] = []
     hm = style.header_metrics
@@ -302,8 +338,8 @@ def box_text_layout(box, style: CanvasStyle, show_names: bool = False, *,
         count = f"{box.child_count} nodes" if box.child_count != 1 else "1 node"
         if repeat >= 2:
             # the repeat matters more than the size: drop the size when both do not fit
-            for text in (f"{count} · ×{repeat} identical", f"×{repeat} identical", f"{count} ×{repeat}",
-                         f"×{repeat}"):
+            for text in (f"{repeat} identical blocks · {count}", f"{repeat} identical blocks",
+                         f"{repeat} identical", f"×{repeat}"):
                 if bm.horizontalAdvance(text) <= inner:
                     count = text
                     break

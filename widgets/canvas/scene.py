@@ -89,6 +89,9 @@ class GraphScene(QGraphicsScene):
         self._repeats: dict[str, tuple[str, ...]] = {}
         self._edge_hits: EdgeHits | None = None   # built on the first edge_at after a layout
         self._value: str | None = None
+        self._hover_value: str | None = None
+        self._edges_by_value: dict[str, list] = defaultdict(list)
+        self._relaying = False
 
     # -- properties ------------------------------------------------------------------
     @property
@@ -106,6 +109,12 @@ class GraphScene(QGraphicsScene):
     @property
     def layout_result(self):
         return self._layout
+
+    @property
+    def relaying(self) -> bool:
+        """True while ``set_graph`` announces which selected boxes survived a new layout
+        (nothing was chosen: the boxes were drawn again)."""
+        return self._relaying
 
     @property
     def batch_mode(self) -> bool:
@@ -157,7 +166,11 @@ class GraphScene(QGraphicsScene):
         self._update_highlight()
         self.graphChanged.emit()
         if keep:
-            self.selectionChangedKeys.emit(self.selected_keys())
+            self._relaying = True
+            try:
+                self.selectionChangedKeys.emit(self.selected_keys())
+            finally:
+                self._relaying = False
 
     def _build_grid(self) -> None:
         grid: dict[tuple[int, int], list[str]] = defaultdict(list)
@@ -215,6 +228,8 @@ class GraphScene(QGraphicsScene):
         self._tiles = []
         self._batches = []
         self._edges_by_key = {}
+        self._edges_by_value = defaultdict(list)
+        self._hover_value = None
         self._out = defaultdict(list)
         self._in = defaultdict(list)
         self._hover = None
@@ -299,12 +314,16 @@ class GraphScene(QGraphicsScene):
         self._update_highlight()
         self.valueClicked.emit(name)
 
+    def edges_of_value(self, name: str) -> list:
+        """The drawn edges that carry value ``name`` (empty when none is drawn)."""
+        return list(self._edges_by_value.get(name, ()))
+
     def selected_value(self) -> str | None:
         """The value whose edges are highlighted after a click on one of them."""
         return self._value
 
     def _set_value(self, name: str | None) -> None:
-        self._value = name if name and any(e.value == name for e in self._edges_by_key.values()) else None
+        self._value = name if name and name in self._edges_by_value else None
 
     def value_tooltip(self, edge) -> str:
         """Rich-text tool tip of an edge: the tensor's name and shape, then the owner's
@@ -320,6 +339,7 @@ class GraphScene(QGraphicsScene):
         geo = edge_geometry(graph, layout, self._items, lm.horizontalAdvance, lm.height())
         for edge in geo.edges:
             self._edges_by_key[edge.key] = edge
+            self._edges_by_value[edge.value].append(edge)
             self._out[edge.src].append(edge)
             self._in[edge.dst].append(edge)
 
@@ -472,6 +492,15 @@ class GraphScene(QGraphicsScene):
         self._selected = wanted
         self._on_selection_changed()
 
+    def clear_selection(self) -> None:
+        """Select nothing and say so (``selectionChangedKeys([])``) even when no box was
+        selected: a click on empty canvas also ends a selection the boxes do not show (a
+        value, a tensor picked in a panel), so that no action acts on it afterwards."""
+        had = bool(self._selected)
+        self.select_keys([])
+        if not had:
+            self.selectionChangedKeys.emit([])
+
     def toggle_key(self, key: str) -> None:
         self.select_keys(self._selected ^ {key})
 
@@ -491,6 +520,16 @@ class GraphScene(QGraphicsScene):
 
     def hovered(self) -> str | None:
         return self._hover
+
+    def set_hovered_value(self, name: str | None) -> None:
+        """Light up the edges of value ``name`` (the edge under the mouse); None: none."""
+        if name == self._hover_value:
+            return
+        self._hover_value = name
+        self._update_highlight()
+
+    def hovered_value(self) -> str | None:
+        return self._hover_value
 
     def _on_selection_changed(self) -> None:
         self._update_highlight()
@@ -531,11 +570,14 @@ class GraphScene(QGraphicsScene):
                     self._edge_path(edge, near_lines, near_arrows)
             neighbours -= focus
             self._neighbour_keys = neighbours
+        if self._hover_value is not None:
+            # the edge under the mouse: every edge carrying its value, drawn like neighbours'
+            for edge in self._edges_by_value.get(self._hover_value, ()):
+                self._edge_path(edge, near_lines, near_arrows)
         if self._value is not None:
             # the clicked value: every edge carrying it, drawn like the path
-            for edge in self._edges_by_key.values():
-                if edge.value == self._value:
-                    self._edge_path(edge, path_lines, path_arrows)
+            for edge in self._edges_by_value.get(self._value, ()):
+                self._edge_path(edge, path_lines, path_arrows)
         if len(selected) == 2:
             path = self.shortest_path(selected[0], selected[1])
             self._path_keys = path

@@ -19,6 +19,11 @@ from widgets.canvas.palette import Palette, light_palette
 # Edge labels (tensor shapes) need more room still: LABEL_LOD.
 BATCH_LOD = 0.22
 TEXT_LOD = 0.45
+# Between OP_NAME_LOD and TEXT_LOD a box shows its op type alone, bold, at OP_NAME_PX screen
+# pixels whatever the zoom (the label is what users navigate by: Netron's text stays longer
+# than ours did); it may use the box's outline margin when wider than the box.
+OP_NAME_LOD = BATCH_LOD
+OP_NAME_PX = 7.5
 LABEL_LOD = 0.75
 ANTIALIAS_LOD = 0.3
 EDGE_DOUBLE_LOD = 1.4   # from here on edges are 2 px wide (see the NOTE on edge pens)
@@ -50,10 +55,15 @@ class CanvasStyle:
         self.name_font.setItalic(True)
         self.label_font = QFont(base)
         self.label_font.setPixelSize(9)
+        # the op name below TEXT_LOD: drawn scaled to OP_NAME_PX screen pixels
+        self.op_name_font = QFont(base)
+        self.op_name_font.setPixelSize(10)
+        self.op_name_font.setBold(True)
         self.header_metrics = QFontMetricsF(self.header_font)
         self.body_metrics = QFontMetricsF(self.body_font)
         self.name_metrics = QFontMetricsF(self.name_font)
         self.label_metrics = QFontMetricsF(self.label_font)
+        self.op_name_metrics = QFontMetricsF(self.op_name_font)
 
         pal = self.palette
         self.border_pen = QPen(pal.box_border, 1.0)
@@ -70,6 +80,9 @@ class CanvasStyle:
         self.label_halo = QBrush(halo)
         self.reference_pen = QPen(pal.reference, 1.2)
         self.reference_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        # a value read inside a closed If/Loop/Scan body (Edge.kind "body"): dashed
+        self.body_pen = QPen(pal.edge, 1.0, Qt.PenStyle.DashLine)
+        self.body_pen.setCosmetic(True)
 
         # NOTE: edge pens are exactly 1 px and cosmetic. Qt's raster engine draws antialiased
         # cosmetic lines up to 1 px wide with its line drawer; any wider pen (cosmetic or

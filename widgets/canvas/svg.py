@@ -51,6 +51,7 @@ def _css(st: CanvasStyle) -> str:
         f"text{{font-family:'{fam}',DejaVu Sans,Helvetica,Arial,sans-serif;white-space:pre}}"
         f".e{{fill:none;stroke:{_hex(pal.edge)};stroke-width:1.5;stroke-linejoin:round}}"
         f".a{{fill:{_hex(pal.edge)}}}"
+        f".d{{stroke-width:1;stroke-dasharray:5 3}}"
         f".r{{fill:none;stroke:{_hex(pal.reference)};stroke-width:1.2;stroke-linecap:round}}"
         f".box{{fill:{_hex(pal.box_fill)};stroke:{_hex(pal.box_border)};stroke-width:1}}"
         f".grp{{fill:{_hex(pal.group_fill)};stroke:{_hex(pal.box_border)};stroke-width:1}}"
@@ -131,13 +132,16 @@ def graph_svg(display, layout, style: CanvasStyle, rect: QRectF, *, title: str =
     frame_svg(frame_specs(display, layout), style, rect, out)
     out.append('<g id="edges">')
     lines = []
-    for _, route, pts in geo.routed:
+    dashed = []
+    for edge, route, pts in geo.routed:
         xs = [p[0] for p in route]
         ys = [p[1] for p in route]
         if _inside(rect, min(xs), min(ys), max(xs), max(ys)):
-            lines.append(_rounded_d(pts))
+            (dashed if edge.kind == "body" else lines).append(_rounded_d(pts))
     if lines:
         out.append(f'<path class="e" d="{"".join(lines)}"/>')
+    if dashed:
+        out.append(f'<path class="e d" d="{"".join(dashed)}"/>')
     heads = []
     for tip, before in geo.heads:
         if _inside(rect, tip[0] - 8, tip[1] - 8, tip[0] + 8, tip[1] + 8):

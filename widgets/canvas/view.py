@@ -6,12 +6,17 @@ Gestures:
 - trackpad pinch (``QNativeGestureEvent`` ZoomNativeGesture) zooms; smart-zoom fits;
 - middle-button drag, or Space + left drag, pans; scroll bars pan;
 - left drag on the background: rubber-band selection; click / Ctrl-click select;
-- keys: ``+``/``=`` zoom in, ``-`` zoom out, ``0`` 100 %, ``F`` fit all, ``S`` fit the
-  selection, Esc clears the selection;
+- keys: ``+``/``=`` zoom in, ``-`` zoom out, ``0`` 100 %, ``F`` fit all (the whole graph,
+  however small), ``R`` readable (fit when the text can be read, else the inputs at a
+  readable zoom), ``S`` fit the selection, Esc clears the selection;
+- a click selects exactly what is drawn under it (``key_at``: the boxes' own rectangles,
+  whatever the level of detail); a click on empty canvas clears the selection, also one
+  the canvas does not draw, so no action acts on a selection the user cannot see;
 - double-click: a group box toggles (``groupToggled``), any other box is ``activated``;
 - click in an open group's frame title band: collapses it (``groupToggled``);
 - click on an edge (within ``EDGE_HIT_PX`` pixels of its route): selects the value it
-  carries (``valueClicked``) and highlights its edges; hovering one shows its name and shape.
+  carries (``valueClicked``) and highlights its edges; hovering one lights it up and shows
+  its name and shape (the tolerance is in screen pixels: the same at every zoom).
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ from widgets.canvas.items import NodeItem
 from widgets.canvas.scene import GraphScene
 from widgets.canvas.style import TEXT_LOD
 
-#: Zoom to Fit never goes below a zoom where box text is drawn (from TEXT_LOD) and can be
-#: read: a fitted 1 % view is a grey smear. A graph that cannot fit readably shows its
-#: inputs at this zoom instead (as Netron opens); the minimap and the outline give the overview.
+#: Zoom to Readable never goes below a zoom where box text is drawn (from TEXT_LOD) and can
+#: be read: a graph that cannot fit readably shows its inputs at this zoom instead (as
+#: Netron opens); Zoom to Fit shows the whole graph however small (op names stay legible
+#: down to OP_NAME_LOD, the minimap and the outline give the overview below that).
 FIT_MIN_ZOOM = max(TEXT_LOD, 0.5)
 MIN_SCALE = 0.0005
 MAX_SCALE = 6.0
@@ -132,7 +138,17 @@ class GraphView(QGraphicsView):
         self.set_zoom(1.0)
 
     def zoom_to_fit(self) -> None:
-        """Fit the whole graph, or, when that would be unreadable, show its inputs readably."""
+        """Show the whole graph, however small that makes it."""
+        rect = self._scene.graph_rect()
+        if rect.isEmpty():
+            return
+        # 12 px of slack: the scroll bars of a zoomed-in view go away once the graph fits,
+        # and the scene shifts by half their width (a tall graph lost its last boxes)
+        pad = 20.0 + 12.0 / max(self.fit_scale(rect), 1e-9)
+        self.fit_rect(rect.adjusted(-pad, -pad, pad, pad))
+
+    def zoom_to_readable(self) -> None:
+        """Fit the whole graph when its text can be read so, else show its inputs readably."""
         rect = self._scene.graph_rect()
         if rect.isEmpty():
             return
@@ -319,10 +335,12 @@ class GraphView(QGraphicsView):
             self.zoom_reset()
         elif key == Qt.Key.Key_F:
             self.zoom_to_fit()
+        elif key == Qt.Key.Key_R:
+            self.zoom_to_readable()
         elif key == Qt.Key.Key_S:
             self.zoom_to_selection()
         elif key == Qt.Key.Key_Escape:
-            self._scene.select_keys([])
+            self._scene.clear_selection()
         else:
             super().keyPressEvent(event)
             return
@@ -351,7 +369,9 @@ class GraphView(QGraphicsView):
             if key is not None:
                 if additive:
                     self._scene.toggle_key(key)
-                elif not self._scene.is_selected(key):
+                else:
+                    # exactly the clicked box, also when it was one of several selected:
+                    # boxes do not drag, so nothing needs the others kept for a drag
                     self._scene.select_keys([key])
                 event.accept()
                 return
@@ -370,7 +390,7 @@ class GraphView(QGraphicsView):
             # empty background: start a rubber band (Qt draws it; we select on release)
             self._band_base = set(self._scene.selected_keys()) if additive else set()
             if not additive:
-                self._scene.select_keys([])
+                self._scene.clear_selection()
             self._band = QRectF()
         super().mousePressEvent(event)
 
@@ -389,15 +409,20 @@ class GraphView(QGraphicsView):
             event.accept()
             return
         if event.buttons() == Qt.MouseButton.NoButton:
-            key = self.key_at(event.position().toPoint())
+            pos = event.position().toPoint()
+            key = self.key_at(pos)
             if key != self._scene.hovered():
                 self._scene.set_hovered(key)
                 self.hoveredKey.emit(key or "")
-            # a frame's title band is a button (click collapses): say so with the cursor
-            on_title = key is None and self._scene.frame_title_at(self.mapToScene(event.position().toPoint())) is not None
-            if on_title != self._on_title and not self._space:
-                self._on_title = on_title
-                if on_title:
+            # a frame's title band is a button (click collapses), an edge selects its value:
+            # the hovered edge lights up, and the cursor says that a click does something
+            on_title = key is None and self._scene.frame_title_at(self.mapToScene(pos)) is not None
+            edge = self.edge_at(pos) if key is None and not on_title else None
+            self._scene.set_hovered_value(edge.value if edge is not None else None)
+            clickable = on_title or edge is not None
+            if clickable != self._on_title and not self._space:
+                self._on_title = clickable
+                if clickable:
                     self.viewport().setCursor(Qt.CursorShape.PointingHandCursor)
                 else:
                     self.viewport().unsetCursor()
@@ -427,6 +452,7 @@ class GraphView(QGraphicsView):
 
     def leaveEvent(self, event: QEvent) -> None:  # noqa: N802
         self._scene.set_hovered(None)
+        self._scene.set_hovered_value(None)
         super().leaveEvent(event)
 
     def contextMenuEvent(self, event) -> None:  # noqa: N802

@@ -1,9 +1,10 @@
 """``CanvasWidget``: the canvas as the main window docks it.
 
 Breadcrumb on top, the ``GraphView`` below with a ``Minimap`` floating in its bottom-right
-corner, and a ``GraphController`` that re-lays out when a group is toggled. The breadcrumb
-follows the selection (the scope of the first selected box); clicking a segment selects
-and frames everything inside that scope.
+corner and a ``LayoutBusy`` bar (progress, Cancel) at its top while a slow re-layout runs,
+and a ``GraphController`` that re-lays out when a group is toggled. The breadcrumb
+follows the selection (the scope of its current box, ``follow``, else of the first selected
+box); clicking a segment selects and frames everything inside that scope.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from PySide6.QtCore import QRect, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from widgets.canvas.breadcrumb import Breadcrumb
+from widgets.canvas.busy import LayoutBusy
 from widgets.canvas.controller import GraphController
 from widgets.canvas.minimap import Minimap
 from widgets.canvas.scene import GraphScene
@@ -37,7 +39,9 @@ class CanvasWidget(QWidget):
         self.breadcrumb = Breadcrumb(self)
         self.controller = GraphController(self.scene, self)
         self.minimap = Minimap(self.view, self.view)
+        self.busy = LayoutBusy(self.controller, self.view)
         self._minimap_enabled = True
+        self._current_key: str | None = None  # the box the breadcrumb names
         self.view.scope_resolver = self.controller.scope_of
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -88,7 +92,7 @@ class CanvasWidget(QWidget):
         if self._fit_next:
             self._fit_next = False
             self._land_frame = None
-            self.view.zoom_to_fit()
+            self.view.zoom_to_readable()
         elif self._land_frame is not None:
             path, self._land_frame = self._land_frame, None
             frame = next((f for f in self.scene.frames() if f.path == path), None)
@@ -96,7 +100,16 @@ class CanvasWidget(QWidget):
                 self.view.land_on(frame.rect().adjusted(-30, -30, 30, 30), max_scale=1.0)
 
     def _on_selection(self, keys: list) -> None:
-        self.breadcrumb.set_path(self.controller.scope_of(keys[0]) if keys else "")
+        # the current box while it stays selected (a relayout re-announces the selection
+        # in key order), else the first one
+        key = self._current_key if self._current_key in keys else (keys[0] if keys else None)
+        self.follow(key)
+
+    def follow(self, key: str | None) -> None:
+        """Show where box ``key`` lies in the breadcrumb: the current one of a selection
+        (Find's current match: F3 moves it without changing the selection)."""
+        self._current_key = key
+        self.breadcrumb.set_path(self.controller.scope_of(key) if key is not None else "")
 
     def select_scope(self, path: str) -> None:
         """Select every box inside ``path`` ("" = fit the whole graph) and frame them."""
@@ -157,3 +170,4 @@ class CanvasWidget(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
         self._place_minimap()
+        self.busy.place()

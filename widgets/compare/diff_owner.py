@@ -10,8 +10,9 @@ While A or B is the current tab they are hidden and the dock reads as before.
 from __future__ import annotations
 
 import shiboken6
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
+from widgets.common.status_line import MessageLabel
 from widgets.common.formatting import shown
 
 
@@ -26,8 +27,7 @@ class DiffOwnership(QWidget):
         super().__init__(dock.panel)
         self.window_ = window
         self.dock = dock
-        self.label = QLabel(self)
-        self.label.setWordWrap(True)
+        self.label = MessageLabel("", self)
         self.button = QPushButton("Show That Tab", self)
         self.button.setToolTip("Switch to the tab this comparison was made for")
         self.button.clicked.connect(self.show_owner)

@@ -1,12 +1,13 @@
 """``EditingController``: plugs editing into the application window.
 
 ``install_editing(window)`` registers the editing actions (``actions_nodes``,
-``actions_graph``: menus, keys and the canvas's context menu come from the registry), adds
-the History and Python Console docks, and attaches to each tab the connect gesture,
-problem badges and crash-recovery writes (``hooks``). The edits themselves live in three
-mixins, one module each: nodes and the clipboard (``edits_nodes``), graph I/O, weights
-and the model (``edits_graph``), new documents, saving, closing and recovery (``session``). It uses only the
-window's public attributes (``tabs``, ``menuBar()``, ``statusBar()``, ``current_tab()``,
+``actions_values``, ``actions_graph``: menus, keys and the canvas's context menu come
+from the registry), adds the History and Python Console docks, and attaches to each tab
+the connect gesture, problem badges and crash-recovery writes (``hooks``). The edits
+themselves live in four mixins, one module each: nodes and the clipboard
+(``edits_nodes``), values (``edits_values``), graph I/O, weights and the model
+(``edits_graph``), new documents, saving, closing and recovery (``session``). It uses
+only the window's public attributes (``tabs``, ``menuBar()``, ``statusBar()``, ``current_tab()``,
 ``tab_list()``, ``modelShown``) and signal connections / event filters on each tab's
 GraphView; it never patches the window's or the canvas's classes.
 
@@ -22,20 +23,21 @@ from PySide6.QtWidgets import QDockWidget, QLineEdit, QMenu
 from editor.recovery import RecoveryStore
 from widgets.actions.context import context_menu
 from widgets.actions.view import register_dock
-from widgets.editing import actions_graph, actions_nodes
+from widgets.editing import actions_graph, actions_nodes, actions_values
 from widgets.editing.common import show_refusal
 from widgets.editing.console import ConsolePanel
 from widgets.editing.edits_graph import GraphEdits
 from widgets.editing.edits_nodes import SOURCE, NodeEdits
+from widgets.editing.edits_values import ValueEdits
 from widgets.editing.history import HistoryPanel
 from widgets.editing.hooks import TabHooks
 from widgets.editing.session import SessionEdits
 from widgets.common.selection import Target
 
 
-class EditingController(NodeEdits, GraphEdits, SessionEdits, QObject):
+class EditingController(NodeEdits, ValueEdits, GraphEdits, SessionEdits, QObject):
     """Editing in one window: docks, per-tab hooks, the selection helpers the edit
-    mixins share (nodes, graph and model, session: one module each)."""
+    mixins share (nodes, values, graph and model, session: one module each)."""
 
     def __init__(self, window, *, recovery_store: RecoveryStore | None = None) -> None:
         super().__init__(window)
@@ -47,10 +49,12 @@ class EditingController(NodeEdits, GraphEdits, SessionEdits, QObject):
         self._build_docks()
         actions_nodes.register(window, self)
         actions_graph.register(window, self)
+        actions_values.register(window, self)
         window.tabs.currentChanged.connect(lambda _i: self.sync())
         window.modelShown.connect(lambda _tab: self.sync())
         window.installEventFilter(self)
         window.properties.editRequested.connect(self.edit_from_properties)
+        window.properties.renameRequested.connect(self.rename_from_properties)
         self.sync()
 
     def _build_docks(self) -> None:

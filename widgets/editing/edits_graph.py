@@ -89,10 +89,15 @@ class GraphEdits:
 
     def set_dimension(self, axis: int = 0) -> DimensionDialog | None:
         tab = self._tab()
-        found = self._graph_value(tab) if tab is not None else None
         if tab is None:
             return None
-        name = found[1] if found is not None else None
+        # NOTE: only a value the user selected itself (a graph input or output pill, an edge)
+        # is pre-ticked: a selected node stands for its output elsewhere, and here it put the
+        # node's output among the "inputs to change", ticked
+        picked = next(((t.scope, t.name) for t in tab.selection.targets if t.kind in ("value", "tensor")), None)
+        scope = tab.doc.scope(picked[0]) if picked is not None else None
+        name = picked[1] if scope is not None and (picked[1] in scope.input_names()
+                                                  or picked[1] in scope.output_names()) else None
         dialog = DimensionDialog(tab.doc, tab.scope_id, name, axis, self.window, across=name is None)
         self.run_dialog(dialog)
         return dialog

@@ -6,13 +6,13 @@ The registry entries that run them are declared in :mod:`widgets.editing.actions
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QLineEdit
 
 from editor.commands import DeleteNodes, SetNodeField, SetNodeInput
 from widgets.editing import clipboard
 from widgets.editing.attributes import AttributeDialog
 from widgets.editing.common import announce_with_undo, run_command
+from widgets.editing.inline_edit import inline_editor
 from widgets.editing.nodes import NodePalette, add_node_command, change_op_type_command, insert_on_edge_command
 from widgets.editing.weights import find_weight
 from widgets.common.selection import Target
@@ -92,40 +92,10 @@ class NodeEdits:
             return None
         view = tab.canvas.view
         item = tab.canvas.scene.item_for(f"n:{nid}")
-        editor = QLineEdit(tab.doc.node(nid).name, view.viewport())
-        editor.selectAll()
-        if item is not None:
-            r = view.mapFromScene(item.scene_rect()).boundingRect()
-            editor.setGeometry(r.left(), r.top() + max(0, r.height() // 2 - 12), max(160, r.width()), 24)
-        else:
-            editor.move(20, 20)
-        done = {"v": False}
-
-        def commit() -> None:
-            if done["v"]:
-                return
-            done["v"] = True
-            text = editor.text()
-            editor.deleteLater()
-            if text != tab.doc.node(nid).name:
-                self.rename_node(nid, text)
-
-        class _Esc(QObject):
-            def eventFilter(self_, obj, event) -> bool:  # noqa: N802, N805
-                if event.type() == QEvent.Type.KeyPress and event.key() == Qt.Key.Key_Escape:
-                    done["v"] = True
-                    editor.deleteLater()
-                    return True
-                return False
-
-        esc = _Esc(editor)
-        editor.installEventFilter(esc)
-        editor.returnPressed.connect(commit)
-        editor.editingFinished.connect(commit)
-        editor.show()
-        editor.setFocus()
-        self._rename_editor = editor
-        return editor
+        anchor = view.mapFromScene(item.scene_rect()).boundingRect() if item is not None else None
+        self._rename_editor = inline_editor(view, tab.doc.node(nid).name, anchor,
+                                            lambda text: self.rename_node(nid, text))
+        return self._rename_editor
 
     def change_op_type(self, *, choice=None) -> bool:
         tab = self._tab()

@@ -1,12 +1,14 @@
 """The connect gesture: drag from a box's output side to another box's input side.
 
 Pressing the left button in the bottom band of a box (its output ports) starts a
-:class:`ConnectGesture`; it draws a temporary line (the only item it owns), follows the
-mouse, and on release over another box pushes exactly one command: ``SetNodeInput`` for an
-existing input slot, or ``AddNodePort`` to append a new input (variadic ops, optional
-inputs). Which output and which input are picked by the x position along the box edge,
-the way the ports are drawn there. Esc, or a release over nothing, cancels and removes the
-line; nothing changes then. Cycles and type errors are refused by the core with a reason.
+:class:`ConnectGesture` (the press still reaches the view, so it selects the box like any
+click: a click without a drag is a plain click); it draws a temporary line (the only item
+it owns), follows the mouse, and on release over another box pushes exactly one command:
+``SetNodeInput`` for an existing input slot, or ``AddNodePort`` to append a new input
+(variadic ops, optional inputs). Which output and which input are picked by the x position
+along the box edge, the way the ports are drawn there. Esc, or a release over nothing,
+cancels and removes the line; nothing changes then. Cycles and type errors are refused by
+the core with a reason.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from widgets.editing.common import run_command
 
 #: height of the band at the bottom of a box that starts a connection, in view pixels
 PORT_BAND_PX = 9
+#: ... and at most this share of the box's height as drawn, so that its middle selects
+PORT_BAND_SHARE = 1.0 / 3.0
 
 
 def _slot(x: float, left: float, width: float, n: int) -> int:
@@ -115,7 +119,12 @@ class ConnectFilter(QObject):
         if key is None or not (key.startswith("n:") or key.startswith("in:")):
             return None
         rect = self.tab.canvas.scene.item_for(key).scene_rect()
-        band = PORT_BAND_PX / max(self.view.zoom(), 1e-6)
+        # NOTE: a fixed 9 px band covered the whole of a small box zoomed out (a 26-unit box
+        # is 14 px tall at the 0.55 a model opens at): a click on its centre started a
+        # connection instead of selecting it, and the next Delete removed the box selected
+        # before (issue 29: 44 of 95 centre clicks missed on an OCR model). The band is
+        # capped to the bottom third of the box as drawn.
+        band = min(PORT_BAND_PX / max(self.view.zoom(), 1e-6), rect.height() * PORT_BAND_SHARE)
         return key if scene_pt.y() >= rect.bottom() - band else None
 
     def start(self, key: str, scene_pt: QPointF) -> ConnectGesture:
@@ -135,7 +144,10 @@ class ConnectFilter(QObject):
             key = self.port_key_at(event.position().toPoint())
             if key is not None:
                 self.start(key, self.view.mapToScene(event.position().toPoint()))
-                return True
+                # the view still gets the press: a click selects what it lands on, so an
+                # action never acts on the box selected before (a release without a drop
+                # target cancels the gesture and changes nothing else)
+                return False
         elif t == QEvent.Type.MouseMove and self.gesture is not None:
             self.gesture.move(self.view.mapToScene(event.position().toPoint()))
             return True

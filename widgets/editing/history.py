@@ -1,6 +1,6 @@
 """The history panel: the document's undo stack as a list, like QUndoView.
 
-Row 0 is "<original model>"; row i is the i-th command. The current row is the state the
+Row 0 is "<original model>"; row i is the i-th command; no rows without a document. The current row is the state the
 document is in; clicking a row undoes or redoes to it. "Export as script…" writes
 :func:`editor.scripting.history_script` (replayable with ``onnx-studio script``).
 
@@ -51,8 +51,8 @@ class HistoryModel(QAbstractListModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._stack = None
-        self._rows = 1  # rows the views know of: the stack may already be shorter in a removal
-        self._pending = 1
+        self._rows = 0  # rows the views know of: the stack may already be shorter in a removal
+        self._pending = 0
         self._bold = QFont()
         self._bold.setBold(True)
 
@@ -68,7 +68,8 @@ class HistoryModel(QAbstractListModel):
         if self._stack is not None:
             self._connect(self._stack, False)
         self._stack = stack
-        self._rows = 1 + (len(stack.commands) if stack is not None else 0)
+        # no model open, no history: not even "<original model>"
+        self._rows = 1 + len(stack.commands) if stack is not None else 0
         if stack is not None:
             self._connect(stack, True)
         self.endResetModel()
@@ -131,7 +132,7 @@ class HistoryModel(QAbstractListModel):
         if role == STEP_ROLE:
             return row
         if stack is None:
-            return ORIGINAL if role == Qt.ItemDataRole.DisplayRole else None
+            return None
         if role == Qt.ItemDataRole.DisplayRole:
             if row == 0:
                 label = ORIGINAL

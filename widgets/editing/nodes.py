@@ -2,14 +2,12 @@
 op type, and the plans (lists of commands) they push.
 
 The palette lists every op of every domain the model imports, at the model's opset
-(``editor.schema.ops_in_domain``), plus the contrib domains onnxruntime registers when it
-is installed (``get_all_operator_schema``). Choosing an op of a domain the model does not
+(``editor.schema.ops_in_domain``), plus the contrib ops only onnxruntime defines
+(``editor.schema.runtime_ops``). Choosing an op of a domain the model does not
 import adds the opset import in the same undo step.
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -24,23 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.commands import AddNode, CompositeCommand, SetNodeField, SetNodeInput, SetOpsetImport
-from editor.schema import get_schema, ops_in_domain
-
-
-@lru_cache(maxsize=1)
-def contrib_ops() -> tuple[tuple[str, str, int], ...]:
-    """(domain, op, since_version) of the ops onnxruntime registers outside the ONNX domains."""
-    try:
-        from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
-    except Exception:  # noqa: BLE001 - onnxruntime is optional for the palette
-        return ()
-    seen: dict[tuple[str, str], int] = {}
-    for s in get_all_operator_schema():
-        if s.domain in ("", "ai.onnx", "ai.onnx.ml"):
-            continue
-        key = (s.domain, s.name)
-        seen[key] = min(seen.get(key, s.since_version), s.since_version)
-    return tuple(sorted((d, n, v) for (d, n), v in seen.items()))
+from editor.schema import get_schema, ops_in_domain, runtime_ops
 
 
 def palette_entries(doc) -> list[tuple[str, str, int | None]]:
@@ -51,7 +33,9 @@ def palette_entries(doc) -> list[tuple[str, str, int | None]]:
         d = "" if domain == "ai.onnx" else domain
         for op in ops_in_domain(d, version):
             out.append((d, op, None))
-    for domain, op, since in contrib_ops():
+    for domain, op, since in runtime_ops():
+        if domain == "":
+            continue  # the default domain's are in ops_in_domain above, at the model's opset
         if domain in opsets:
             out.append((domain, op, None))
         else:

@@ -3,7 +3,9 @@ edit, discard it on save and close, and offer to restore on start-up.
 
 One single-shot QTimer per document restarts on every change (so a burst of edits writes
 once); a clean document (saved, or undone back to the saved state) has its copy removed
-instead. Writing is ``RecoveryStore.write`` (atomic).
+instead. Writing is ``RecoveryStore.write`` (atomic). A document that is unsaved from
+its first moment (an Untitled model made from a selection, a reduction, a merge) gets its
+first copy without waiting for an edit.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ class RecoveryWriter(QObject):
         self.writes = 0
         doc.changed.connect(self._on_changed)
         doc.clean_changed.connect(self._on_clean)
+        if doc.is_modified:
+            # unsaved from the start (an Untitled extracted or reduced model, a restored
+            # copy): no edit will come to trigger the first write
+            self.timer.start()
 
     def _on_changed(self, _changes) -> None:
         self.timer.start()

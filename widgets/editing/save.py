@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -12,10 +13,14 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QMessageBox,
     QPushButton,
     QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -94,19 +99,80 @@ class SaveAsDialog(QDialog):
 SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
 
 
-def ask_unsaved(parent: QWidget | None, name: str) -> str:
-    """Save / Discard / Cancel for one document with unsaved changes."""
+def holds_work(doc) -> bool:  # noqa: ANN001
+    """True when ``doc`` has anything a user could lose: a node, a graph input or output, a
+    weight. A new empty model does not (closing it asks nothing)."""
+    g = doc.model.graph
+    return bool(len(g.node) or len(g.input) or len(g.output) or len(g.initializer) or len(doc.model.functions))
+
+
+def ask_unsaved(parent: QWidget | None, names: list[str]) -> list[str] | str:
+    """Save / Discard / Cancel for the documents ``names`` (their tab titles); one answer
+    per document, or CANCEL.
+
+    One document gets the usual three buttons; several get one question that lists them all
+    with a tick each (ticked: saved), so a Quit with five unsaved tabs is one decision, not
+    five: Save All (the ticked ones), Discard All, Cancel."""
+    if len(names) == 1:
+        return _ask_one(parent, names[0])
+    dialog = UnsavedDialog(names, parent)
+    answer = dialog.exec()
+    if answer == QMessageBox.StandardButton.Save:
+        return [SAVE if ticked else DISCARD for ticked in dialog.ticked()]
+    if answer == QMessageBox.StandardButton.Discard:
+        return [DISCARD] * len(names)
+    return CANCEL
+
+
+def _ask_one(parent: QWidget | None, name: str) -> list[str] | str:
     box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
                       f"Save the changes to {name} before closing?",
                       QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
                       | QMessageBox.StandardButton.Cancel, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)
     box.setDefaultButton(QMessageBox.StandardButton.Save)
     answer = box.exec()
     if answer == QMessageBox.StandardButton.Save:
-        return SAVE
+        return [SAVE]
     if answer == QMessageBox.StandardButton.Discard:
-        return DISCARD
+        return [DISCARD]
     return CANCEL
+
+
+class UnsavedDialog(QDialog):
+    """Every unsaved document with a tick (ticked: save it); Save All / Discard All /
+    Cancel. ``exec()`` returns the QMessageBox button code of the choice."""
+
+    def __init__(self, names: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Unsaved changes")
+        layout = QVBoxLayout(self)
+        text = QLabel(f"{len(names)} models have changes that are not saved. Save them before closing?", self)
+        text.setWordWrap(True)
+        layout.addWidget(text)
+        self.list = QListWidget(self)
+        for name in names:
+            item = QListWidgetItem(name)
+            item.setCheckState(Qt.CheckState.Checked)
+            self.list.addItem(item)
+        layout.addWidget(self.list)
+        buttons = QDialogButtonBox(self)
+        self.save_button = buttons.addButton("Save All", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.discard_button = buttons.addButton("Discard All", QDialogButtonBox.ButtonRole.DestructiveRole)
+        buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.save_button.setDefault(True)
+        self.save_button.clicked.connect(lambda: self.done(int(QMessageBox.StandardButton.Save)))
+        self.discard_button.clicked.connect(lambda: self.done(int(QMessageBox.StandardButton.Discard)))
+        buttons.rejected.connect(lambda: self.done(int(QMessageBox.StandardButton.Cancel)))
+        self.list.itemChanged.connect(self._relabel)
+        layout.addWidget(buttons)
+
+    def ticked(self) -> list[bool]:
+        return [self.list.item(i).checkState() == Qt.CheckState.Checked for i in range(self.list.count())]
+
+    def _relabel(self, _item=None) -> None:  # noqa: ANN001
+        ticked = self.ticked()
+        self.save_button.setText("Save All" if all(ticked) else f"Save {sum(ticked)} Ticked")
 
 
 def confirm_invalid_save(parent: QWidget | None, tab, ask=None) -> bool:  # noqa: ANN001

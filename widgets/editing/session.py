@@ -50,21 +50,22 @@ class SessionEdits:
         return True
 
     def confirm_close(self, tabs=None, ask=None) -> bool:
-        """Ask Save / Discard / Cancel for every modified document of ``tabs`` (default:
-        all); True to go on closing.
+        """Ask Save / Discard / Cancel about every document of ``tabs`` (default: all) that
+        holds unsaved work (modified, or made here and never saved: see
+        ``MainWindow.add_document``); True to go on closing. ``ask(parent, names)`` returns
+        one answer per name, or CANCEL (default: :func:`~widgets.editing.save.ask_unsaved`,
+        one question for all of them).
 
-        Answers are collected first: a Cancel on the third model leaves the first two as
-        they were (not saved, not marked discarded)."""
-        if callable(tabs) and ask is None:  # confirm_close(ask) (older call form)
-            tabs, ask = None, tabs
+        A Save that fails or is cancelled (Save As of an Untitled model) stops the close
+        with nothing discarded."""
         ask = ask or self.ask_unsaved
-        plan = []
-        for tab in (self.window.tab_list() if tabs is None else tabs):
-            if tab.doc.is_modified:
-                answer = ask(self.window, tab.title().rstrip("*"))
-                if answer == CANCEL:
-                    return False
-                plan.append((tab, answer))
+        unsaved = [tab for tab in (self.window.tab_list() if tabs is None else tabs) if tab.doc.is_modified]
+        if not unsaved:
+            return True
+        answers = ask(self.window, [tab.title().rstrip("*") for tab in unsaved])
+        if answers == CANCEL:
+            return False
+        plan = list(zip(unsaved, answers))
         for tab, answer in plan:
             if answer == SAVE:
                 if tab.doc.path is None:
@@ -93,8 +94,8 @@ class SessionEdits:
                     hooks.recovery.close()
         return False
 
-    def ask_unsaved(self, parent, name: str) -> str:
-        return ask_unsaved(parent, name)
+    def ask_unsaved(self, parent, names: list[str]) -> list[str] | str:
+        return ask_unsaved(parent, names)
 
     # -- recovery ---------------------------------------------------------------------------
     def enable_recovery(self, store: RecoveryStore, *, offer: bool = True) -> None:

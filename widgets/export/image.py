@@ -82,14 +82,11 @@ class ExportImageDialog(QDialog):
         form = QFormLayout(self)
         self.png = QRadioButton("PNG (picture)", self)
         self.svg = QRadioButton("SVG (vector, text stays text)", self)
-        self.png.setChecked(True)
         self.whole = QRadioButton("Whole graph", self)
         self.selected = QRadioButton("Selection", self)
         self.selected.setEnabled(has_selection)
-        (self.selected if has_selection else self.whole).setChecked(True)
         self.light = QRadioButton("Light", self)
         self.dark = QRadioButton("Dark", self)
-        (self.dark if dark else self.light).setChecked(True)
         for label, buttons in (("Format:", (self.png, self.svg)), ("Region:", (self.whole, self.selected)),
                                ("Theme:", (self.light, self.dark))):
             row = QHBoxLayout()
@@ -99,6 +96,11 @@ class ExportImageDialog(QDialog):
                 row.addWidget(b)
             row.addStretch(1)
             form.addRow(label, row)
+        # NOTE: checked once grouped: sibling radio buttons are one exclusive set until they
+        # join their groups, so checking the theme unchecked the format and the region
+        self.png.setChecked(True)
+        (self.selected if has_selection else self.whole).setChecked(True)
+        (self.dark if dark else self.light).setChecked(True)
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
         box.button(QDialogButtonBox.StandardButton.Ok).setText("Export…")
         box.accepted.connect(self.accept)

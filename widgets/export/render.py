@@ -79,6 +79,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overlay-column", metavar="NAME", default=None,
                    help="the CSV column (or JSON key) to colour by (default: the first beside the name)")
     p.add_argument("--dark", action="store_true", help="dark theme")
+    p.add_argument("--plumbing", action="store_true",
+                   help="draw shape computations (Shape -> Gather -> Concat ...) and shared small "
+                        "constants as boxes (default: a row of each node that reads them)")
     p.add_argument("--strip", action="store_true",
                    help="keep a tall graph in one column (default: columns side by side when it is "
                         "more than 8 times taller than wide)")
@@ -99,13 +102,12 @@ def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
     ``--collapsed`` is the editor's first view (``editor.viewmodel.default_expanded``: the
     top groups opened while the picture stays small), not a single box.
     """
-    from editor.viewmodel import build_group_tree, default_expanded, scoped_name
+    from editor.viewmodel import default_expanded, group_tree
 
     scope = args.scope.rstrip("/")
     if not scope:
         return None if args.expanded else default_expanded(model.graph)
-    names = [scoped_name(n) for n in model.graph.node]
-    tree = build_group_tree(names, list(range(len(names))))
+    tree = group_tree(model.graph)
     if scope not in tree:
         known = sorted(tree.parent)[:8]
         raise LoadError(f"no group {scope!r} in the model (groups include: {', '.join(known) or 'none'})")
@@ -162,10 +164,9 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         bodies = document_bodies(doc)
         flat = expanded is None
         if flat:  # every group open, and every body with every group inside it
-            from editor.viewmodel import build_group_tree, scoped_name
+            from editor.viewmodel import group_tree
 
-            names = [scoped_name(n) for n in graph.node]
-            expanded = set(build_group_tree(names, list(range(len(names)))).parent)
+            expanded = set(group_tree(graph).parent)
         expanded = expanded | all_body_paths(doc, groups="all" if flat else "default")
     value_info = None
     if not getattr(args, "no_inferred_shapes", False):
@@ -175,7 +176,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         # every edge gets a shape: the file's where it has one, the shape engine's elsewhere
         value_info = label_value_info(graph, infer_model(model), bodies=bodies is not None)
     display = build_display_graph(graph, ids, opsets=_opsets(model), expanded=expanded, value_info=value_info,
-                                  bodies=bodies)
+                                  bodies=bodies, show_plumbing=getattr(args, "plumbing", False))
     overlay = _overlay(args, display, model, doc)
     timings["viewmodel"] = time.perf_counter() - t
     t = time.perf_counter()

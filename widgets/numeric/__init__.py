@@ -41,9 +41,12 @@ def install_numeric_dock(main_window) -> NumericDock:  # noqa: ANN001
     add_bottom_dock(main_window, dock, beside=main_window.compare_dock)
 
     def show() -> None:
+        from widgets.docking import ensure_room
+
         dock.refresh_sides()
         dock.show()
         dock.raise_()
+        ensure_room(main_window, dock, later=True)
 
     from widgets.actions.registry import ActionSpec
     from widgets.actions.view import register_dock

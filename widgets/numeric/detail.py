@@ -7,10 +7,11 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from editor.debug import TensorResult
 from editor.runtime.result import OutputRecord
+from widgets.common.status_line import MessageLabel
 
 __all__ = ["DiffHistogram", "PairDetail"]
 
@@ -64,12 +65,10 @@ class PairDetail(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel("Click a row or a node to see both values")
-        self.title.setWordWrap(True)
-        self.side_a = QLabel()
-        self.side_b = QLabel()
+        self.title = MessageLabel("Click a row or a node to see both values")
+        self.side_a = MessageLabel()
+        self.side_b = MessageLabel()
         for lab in (self.side_a, self.side_b):
-            lab.setWordWrap(True)
             lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             lab.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.histogram = DiffHistogram(self)

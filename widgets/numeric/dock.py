@@ -52,15 +52,19 @@ from editor.debug import (
 )
 from editor.runtime import RunOptions
 from widgets.numeric.detail import PairDetail
-from widgets.numeric.heatmap import ErrorHeatMap
+from widgets.numeric.heatmap import ErrorHeatMap, producer_of
 from widgets.numeric.table import ROW_ROLE, SORT_ROLE, ErrorTableModel
 from widgets.numeric.task import BackgroundTask, TaskRelay
+from widgets.common.elided_label import ElidedLabel
 from widgets.common.selection import Target
+from widgets.common.status_line import Part, StatusLine
 
 __all__ = ["NumericDock"]
 
 SOURCE = "numeric"
-_BACKENDS = (("auto", None), ("onnxruntime", "ort"), ("reference evaluator", "reference"))
+#: "auto" is the user allowing a fallback: onnxruntime, else the reference evaluator (the
+#: verdict then says which ran); the named ones are pinned, a side that cannot run is no verdict
+_BACKENDS = (("onnxruntime", "ort"), ("reference evaluator", "reference"), ("auto (may fall back)", None))
 _LEVELS = ("all", "extended", "basic", "disable")
 _SAME = "same"
 
@@ -114,11 +118,13 @@ class NumericDock(QDockWidget):
         body = QWidget(self)
         self.backend_a, self.level_a = self._side_widgets()
         self.backend_b, self.level_b = self._side_widgets()
-        self.backend_b.setCurrentIndex(2)  # B defaults to the reference evaluator
+        self.backend_b.setCurrentIndex(self.backend_b.findData("reference"))  # B defaults to the reference evaluator
         self.model_b = QComboBox(self)
         self.model_b.setMinimumContentsLength(18)
         self.model_b.activated.connect(self._on_model_b_chosen)
-        self.label_a = QLabel("(no model open)")
+        self._b_choice: object = _SAME
+        self.model_b.currentIndexChanged.connect(self._on_model_b_changed)
+        self.label_a = ElidedLabel("(no model open)")
         self.atol = QLineEdit("1e-4")
         self.rtol = QLineEdit("1e-3")
         self.dims = QLineEdit()
@@ -143,8 +149,7 @@ class NumericDock(QDockWidget):
         self.progress.setRange(0, 0)
         self.progress.setMaximumWidth(120)
         self.progress.hide()
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
+        self.status = StatusLine(self, title="Compare Runs")
 
         form = QFormLayout()
         row_a = QHBoxLayout()
@@ -164,15 +169,19 @@ class NumericDock(QDockWidget):
         row_t.addWidget(self.rtol)
         row_t.addWidget(self.dims, 1)
         form.addRow("", row_t)
+        # two short rows, not one long one: the dock must fit a 1,280-pixel window beside
+        # the side panels (one row asked for 771 pixels)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.progress)
         buttons.addWidget(self.show_heat)
         buttons.addStretch(1)
-        buttons.addWidget(QLabel("Failure:"))
-        buttons.addWidget(self.check_kind)
-        buttons.addWidget(self.reduce_button)
+        reduce_row = QHBoxLayout()
+        reduce_row.addWidget(QLabel("Failure:"))
+        reduce_row.addWidget(self.check_kind)
+        reduce_row.addWidget(self.reduce_button)
+        reduce_row.addStretch(1)
 
         self.model = ErrorTableModel(self)
         self.proxy = QSortFilterProxyModel(self)
@@ -198,6 +207,7 @@ class NumericDock(QDockWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(form)
         layout.addLayout(buttons)
+        layout.addLayout(reduce_row)
         layout.addWidget(self.status)
         layout.addWidget(split, 1)
         self.setWidget(body)
@@ -214,6 +224,8 @@ class NumericDock(QDockWidget):
         tab = self.window_.current_tab()
         self.label_a.setText(tab.title() if tab is not None else "(no model open)")
         keep = self.model_b.currentData()
+        # rebuilding the list is not the user choosing another B (see _on_model_b_changed)
+        blocked = self.model_b.blockSignals(True)
         self.model_b.clear()
         self.model_b.addItem("the same model", _SAME)
         for other in self._tabs():
@@ -228,6 +240,26 @@ class NumericDock(QDockWidget):
         self.model_b.addItem("Choose file…", "choose")
         index = self.model_b.findData(keep) if keep is not None else -1
         self.model_b.setCurrentIndex(max(index, 0))
+        self.model_b.blockSignals(blocked)
+        self._on_model_b_changed(self.model_b.currentIndex())
+
+    def default_backend_b(self, choice) -> str | None:  # noqa: ANN001
+        """Where B runs by default: the same model on the reference evaluator (another
+        implementation of the same ops), another model where A runs (the models differ,
+        not the runtimes: an int8 model's contrib ops have no reference implementation)."""
+        if choice in (_SAME, None, "choose"):
+            return "reference" if self.backend_a.currentData() != "reference" else "ort"
+        return self.backend_a.currentData()
+
+    def _on_model_b_changed(self, index: int) -> None:
+        choice = self.model_b.itemData(index)
+        if choice is None or choice == "choose" or choice is self._b_choice or choice == self._b_choice:
+            return
+        # NOTE: B's backend follows B's model. Kept as it was, switching B from "the same
+        # model" to an int8 file still ran B on the reference evaluator, which failed with
+        # "no reference implementation for DynamicQuantizeLSTM" until the user found the combo.
+        self._b_choice = choice
+        self.backend_b.setCurrentIndex(max(self.backend_b.findData(self.default_backend_b(choice)), 0))
 
     def _on_model_b_chosen(self, index: int) -> None:
         if self.model_b.itemData(index) != "choose":
@@ -301,7 +333,8 @@ class NumericDock(QDockWidget):
         tol, dims = self._tolerance(), _parse_dims(self.dims.text())
 
         def work(runner, progress, _cancelled):  # noqa: ANN001, ANN202
-            return compare_runs(a, b, tolerance=tol, dims=dims, runner=runner, keep_values=True, progress=progress)
+            return compare_runs(a, b, tolerance=tol, dims=dims, runner=runner, keep_values=True, progress=progress,
+                                allow_fallback=a.backend is None or b.backend is None)
 
         self._start(work, "Comparing")
 
@@ -354,7 +387,7 @@ class NumericDock(QDockWidget):
         if self._task is None or ticket != self._task.ticket:
             return
         self._finish()
-        self.status.setText(f"{self._kind} stopped: {message}")
+        self.status.set_parts([Part(f"{self._kind} stopped: {message}", "error")])
 
     def _on_done(self, ticket: int, result: object) -> None:
         if self._task is None or ticket != self._task.ticket:
@@ -373,14 +406,18 @@ class NumericDock(QDockWidget):
         self.table.resizeColumnsToContents()
         c = comparison.counts()
         fd = comparison.first_divergence
-        text = (f"{c['tensors']} tensors, {c['tensors'] - c['unmapped']} mapped, {c['differ']} beyond tolerance; "
-                f"outputs {'agree' if comparison.outputs_ok else 'DIFFER'}")
+        # the verdict in the core's words (the CLI prints the same lines) first, its evidence
+        # after: on hover and in the status line's Details window
+        lines = comparison.summary()
+        parts = [Part(lines[-1], "strong" if comparison.outputs_ok else "error"),
+                 Part(f"{c['tensors']} tensors, {c['tensors'] - c['unmapped']} mapped, "
+                      f"{c['differ']} beyond tolerance")]
         if fd is not None:
-            text += f". First divergence: {fd.node or fd.a} ({fd.op_type or 'input'})"
+            parts.append(Part(f"first divergence: {fd.node or fd.a} ({fd.op_type or 'input'})", "warning"))
         rewrites = comparison.mapping.diff.rewrite_counts() if comparison.mapping and comparison.mapping.diff else {}
         if rewrites:
-            text += ". " + "; ".join(f"{n} × {k}" if n > 1 else k for k, n in rewrites.items())
-        self.status.setText(text)
+            parts.append(Part("; ".join(f"{n} × {k}" if n > 1 else k for k, n in rewrites.items())))
+        self.status.set_parts(parts + [Part(line, "muted") for line in lines[:-1]])
         tab = self.tab_a if _alive(self.tab_a) else None
         if self.heatmap is not None and (tab is None or self.heatmap.tab is not tab):
             self.heatmap.set_visible(False)
@@ -414,11 +451,11 @@ class NumericDock(QDockWidget):
         self.detail.show_pair(row, c.values_a.get(row.a), c.values_b.get(row.b) if row.b else None)
         tab = self.tab_a if _alive(self.tab_a) else None
         if tab is not None and row.node is not None:
-            nid = tab.doc.producer(tab.doc.index.main, row.a)
-            if nid is not None:
+            found = producer_of(tab.doc, row.a)  # a node inside an If body too
+            if found is not None:
                 self._revealing = True
                 try:  # the tab reveals (selects and centres) what its selection holds
-                    tab.selection.select([Target.of_node(tab.doc.index.main, nid)], SOURCE)
+                    tab.selection.select([Target.of_node(*found)], SOURCE)
                 finally:
                     self._revealing = False
 
@@ -453,10 +490,20 @@ class NumericDock(QDockWidget):
         # new tab can be saved and attached to a bug report together with them
         folder = Path(tempfile.mkdtemp(prefix="onnx-studio-reduced-"))
         npz = save_inputs(folder / "reduced_inputs.npz", result.inputs)
-        open_new_document(self.window_, result.model)
-        self.status.setText(f"Reduced {result.original_nodes} nodes to {len(result.nodes)} "
-                            f"({', '.join(result.nodes[:4])}{'…' if len(result.nodes) > 4 else ''}) in {result.runs} runs; "
-                            f"inputs: {npz}")
+        doc = open_new_document(self.window_, result.model)
+        # the new tab runs on the inputs that reproduce the failure (its Run dock says so)
+        tab = next((t for t in self.window_.tab_list() if t.doc is doc), None)
+        if tab is not None:
+            self.window_.run_dock.controller_for(tab).input_panel.use_saved(npz)
+        self.status.set_parts([
+            Part(f"Reduced {result.original_nodes} nodes to {len(result.nodes)}", "strong"),
+            Part(f"{', '.join(result.nodes[:4])}{'…' if len(result.nodes) > 4 else ''}"),
+            Part(f"{result.runs} runs"), Part(f"inputs: {npz}")])
+
+    def showEvent(self, event) -> None:  # noqa: N802, ANN001
+        # opened from View ▸ Panels too: side A names the current tab, never "(no model open)"
+        self.refresh_sides()
+        super().showEvent(event)
 
     def closeEvent(self, event) -> None:  # noqa: N802, ANN001
         if self._task is not None:

@@ -19,9 +19,24 @@ from editor.node_data import by_box
 from widgets.overlays.box_overlay import BoxOverlay, BoxOverlayItem, group_index
 from widgets.run.heatmap import heat_colour
 
-__all__ = ["ErrorHeatMap", "ErrorOverlay", "node_shares"]
+__all__ = ["ErrorHeatMap", "ErrorOverlay", "node_shares", "producer_of"]
 
 Z_ERRORS = 2.6  # just above the profile heat map
+
+
+def producer_of(doc, name: str):  # noqa: ANN001, ANN201
+    """(scope, node id) of the node in ``doc`` that produces ``name``: the main graph's,
+    else the If/Loop/Scan body's (a comparison compares values inside bodies too); None."""
+    main = doc.index.main
+    nid = doc.producer(main, name)
+    if nid is not None:
+        return main, nid
+    for scope in doc.index.scopes:
+        if scope != main:
+            nid = doc.producer(scope, name)
+            if nid is not None:
+                return scope, nid
+    return None
 
 
 def node_shares(comparison: Comparison, doc) -> dict[int, tuple[float, str, bool]]:  # noqa: ANN001
@@ -30,13 +45,13 @@ def node_shares(comparison: Comparison, doc) -> dict[int, tuple[float, str, bool
     fd = comparison.first_divergence
     atol = max(comparison.tolerance.rtol, 1e-12)
     out: dict[int, tuple[float, str, bool]] = {}
-    main = doc.index.main
     for t in comparison.tensors:
         if t.ok is not False or t.node is None:
             continue
-        nid = doc.producer(main, t.a)
-        if nid is None:
+        found = producer_of(doc, t.a)
+        if found is None:
             continue
+        nid = found[1]
         e = t.error
         rel = e.max_rel if e is not None and e.max_rel is not None else math.inf
         share = 1.0 if not math.isfinite(rel) else min(1.0, max(0.05, math.log10(max(rel / atol, 1.0)) / 3.0))

@@ -18,7 +18,7 @@ __all__ = ["COLUMNS", "SORT_ROLE", "ErrorTableModel"]
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ROLE = Qt.ItemDataRole.UserRole + 2
-COLUMNS = ("", "tensor", "node", "op", "max abs", "max rel", "mean abs", "cosine", "NaN A/B", "B tensor")
+COLUMNS = ("", "tensor", "node", "op", "max abs", "max rel", "mean abs", "cosine", "NaN/Inf", "B tensor")
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -74,7 +74,8 @@ class ErrorTableModel(QAbstractTableModel):
             return index.row()
         if role == Qt.ItemDataRole.DisplayRole:
             if col == 0:
-                mark = {True: "ok", False: "differs", None: "—"}[t.ok]
+                # NaN / Inf are findings, in words, never a plain "ok"
+                mark = {"ok": "ok", "differ": "differs", "nan": "NaN", "inf": "Inf", "not compared": "—"}[t.status]
                 return ("▶ " if t.a == self._first else "") + mark
             if col == 1:
                 return t.a + ("  [output]" if t.a in self._outputs else "")
@@ -87,7 +88,7 @@ class ErrorTableModel(QAbstractTableModel):
                     return "—"
                 return _num((e.max_abs, e.max_rel, e.mean_abs, e.cosine)[col - 4])
             if col == 8:
-                return "—" if e is None else f"{e.nan_a}/{e.nan_b}"
+                return "—" if e is None else (t.finding or "finite")
             if col == 9:
                 return t.b or "(no counterpart)"
         if role == SORT_ROLE:
@@ -99,10 +100,10 @@ class ErrorTableModel(QAbstractTableModel):
                     return -math.inf if col != 7 else math.inf
                 return v
             if col == 8:
-                return 0 if e is None else e.nan_a + e.nan_b
+                return 0 if e is None else e.nan_a + e.nan_b + e.inf_a + e.inf_b
             return index.row() if col == 1 else str(self.data(index, Qt.ItemDataRole.DisplayRole))
         if role == Qt.ItemDataRole.ForegroundRole and col == 0:
-            if t.ok is False:
+            if t.ok is False or t.finding:
                 return QBrush(QColor(200, 40, 30))
             if t.ok:
                 return QBrush(QColor(30, 130, 60))

@@ -21,7 +21,6 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QTreeWidget,
     QTreeWidgetItem,
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.find import QueryError
+from widgets.common.status_line import StatusLine
 from widgets.common.column_fit import fit_columns
 from widgets.common.selection import Target
 
@@ -83,7 +83,7 @@ class FindPanel(QWidget):
         self.query.setClearButtonEnabled(True)
         self.regex = QCheckBox("Regex", self)
         self.case = QCheckBox("Match case", self)
-        self.status = QLabel(self)
+        self.status = StatusLine(self, title="Find")
         self.results = QTreeWidget(self)
         self.results.setColumnCount(3)
         self.results.setHeaderLabels(["Kind", "Match", "Where"])

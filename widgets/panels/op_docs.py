@@ -1,4 +1,5 @@
-"""Operator documentation for the selected node, at the model's opset, from ``onnx.defs``.
+"""Operator documentation for the selected node, at the model's opset, from ``onnx.defs``
+(onnxruntime's registry for the ops only it defines: :mod:`editor.schema`).
 
 Rendered as rich text (the schema docs are Markdown): summary line, the doc, inputs and
 outputs with their type strings and options, attributes with type, default or required,
@@ -36,8 +37,12 @@ def schema_markdown(schema: OpSchema, opset: int | None) -> str:
     domain = schema.domain or "ai.onnx"
     lines = [f"## {schema.name}", ""]
     at = f" (the model imports {domain} {opset})" if opset is not None else ""
+    from editor.schema import schema_source
+
+    runtime = schema_source(schema.name, schema.domain, schema.since_version) == "onnxruntime"
+    source = " · from onnxruntime's registry" if runtime else ""
     lines.append(f"*{domain}* · version **{schema.since_version}**{at}"
-                 + (" · **deprecated**" if schema.deprecated else ""))
+                 + (" · **deprecated**" if schema.deprecated else "") + source)
     lines.append("")
     if schema.doc:
         lines.append(_md(schema.doc.strip()))
@@ -127,7 +132,7 @@ class OpDocsPanel(QWidget):
             where = domain or "ai.onnx"
             self.browser.setMarkdown(f"## {op_type}\n\nNo schema for *{where}.{op_type}*"
                                      f"{f' at opset {opset}' if opset else ''} in onnx {onnx.__version__} "
-                                     "(a custom or contrib operator).")
+                                     "or the installed onnxruntime (a custom operator).")
             return
         self.browser.setMarkdown(schema_markdown(schema, opset))
 

@@ -10,11 +10,12 @@ for the window) so a slow or crashing checker never blocks or kills the editor.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -22,8 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from editor.validation.problems import Problem, fold_notes
+from widgets.common.elided_label import ElidedLabel
 from widgets.common.column_fit import fit_columns
 from widgets.common.selection import Target
+
+if TYPE_CHECKING:
+    from editor.document import Document
 
 SOURCE = "problems"
 TARGET_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -57,7 +63,7 @@ class ProblemsPanel(QWidget):
         self._columns = fit_columns(self.tree, main=1, caps={0: 0.15, 2: 0.18, 3: 0.3})
         self.tree.itemClicked.connect(self._on_clicked)
         self.tree.itemActivated.connect(self._on_clicked)
-        self.summary = QLabel(self)
+        self.summary = ElidedLabel("", self, mode=Qt.TextElideMode.ElideRight)
         self.full_button = QPushButton("Run Full Check", self)
         self.full_button.setToolTip("onnx.checker (full) and strict shape inference, in the background")
         self.full_button.clicked.connect(self.run_full_check)
@@ -105,25 +111,10 @@ class ProblemsPanel(QWidget):
         self.tree.clear()
         doc = self._tab.doc if self._tab is not None else None
         items = []
-        for p in problems:
-            where = ""
-            target = None
-            if p.node_id is not None and doc is not None and doc.has_node(p.node_id):
-                node = doc.node(p.node_id)
-                where = f"{node.op_type} {node.name}".strip()
-                target = Target.of_node(doc.index.node_scope[p.node_id], p.node_id)
-            elif p.value and p.scope_id is not None and doc is not None and p.scope_id in doc.index.scopes:
-                where = p.value
-                target = Target.of_value(p.scope_id, p.value)
-            item = QTreeWidgetItem([p.severity, p.message, p.graph, where])
-            item.setToolTip(1, f"[{p.code}] {p.message} ({p.source} check)")
-            item.setToolTip(2, p.graph)
-            item.setToolTip(3, where)
-            colour = _SEVERITY_COLOUR.get(p.severity)
-            if colour is not None:
-                item.setForeground(0, QBrush(colour))
-            if target is not None:
-                item.setData(0, TARGET_ROLE, target)
+        for p, members in fold_notes(problems):  # an op no runtime knows: one row, its nodes below
+            item = self._item(p, doc)
+            if len(members) > 1:
+                item.addChildren([self._item(m, doc) for m in members])
             items.append(item)
         self.tree.addTopLevelItems(items)
         errors = sum(1 for p in problems if p.severity == "error")
@@ -137,6 +128,27 @@ class ProblemsPanel(QWidget):
                                  f"{warnings} warning{'s' if warnings != 1 else ''}, "
                                  f"{len(problems) - errors - warnings} other")
         self.countChanged.emit(errors, len(problems))
+
+    def _item(self, p: Problem, doc: Document | None) -> QTreeWidgetItem:
+        where = ""
+        target = None
+        if p.node_id is not None and doc is not None and doc.has_node(p.node_id):
+            node = doc.node(p.node_id)
+            where = f"{node.op_type} {node.name}".strip()
+            target = Target.of_node(doc.index.node_scope[p.node_id], p.node_id)
+        elif p.value and p.scope_id is not None and doc is not None and p.scope_id in doc.index.scopes:
+            where = p.value
+            target = Target.of_value(p.scope_id, p.value)
+        item = QTreeWidgetItem([p.severity, p.message, p.graph, where])
+        item.setToolTip(1, f"[{p.code}] {p.message} ({p.source} check)")
+        item.setToolTip(2, p.graph)
+        item.setToolTip(3, where)
+        colour = _SEVERITY_COLOUR.get(p.severity)
+        if colour is not None:
+            item.setForeground(0, QBrush(colour))
+        if target is not None:
+            item.setData(0, TARGET_ROLE, target)
+        return item
 
     def _on_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         target = item.data(0, TARGET_ROLE)

@@ -13,7 +13,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QHeaderView,
-    QLabel,
     QSplitter,
     QTreeWidget,
     QTreeWidgetItem,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.attr_names import enum_name
+from widgets.common.status_line import MessageLabel
 from widgets.common.formatting import attribute_text, human_bytes, tensor_text, type_text
 from widgets.common.selection import Target
 
@@ -36,12 +36,14 @@ class PropertiesPanel(QWidget):
     #: double-click on an editable row: (node Target, "name" | "attributes"); the window's
     #: editing controller opens the editor (the panel itself never changes the model)
     editRequested = Signal(object, str)
+    #: a value's or tensor's Name row was edited in place: (its Target, the new name); the
+    #: editing controller renames it (the panel itself never changes the model)
+    renameRequested = Signal(object, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel(self)
+        self.title = MessageLabel("", self)  # a long name must not widen the window
         self.title.setTextFormat(Qt.TextFormat.RichText)
-        self.title.setWordWrap(True)
         self.title.setContentsMargins(6, 4, 6, 4)
         self.tree = QTreeWidget(self)
         self.tree.setColumnCount(2)
@@ -55,6 +57,10 @@ class PropertiesPanel(QWidget):
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.tree.itemClicked.connect(self._on_clicked)
         self.tree.itemDoubleClicked.connect(self._on_double_clicked)
+        # only the value Name row edits in place, and only in its value column
+        self.tree.setEditTriggers(QTreeWidget.EditTrigger.NoEditTriggers)
+        self.tree.itemChanged.connect(self._on_item_changed)
+        self._name_item: QTreeWidgetItem | None = None
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.splitter.addWidget(self.tree)
         layout = QVBoxLayout(self)
@@ -124,6 +130,9 @@ class PropertiesPanel(QWidget):
 
     def _on_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         shown = self._shown
+        if item is self._name_item:
+            self.tree.editItem(item, 1)
+            return
         if shown is None or shown.kind != "node":
             return
         section = item.parent().text(0) if item.parent() is not None else item.text(0)
@@ -131,6 +140,32 @@ class PropertiesPanel(QWidget):
             self.editRequested.emit(shown, "attributes")
         elif section == "Node" and item.text(0) == "Name":
             self.editRequested.emit(shown, "name")
+
+    def _editable_name(self, parent: QTreeWidgetItem, name: str) -> QTreeWidgetItem:
+        """The Name row of a value or tensor: double-click edits it in place (renames it)."""
+        item = self._row(parent, "Name", name, tip=f"{name}\n(double-click to rename)")
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+        self._name_item = item
+        return item
+
+    def edit_name(self) -> bool:
+        """Start editing the shown value's Name row (False when the row is not shown)."""
+        if self._name_item is None:
+            return False
+        self.tree.editItem(self._name_item, 1)
+        return True
+
+    def _on_item_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        shown = self._shown
+        if item is not self._name_item or column != 1 or shown is None:
+            return
+        new = item.text(1).strip()
+        if new and new != shown.name:
+            self.renameRequested.emit(shown, new)
+        else:
+            self.tree.blockSignals(True)
+            item.setText(1, shown.name)
+            self.tree.blockSignals(False)
 
     def rows(self) -> dict[str, str]:
         """Flat {property: value} of what is shown, keys prefixed by section (tests)."""
@@ -149,7 +184,15 @@ class PropertiesPanel(QWidget):
 
     # -- content ---------------------------------------------------------------------------
     def show_target(self, target: Target | None) -> None:
+        self.tree.blockSignals(True)  # building rows is not an edit
+        try:
+            self._show_target(target)
+        finally:
+            self.tree.blockSignals(False)
+
+    def _show_target(self, target: Target | None) -> None:
         self.tree.clear()
+        self._name_item = None
         self._shown = target
         tensor_target = None
         tab = self._tab
@@ -296,7 +339,7 @@ class PropertiesPanel(QWidget):
             return self._tensor(doc, Target.of_tensor(sid, name))
         self.title.setText(f"<b>Value</b> &nbsp;{_esc(name)}")
         sec = self._section("Value")
-        self._row(sec, "Name", name)
+        self._editable_name(sec, name)
         tp = _type(doc, sid, name)
         self._row(sec, "Type", type_text(tp) or "unknown")
         scope = doc.scope(sid)
@@ -337,7 +380,7 @@ class PropertiesPanel(QWidget):
             origin = "initializer"
         self.title.setText(f"<b>Tensor</b> &nbsp;{_esc(name)}")
         sec = self._section("Tensor")
-        self._row(sec, "Name", name)
+        self._editable_name(sec, name)
         self._row(sec, "Stored as", origin)
         if target.node is not None:
             self._row(sec, "Node", doc.node(target.node).name or "(unnamed)", Target.of_node(sid, target.node))

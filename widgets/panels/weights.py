@@ -1,5 +1,9 @@
 """The weights view: one tensor's numbers, histogram, values and (for convolutions) filters.
 
+A MatMulNBits weight (int4/int2 values packed into uint8 bytes, in blocks with a scale each)
+is shown as what it means: the statistics, histogram and values of the dequantized matrix,
+and the scale of every block.
+
 Works alike for initializers, sparse initializers and Constant-node payloads (the
 catalogue of :mod:`editor.weights`). Statistics run on a worker thread through
 :func:`editor.weights.weight_stats`, which reads external data chunk by chunk from the
@@ -29,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.common.status_line import MessageLabel
 from widgets.common.formatting import human_bytes
 
 #: the value grid is offered up to this many elements
@@ -214,8 +219,7 @@ class WeightsView(QWidget):
         self._relay = _StatsRelay(self)
         self._relay.done.connect(self._on_stats)
         self._relay.failed.connect(self._on_failed)
-        self.header = QLabel(self)
-        self.header.setWordWrap(True)
+        self.header = MessageLabel("", self)
         self.export_button = QPushButton("Export .npy…", self)
         self.export_button.clicked.connect(self.export_dialog)
         top = QHBoxLayout()
@@ -252,9 +256,17 @@ class WeightsView(QWidget):
         hl.setContentsMargins(0, 4, 0, 0)
         hl.addLayout(grid)
         hl.addWidget(self.histogram, 1)
+        self.note = MessageLabel("", self)  # how packed values were read (int4 blocks ...)
+        hl.addWidget(self.note)
+        # a packed weight: the scale of each block, one row per output column
+        self.blocks_model = TensorTableModel(self)
+        self.blocks = QTableView(self)
+        self.blocks.setModel(self.blocks_model)
+        self.blocks.verticalHeader().setDefaultSectionSize(20)
         self.tabs.addTab(hist_page, "Statistics")
         self.tabs.addTab(self.table, "Values")
         self.tabs.addTab(self.filters_scroll, "Filters")
+        self.tabs.addTab(self.blocks, "Block scales")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -272,6 +284,7 @@ class WeightsView(QWidget):
         self.stats = None
         self._clear_filters()
         self.table_model.set_array(None)
+        self.blocks_model.set_array(None)
         self.histogram.set_histogram([], [])
         for label in self.stat_labels.values():
             label.setText("…" if w is not None else "")
@@ -279,21 +292,33 @@ class WeightsView(QWidget):
         if w is None:
             self.header.setText("")
             return
+        from editor.weights import packed_weight_of
+
         shape = "×".join(str(d) for d in w.shape) or "scalar"
         ext = f"<br>external: {w.location}" if w.external else ""
         sparse = f", {w.nnz:,} stored" if w.nnz is not None else ""
-        self.header.setText(f"<b>{w.name}</b><br>{w.dtype} [{shape}] · {w.elements:,} elements{sparse} · "
-                            f"{human_bytes(w.nbytes)}{ext}")
+        packed = packed_weight_of(doc, w)
+        if packed is not None:  # int4/int2 in bytes: speak of the values they stand for
+            rows, cols = packed.shape
+            self.header.setText(f"<b>{w.name}</b><br>{packed.label} [{rows}×{cols}] · {packed.values:,} values in "
+                                f"blocks of {packed.layout.block_size} · {human_bytes(w.nbytes)} packed{ext}")
+        else:
+            self.header.setText(f"<b>{w.name}</b><br>{w.dtype} [{shape}] · {w.elements:,} elements{sparse} · "
+                                f"{human_bytes(w.nbytes)}{ext}")
+        self.note.setText("")
         QThreadPool.globalInstance().start(_StatsTask(self._generation, doc, w, self._relay, self))
-        small = w.elements <= MAX_GRID_ELEMENTS
+        small = (packed.values if packed else w.elements) <= MAX_GRID_ELEMENTS
         self.tabs.setTabEnabled(1, small)
-        conv = len(w.shape) == 4 and w.elements <= MAX_FILTER_ELEMENTS and w.dtype != "string"
+        conv = packed is None and len(w.shape) == 4 and w.elements <= MAX_FILTER_ELEMENTS and w.dtype != "string"
         self.tabs.setTabEnabled(2, conv)
+        self.tabs.setTabEnabled(3, packed is not None and small)
         if small or conv:
-            from editor.weights import weight_array
+            from editor.weights import block_scales, dequantized_array, weight_array
 
             try:
-                arr = weight_array(doc, w)
+                arr = dequantized_array(doc, w) if packed is not None else weight_array(doc, w)
+                if packed is not None:
+                    self.blocks_model.set_array(block_scales(doc, w))
             except Exception:  # noqa: BLE001 - unreadable data: stats report the error
                 return
             if small:
@@ -340,6 +365,7 @@ class WeightsView(QWidget):
         self.stat_labels["NaN"].setText(f"{stats.nan_count:,}")
         self.stat_labels["Inf"].setText(f"{stats.inf_count:,}")
         self.stat_labels["zeros"].setText(f"{stats.zero_count:,}")
+        self.note.setText(stats.note)
         self.histogram.set_histogram(stats.histogram_counts, stats.histogram_edges)
         self.statsReady.emit(stats)
 

@@ -8,9 +8,8 @@ address is saved in QSettings only (see :mod:`widgets.run.remote`).
 
 from __future__ import annotations
 
-from html import escape
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QObject, Qt, QThread, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.runtime.remote.config import INSTALL_HINT, ClusterConfig, parse_json_object, ray_available
+from widgets.common.status_line import MessageLabel
 from widgets.run.remote import GPUS_KEY, RESOURCES_KEY, RUNTIME_ENV_KEY, save_cluster_settings, stored, stored_address
 
 __all__ = ["BackendsDialog", "BackendsPage"]
@@ -95,8 +95,9 @@ class BackendsPage(QWidget):
         row.addWidget(self.test)
         row.addStretch(1)
         layout.addLayout(row)
-        self.status = QLabel(self)
-        self.status.setWordWrap(True)
+        self.status = MessageLabel("", self)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.status)
         self.nodes = QTableWidget(0, 5, self)
         self.nodes.setHorizontalHeaderLabels(["Node", "CPUs", "GPUs", "onnxruntime", "Providers"])
@@ -106,7 +107,7 @@ class BackendsPage(QWidget):
         self._thread: _ProbeThread | None = None
         if not ray_available():
             self.test.setEnabled(False)
-            self.status.setText(escape(INSTALL_HINT))
+            self.status.setText(INSTALL_HINT)
 
     def config(self) -> ClusterConfig:
         """What the fields say (a bad JSON field raises one clear RuntimeBackendError)."""
@@ -124,9 +125,10 @@ class BackendsPage(QWidget):
         try:
             config = self.config()
         except Exception as exc:  # noqa: BLE001 - a bad runtime env variable, say
-            self.status.setText(escape(str(exc)))
+            self.status.setText(str(exc))
             return
         self.test.setEnabled(False)
+        self.status.setStyleSheet("")
         self.status.setText("Connecting…")
         self.nodes.setRowCount(0)
         thread = _ProbeThread(config, self)
@@ -141,10 +143,11 @@ class BackendsPage(QWidget):
             self._thread = None
         self.test.setEnabled(True)
         if info is None:
-            self.status.setText(f"<span style='color:#c0392b'>Cannot connect: {escape(error)}</span>")
+            self.status.setStyleSheet("color: #c0392b;")
+            self.status.setText(f"Cannot connect: {error}")
             self.tested.emit(False)
             return
-        self.status.setText(escape(f"Connected: {info.summary()}"))
+        self.status.setText(f"Connected: {info.summary()}")
         self.nodes.setRowCount(len(info.nodes))
         for row, node in enumerate(info.nodes):
             providers = ", ".join(p.replace("ExecutionProvider", "") for p in node.providers) or (node.error or "")

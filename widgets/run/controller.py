@@ -344,6 +344,7 @@ class RunController(QObject):
 
     def _on_doc_changed(self, _changes) -> None:
         self._revision = next(_keys)
+        self.input_panel.model_edited()
         if self.last_result is not None:
             self.stale = True
         sig = self._input_signature()

@@ -9,8 +9,6 @@ as a heat map over that tab's canvas.
 
 from __future__ import annotations
 
-from html import escape
-
 import shiboken6
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -21,6 +19,8 @@ from widgets.actions.registry import ActionSpec
 from widgets.actions.view import register_dock
 from widgets.run.controller import RunController, RunService
 from widgets.run.heatmap import HeatMap
+from widgets.common.status_line import Part
+from widgets.docking import ensure_room
 from widgets.run.panel import RunPanel
 
 
@@ -84,7 +84,8 @@ class RunDock(QDockWidget):
             ActionSpec("run.cancel", "&Cancel Run", self.cancel, "Shift+F5", "Run", "1_run",
                        enabled_when=lambda: self.service.busy),
             ActionSpec("run.capture", "Run Capturing &Selected Values", self.capture_selection, menu="Run",
-                       section="2_capture", enabled_when=can_run),
+                       section="2_capture", enabled_when=can_run, contexts=("edge", "value"),
+                       context_section="3_run", keywords="capture show value tensor"),
             ActionSpec("run.backends", "&Backends…", self.show_backends, menu="Run", section="2_capture",
                        tip="Where runs happen: local backends and a Ray cluster (address, test connection)",
                        keywords="ray cluster remote gpu settings"),
@@ -177,13 +178,14 @@ class RunDock(QDockWidget):
         self.panel.clear_message()
         self.show()
         self.raise_()
+        ensure_room(self.window_, self, later=True)
         try:
             controller.run(self.panel.options.settings(), profile=profile, debug=self._debug)
         except StudioError as exc:
-            self.panel.show_message(escape(f"Cannot run: {exc.message if hasattr(exc, 'message') else exc}"))
+            self.panel.show_message(f"Cannot run: {exc.message if hasattr(exc, 'message') else exc}")
             return False
         what = "Profiling" if profile else "Running"
-        self.panel.set_status(f"{what} <b>{escape(self._tab.title().rstrip('*'))}</b>…")
+        self.panel.set_status([Part(what), Part(f"{self._tab.title().rstrip('*')}…", "strong")])
         return True
 
     def cancel(self) -> bool:
@@ -205,11 +207,13 @@ class RunDock(QDockWidget):
             bar.showMessage(f"Run finished: {result.status}", 5000)
             return
         self.panel.show_result()
+        if self.isVisible():  # results (and a banner) may need more room than the form did
+            ensure_room(self.window_, self, later=True)
         if result.ok:
             self.panel.clear_message()
             if result.missing:
                 missing = "; ".join(f"{k}: {v}" for k, v in list(result.missing.items())[:4])
-                self.panel.show_message(escape(f"Not produced: {missing}"), error=False)
+                self.panel.show_message(f"Not produced: {missing}", error=False)
             if controller.last_profiled:
                 self.panel.results_tabs.setCurrentIndex(1)
                 heat = self.heatmap_for(self._tab)
@@ -230,7 +234,7 @@ class RunDock(QDockWidget):
 
     def _on_inputs_changed(self, controller: RunController) -> None:
         if controller is self.controller:
-            self.panel.set_status(self.panel.summary_html())
+            self.panel.set_status(self.panel.summary_parts())
 
     def _on_heatmap_toggled(self, on: bool) -> None:
         if self._tab is not None and id(self._tab) in self.heatmaps:
@@ -248,8 +252,8 @@ class RunDock(QDockWidget):
         shown = next((n for n in names if self.panel.select_value(n)), None)
         if shown is None:
             self.panel.results_tabs.setCurrentIndex(0)
-            self.panel.show_message(escape(f"{names[0]!r} was not captured in the last run. ")
-                                    + "Use <b>Capture &amp; Run</b> to see it.", error=False)
+            self.panel.show_message(f"{names[0]!r} was not captured in the last run. Use Capture & Run to see it.",
+                                    error=False)
             self.panel.capture_button.show()
         else:
             self.panel.results_tabs.setCurrentIndex(0)

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QSpinBox,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.runtime.limits import default_memory_limit_mb, describe_limit
+from widgets.common.status_line import MessageLabel
 from widgets.run.controller import RunSettings
 from widgets.run.remote import add_remote_backends
 from widgets.settings.store import APPLICATION, ORGANIZATION
@@ -67,9 +67,8 @@ class RunOptionsPanel(QWidget):
         self.providers.setMaximumHeight(92)
         self.providers.setToolTip("Execution providers of onnxruntime, first = preferred. Drag to reorder, "
                                   "uncheck to leave one out. Install onnxruntime-gpu for CUDA/TensorRT.")
-        self.providers_note = QLabel("asking the run worker…", self)
+        self.providers_note = MessageLabel("asking the run worker…", self)
         self.providers_note.setStyleSheet("color: palette(placeholder-text);")
-        self.providers_note.setWordWrap(True)
         box = QVBoxLayout()
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.providers)

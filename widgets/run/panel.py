@@ -10,7 +10,6 @@ happened in another process and the editor is fine.
 
 from __future__ import annotations
 
-from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.errors import StudioError
+from widgets.common.status_line import MessageBanner, Part, StatusLine
 from widgets.run.controller import RunController, describe_failure
 from widgets.run.heatmap import fmt_us
 from widgets.run.models import NAME_ROLE, SORT_ROLE, ProfileModel, ResultsModel
@@ -85,9 +85,10 @@ class RunPanel(QWidget):
         outer.setContentsMargins(6, 4, 6, 6)
         outer.setSpacing(4)
         outer.addLayout(self._build_toolbar())
-        self.banner = QLabel(self)
-        self.banner.setWordWrap(True)
-        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        outer.addWidget(self.status)
+        # plain text: a message quotes names and errors as they are (an HTML-escaped
+        # message once showed `&#x27;` literally); wrapped, never wider than the dock
+        self.banner = MessageBanner(self, title="Run")
         self.banner.hide()
         outer.addWidget(self.banner)
         split = QSplitter(Qt.Orientation.Horizontal, self)
@@ -148,9 +149,9 @@ class RunPanel(QWidget):
         self.busy.setFixedWidth(110)
         self.busy.setMaximumHeight(12)
         bar.addWidget(self.busy)
-        self.status = QLabel(self)
-        self.status.setTextFormat(Qt.TextFormat.RichText)
-        bar.addWidget(self.status, 1)
+        bar.addStretch(1)
+        # the status has a row of its own: beside the buttons it had 120 pixels at 1,280
+        self.status = StatusLine(self, title="Run status")
         return bar
 
     def _build_results(self, parent) -> QWidget:
@@ -284,6 +285,7 @@ class RunPanel(QWidget):
         self.cancel_button.setEnabled(running_here)
 
     def show_message(self, text: str, *, error: bool = True) -> None:
+        """A banner over the results, plain text (never read as HTML)."""
         self.banner.setStyleSheet(BANNER_ERROR if error else BANNER_INFO)
         self.banner.setText(text)
         self.banner.setVisible(bool(text))
@@ -292,8 +294,9 @@ class RunPanel(QWidget):
         self.banner.hide()
         self.banner.setText("")
 
-    def set_status(self, html: str) -> None:
-        self.status.setText(html)
+    def set_status(self, parts) -> None:  # noqa: ANN001
+        """The status line: a string, or parts with tones (see :class:`StatusLine`)."""
+        self.status.set_parts(parts)
 
     # -- results ---------------------------------------------------------------------------------
     def show_result(self) -> None:
@@ -303,7 +306,7 @@ class RunPanel(QWidget):
         ok = result is not None and result.ok
         self.results_model.set_records(result.outputs.values() if ok else [])
         self.profile_model.set_times(result.profile if ok else None)
-        self.set_status(self.summary_html() if c is not None else "")
+        self.set_status(self.summary_parts() if c is not None else "")
         self.export_npy_button.setEnabled(ok)
         self.export_npz_button.setEnabled(ok)
         if ok and result.profile:
@@ -330,37 +333,35 @@ class RunPanel(QWidget):
         header = view.horizontalHeader()
         header.resizeSection(0, min(max(header.sectionSize(0), 120), first))
 
-    def summary_html(self) -> str:
+    def summary_parts(self) -> list[Part]:
         """Which backend ran, how long it took, and why other backends were passed over."""
         c = self.controller
         result = c.last_result if c is not None else None
         if result is None:
-            return "<span style='color:gray'>No run yet</span>"
+            return [Part("No run yet", "muted")]
         if not result.ok:
-            return f"<span style='color:#c0392b'>{escape(result.status)}</span>"
+            return [Part(result.status, "error")]
         name = BACKEND_NAMES.get(result.backend or "", result.backend or "?")
-        detail = ""
+        parts = [Part(f"Ran on {name}", "strong")]
         if result.backend == "ort" and result.detail:
-            detail = " · " + escape(result.detail.replace("ExecutionProvider", ""))
-        times = ""
+            parts.append(Part(result.detail.replace("ExecutionProvider", "")))
         if result.run_seconds is not None:
-            times = f" · {result.run_seconds * 1000:.1f} ms"
-        profiled = " · profiled" if result.profile else ""
-        parts = [f"<b>Ran on {escape(name)}</b>{detail}{times}{profiled}"]
+            parts.append(Part(f"{result.run_seconds * 1000:.1f} ms"))
+        if result.profile:
+            parts.append(Part("profiled"))
         failure = getattr(c, "last_failure", None)
         if failure is not None:
-            parts.insert(0, f"<span style='color:#c0392b'>last run {escape(failure.status)}</span> · values of the "
-                            "run before:")
+            parts.insert(0, Part(f"last run {failure.status}; values of the run before:", "error"))
         skipped = [a for a in result.attempts if a.status != "ran"]
         if skipped:
-            parts.append("<span style='color:#b9770e'>" + escape("; ".join(
-                f"{BACKEND_NAMES.get(a.backend, a.backend)} {a.status}: {a.reason}" for a in skipped)) + "</span>")
+            parts.append(Part("; ".join(f"{BACKEND_NAMES.get(a.backend, a.backend)} {a.status}: {a.reason}"
+                                        for a in skipped), "warning"))
         if result.missing:
-            parts.append(escape(f"{len(result.missing)} value(s) not produced"))
-        parts += [f"<span style='color:#b9770e'>{escape(line)}</span>" for line in self.truth_lines()]
+            parts.append(Part(f"{len(result.missing)} value(s) not produced"))
+        parts += [Part(line, "warning") for line in self.truth_lines()]
         if c.stale:
-            parts.append("<i>model edited since</i>")
-        return " · ".join(parts)
+            parts.append(Part("model edited since", "note"))
+        return parts
 
     def truth_lines(self) -> list[str]:
         """What the last result contradicts: output shapes against the declared ones, and
@@ -439,6 +440,6 @@ class RunPanel(QWidget):
 
     # -- failures -----------------------------------------------------------------------------------
     def show_failure(self, result) -> None:
-        self.show_message(escape(describe_failure(result)), error=result.status != "cancelled")
+        self.show_message(describe_failure(result), error=result.status != "cancelled")
 
 

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from editor.runtime.stats import tensor_histogram
+from widgets.common.elided_label import ElidedLabel
 from widgets.run.imaging import rgb_to_qimage, tensor_image_planes, to_display_rgb
 from widgets.run.models import ArraySliceModel, fmt_number, take_slice
 
@@ -174,7 +175,7 @@ class ImageView(QWidget):
         row.addWidget(self.batch)
         row.addWidget(self.channel)
         row.addStretch(1)
-        self.info = QLabel(self)
+        self.info = ElidedLabel("", self, mode=Qt.TextElideMode.ElideRight)
         self.info.setStyleSheet("color: palette(placeholder-text);")
         row.addWidget(self.info)
         outer.addLayout(row)

@@ -211,7 +211,7 @@ class DocumentTab(QWidget):
                 view.land_on(rect.adjusted(-60, -60, 60, 60), max_scale=max(view.zoom(), READABLE_ZOOM))
             return
         if not scene.keys_in_rect(visible):
-            view.zoom_to_fit()
+            view.zoom_to_readable()
 
     def _on_doc_changed(self, changes) -> None:
         # the boxes an edit (or its undo/redo) brought back or changed: see _keep_view_on_edit
@@ -238,6 +238,13 @@ class DocumentTab(QWidget):
     def _on_canvas_selection(self, keys: list) -> None:
         if self._syncing:
             return
+        if self.canvas.scene.relaying:
+            # NOTE: a new layout re-announces the boxes that survived; rebuilding the
+            # targets from them dropped every target not drawn as a box (Find's matches in
+            # closed groups, a value) and made a group box the current target. A relayout
+            # only drops the targets that are gone (an undone add, an opened group).
+            self._drop_gone_targets()
+            return
         sid = self._scope_id
         targets = []
         for key in keys:
@@ -245,22 +252,67 @@ class DocumentTab(QWidget):
             if kind == "n" and rest.isdigit() and self.doc.has_node(int(rest)):
                 # a node drawn inside an expanded body belongs to the body's scope
                 targets.append(Target.of_node(self.doc.index.node_scope[int(rest)], int(rest)))
-            elif kind in ("in", "out") and rest.startswith("@"):
-                # a body's own input/output box: "in:@<owner>/<attr>:<name>"
-                body = self._body_scope(rest.partition(":")[0])
-                if body is not None:
-                    targets.append(Target.of_value(body, rest.partition(":")[2]))
             elif kind in ("in", "out"):
-                targets.append(Target.of_value(sid, rest))
+                target = self.value_of_box(key)
+                if target is not None:
+                    targets.append(target)
             elif kind == "g":
                 targets.append(Target("group", sid, None, rest))
         current = self.selection.current if self.selection.current in targets else None
         self.selection.select(targets, SOURCE, current=current)
 
+    def _drop_gone_targets(self) -> None:
+        doc, scene = self.doc, self.canvas.scene
+
+        def alive(t: Target) -> bool:
+            if t.kind == "node":
+                return t.node is not None and doc.has_node(t.node)
+            if t.kind in ("value", "tensor", "scope", "group") and t.scope not in doc.index.scopes:
+                return False
+            if t.kind in ("value", "tensor"):
+                return doc.scope(t.scope).uses_name(t.name)
+            if t.kind == "group":
+                return scene.item_for(f"g:{t.name}") is not None
+            return True
+
+        targets = self.selection.targets
+        kept = [t for t in targets if alive(t)]
+        if len(kept) != len(targets):
+            current = self.selection.current if self.selection.current in kept else None
+            self.selection.select(kept, SOURCE, current=current)
+
     def _on_value_clicked(self, name: str) -> None:
         """A click on an edge selects the value it carries (properties and Run dock follow)."""
         if not self._syncing:
-            self.selection.select([Target.of_value(self._scope_id, name)], SOURCE)
+            self.selection.select([Target.of_value(self.value_scope(name), name)], SOURCE)
+
+    def value_of_box(self, key: str) -> Target | None:
+        """The value a graph input/output box stands for (``"in:x"``; a body's own box is
+        ``"in:@<owner>/<attr>:<name>"``), None for other boxes."""
+        kind, _, rest = key.partition(":")
+        if kind not in ("in", "out"):
+            return None
+        if rest.startswith("@"):
+            frame, _, name = rest.partition(":")
+            body = self._body_scope(frame)
+            return Target.of_value(body, name) if body is not None else None
+        return Target.of_value(self._scope_id, rest)
+
+    def value_scope(self, name: str) -> int:
+        """The graph scope of value ``name`` as this view draws it: an edge inside a body
+        open in place carries a value of that body (its producer's scope), not of the
+        scope the view shows."""
+        for edge in self.canvas.scene.edges_of_value(name):
+            kind, _, rest = edge.src.partition(":")
+            if kind == "n" and rest.isdigit() and self.doc.has_node(int(rest)):
+                return self.doc.index.node_scope[int(rest)]
+            if kind in ("in", "g") and rest.startswith("@"):
+                # a body's input box "in:@<owner>/<attr>:<name>", a group in a body "g:@<owner>/<attr>/..."
+                frame = rest.partition(":")[0] if kind == "in" else "/".join(rest.split("/")[:2])
+                body = self._body_scope(frame)
+                if body is not None:
+                    return body
+        return self._scope_id
 
     def _body_scope(self, frame: str) -> int | None:
         """Scope id of the body drawn in sub-frame ``"@<owner>/<attr>"``."""
@@ -367,11 +419,16 @@ class DocumentTab(QWidget):
                 return
             self._select_keys(keys)
             return
-        missing = self._groups_to_open(keys)
+        # NOTE: only the current target's groups open (and only its folded weights unfold).
+        # Opening every match's groups made a one-letter Find open dozens of them (and
+        # re-lay out the graph) while typing; the other matches in closed groups are marked
+        # by their group's box (_select_keys), and each opens when the user goes to it
+        # (Enter, F3, a click on its row).
+        missing = self._groups_to_open(self.keys_for(focus))
         # a node asked for by itself (not a tensor's users) that is folded into its
-        # consumer's weight rows is drawn as a box again
+        # consumer's weight rows is drawn as a box again: the current one only, as above
         unfolded = self.canvas.controller.unfold_for(
-            [f"n:{t.node}" for t in targets if t.kind == "node" and t.node is not None])
+            [f"n:{focus.node}"] if focus.kind == "node" and focus.node is not None else [])
         if missing or unfolded:
             self._pending = keys
             for path in missing:
@@ -423,6 +480,28 @@ class DocumentTab(QWidget):
                     wanted.append(path)
         return wanted
 
+    def _closed_group_keys(self, keys: list[str]) -> list[str]:
+        """The drawn box of each closed group that hides one of ``keys`` (node boxes of
+        this scope): the outermost group of its chain that is not open."""
+        expanded = self.canvas.controller.expanded()
+        if expanded is None:
+            return []
+        scope = self.doc.scope(self._scope_id)
+        scene = self.canvas.scene
+        out: list[str] = []
+        for key in keys:
+            if not key.startswith("n:") or scene.item_for(key) is not None:
+                continue
+            nid = int(key[2:])
+            if self.doc.index.node_scope.get(nid) != self._scope_id:
+                continue
+            for path in self._tree().chain(scope.position(nid)):
+                if path not in expanded:
+                    if scene.item_for(f"g:{path}") is not None and f"g:{path}" not in out:
+                        out.append(f"g:{path}")
+                    break
+        return out
+
     def _select_keys(self, keys: list[str]) -> None:
         """Select ``keys`` on the canvas; centre the current target's boxes (at a readable
         zoom) or, without one, bring the whole selection into view."""
@@ -430,6 +509,9 @@ class DocumentTab(QWidget):
         present = [k for k in keys if scene.item_for(k) is not None]
         current = self.selection.current
         focus = [k for k in self.keys_for(current) if k in present] if current is not None and present else []
+        # a target inside a closed group is marked by the group's box (it opens when the
+        # user goes to that target)
+        present += [k for k in self._closed_group_keys(keys) if k not in present]
         self._syncing = True
         try:
             view.select_keys(present, center=bool(present) and not focus)
@@ -437,6 +519,9 @@ class DocumentTab(QWidget):
             self._syncing = False
         if focus:
             self._centre(focus)
+            # the breadcrumb names where the current target lies (F3 moves it without
+            # changing the selection, which the breadcrumb otherwise follows)
+            self.canvas.follow(focus[0])
 
     def _centre(self, keys: list[str]) -> None:
         view = self.canvas.view
@@ -468,13 +553,14 @@ class DocumentTab(QWidget):
     def set_dark(self, dark: bool) -> None:
         self.canvas.scene.set_dark(dark)
 
-    def close_document(self) -> None:
-        """Stop background work and release the model's files."""
+    def close_document(self, *, release_store: bool = True) -> None:
+        """Stop background work and release the model's files (``release_store=False``: the
+        external data store is borrowed, as by a diff pane showing a snapshot of a tab)."""
         self.canvas.controller.runner.shutdown()
         self._rebuild_timer.stop()
         self.doc.changed.disconnect(self._on_doc_changed)
         if self.validator is not None:
             self.validator.close()
         store = getattr(self.doc, "store", None)
-        if store is not None:
+        if store is not None and release_store:
             QTimer.singleShot(0, store.close)

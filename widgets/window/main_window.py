@@ -25,8 +25,11 @@ from widgets.actions import view as view_actions
 from widgets.actions.registry import ActionRegistry
 from widgets.window.document_tab import DocumentTab
 from widgets.compare import install_compare
+from widgets.diffview import install_diff_view
+from widgets.docking import install_docking
 from widgets.editing import install_editing
 from widgets.common.formatting import shown
+from widgets.editing.save import holds_work
 from widgets.window.file_watch import install_file_watch
 from widgets.window.view_extras import install_view_extras
 from widgets.window.loader import LoadRequest, ModelLoader, show_error
@@ -34,6 +37,7 @@ from widgets.panels.start_page import StartPage
 from widgets.overlays.node_data import install_node_data
 from widgets.view.shape_labels import install_shape_labels
 from widgets.editing.shapes_refresh import install_refresh_shapes
+from widgets.generate import install_generate_dock
 from widgets.numeric import install_numeric_dock
 from widgets.run import install_run_dock
 from widgets.settings.store import Settings
@@ -83,12 +87,15 @@ class MainWindow(QMainWindow):
         # editing: menus, History / Python Console docks, canvas gestures (widgets/editing)
         self.editing = install_editing(self, recovery_store=recovery_store)
         install_compare(self)  # sets self.compare_dock; before restoreState like the others
+        install_diff_view(self)  # Compare Side by Side, What Did I Change?, F8 / Shift+F8
         install_node_data(self)
         install_refresh_shapes(self)  # Graph ▸ Refresh Shapes… (registry action graph.refresh_shapes)
         install_shape_labels(self)  # View ▸ Shapes of the Last Run (registry action view.shapes_of_last_run)
         install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
+        install_generate_dock(self)  # sets self.generate_dock (Generate Text), tabbed with Compare Runs
         install_file_watch(self)  # sets self.file_watch: files changed on disk
         install_view_extras(self)  # Export Image, Minimap toggle, copy names, Diff dock owner (issue 15)
+        install_docking(self)  # last of the docks: frames that shrink, bottom docks tabbed together
         self.registry.order_menubar(self.MENU_ORDER)
         geometry, state = self.settings.window_state()
         if geometry is not None:
@@ -128,20 +135,32 @@ class MainWindow(QMainWindow):
         return widget if isinstance(widget, DocumentTab) else None
 
     def tab_list(self) -> list[DocumentTab]:
-        return [self.tabs.widget(i) for i in range(self.tabs.count())]
+        """The open models' tabs (not the other tabs: a diff view holds two models of its own)."""
+        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if isinstance(w, DocumentTab)]
+
+    def _other_tabs(self) -> list:
+        """Tabs that are not one model (widgets.diffview's DiffView)."""
+        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if not isinstance(w, DocumentTab)]
 
     def _on_current_tab(self, _index: int) -> None:
         tab = self.current_tab()
         for panel in self.panels:
             panel.set_tab(tab)
-        self.stack.setCurrentWidget(self.tabs if tab is not None else self.start_page)
+        self.stack.setCurrentWidget(self.tabs if self.tabs.count() else self.start_page)
         self.registry.refresh()
         self._update_history()
         window_layout.update_status(self)
 
     def close_tab(self, index: int) -> None:
         tab = self.tabs.widget(index)
-        if not isinstance(tab, DocumentTab):
+        if tab is None:
+            return
+        if not isinstance(tab, DocumentTab):  # a diff view: nothing of its own to save
+            self.tabs.removeTab(index)
+            tab.close_view()
+            tab.deleteLater()
+            if self.tabs.count() == 0:
+                self._on_current_tab(-1)
             return
         if tab.doc.is_modified and not self._confirm_discard(tab):
             return
@@ -161,7 +180,15 @@ class MainWindow(QMainWindow):
         return self.editing.confirm_close([tab])
 
     def add_document(self, doc, validator=None) -> DocumentTab:
-        """Show an already open Document (a new or recovered model) in a tab of its own."""
+        """Show an already open Document (a new, extracted, reduced or recovered model) in a
+        tab of its own.
+
+        NOTE: a model with content and no file is unsaved work from its first moment: an
+        extracted selection or a reduced failing subgraph once vanished on Quit without a
+        word, because a fresh document counts as clean. It starts modified, so every close
+        asks and crash recovery keeps a copy; an empty new model has nothing to lose."""
+        if doc.path is None and holds_work(doc):
+            doc.stack.clean_index = None
         request = LoadRequest(0, doc.path or Path("Untitled.onnx"), validator=validator)
         self._on_loaded(request, doc)
         return self.tab_list()[-1]
@@ -221,6 +248,8 @@ class MainWindow(QMainWindow):
         tab.layoutFailed.connect(self.layoutFailed)
         tab.canvas.view.zoomChanged.connect(lambda z: window_layout.update_zoom(self, z))
         doc.history_changed.connect(self._update_history)
+        # the node count follows every edit (a delete-and-reconnect, an fp16 conversion)
+        doc.changed.connect(lambda _c, t=tab: window_layout.update_status(self) if t is self.current_tab() else None)
         doc.clean_changed.connect(lambda _clean, t=tab: self._update_title(t))
         doc.path_changed.connect(lambda _p, t=tab: self._update_title(t))
         index = self.tabs.addTab(tab, tab.title())
@@ -306,7 +335,7 @@ class MainWindow(QMainWindow):
 
     def set_show_names(self, on: bool) -> None:
         self.settings.set_view_option("show_names", on)
-        for tab in self.tab_list():
+        for tab in self.tab_list() + self._other_tabs():
             tab.set_show_names(on)
 
     def display_options(self):
@@ -331,7 +360,7 @@ class MainWindow(QMainWindow):
         self.theme.set_choice(choice)
 
     def _on_theme(self, dark: bool) -> None:
-        for tab in self.tab_list():
+        for tab in self.tab_list() + self._other_tabs():
             tab.set_dark(dark)
 
     def show_weights(self, target) -> None:
@@ -340,14 +369,14 @@ class MainWindow(QMainWindow):
 
     # -- shutdown --------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        for tab in self.tab_list():
-            if tab.doc.is_modified and not self._confirm_discard(tab):
-                event.ignore()
-                return
+        # unsaved work was asked about before this runs: the editing controller filters the
+        # window's Close event (one question for every unsaved tab, Untitled ones included)
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
         self.loader.cancel()
         self.problems.shutdown()
         for tab in self.tab_list():
             tab.close_document()
+        for view in self._other_tabs():
+            view.close_view()
         super().closeEvent(event)

@@ -1,0 +1,145 @@
+"""Shape plumbing: the nodes that compute shapes and small constants, folded into their readers.
+
+A transformer exported from torch computes every ``view``'s target shape at run time:
+``Shape → Gather → Unsqueeze → Concat → Reshape``, once per layer, often from a value at the
+top of the graph (the input's length). Drawn as boxes, these chains fill a band at the top
+of the picture (a 3.6k-node TTS model: 148 boxes wide) and cross every edge on their way to
+the layer that reads them. They say nothing about the architecture: what a reader needs to
+know is that its ``shape`` input is computed, and from what.
+
+:func:`fold_plumbing` finds them and :func:`editor.viewmodel.build_display_graph` draws each
+as a row of every reader (``shape  Shape → Gather → … → Concat``), like a folded weight, so a
+value read by many layers is attached to each of them instead of being a hub. A reader in
+``keep`` (the canvas's "show") gets its chain drawn as boxes again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+import onnx
+
+from editor.viewmodel.folding import NEVER_FOLD, body_reads
+
+__all__ = ["Plumbing", "fold_plumbing"]
+
+_SHAPE_SOURCES = frozenset({"Shape", "Size"})
+_MAX_OPS = 4          # ops named in a row; longer chains elide the middle
+SMALL_ELEMS = 16      # a constant-only result of at most this many elements is plumbing too
+
+
+class Plumbing:
+    """What :func:`fold_plumbing` found: hidden nodes, row texts, and who reads what."""
+
+    __slots__ = ("hidden", "texts", "feeds")
+
+    def __init__(self) -> None:
+        #: node indices not drawn (their results are rows of their readers)
+        self.hidden: set[int] = set()
+        #: value -> row text (``"Shape → Gather → … → Concat"``) of every folded result
+        self.texts: dict[str, str] = {}
+        #: drawn reader index -> the hidden node indices that feed it (for ``DisplayGraph.folded``)
+        self.feeds: dict[int, set[int]] = {}
+
+
+def fold_plumbing(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known: Collection[str],
+                  output_set: Collection[str], keep: Collection[int],
+                  numel: Mapping[str, int]) -> Plumbing:
+    """The shape plumbing of a graph (``hidden[i]``: node ``i`` already not drawn).
+
+    A node is plumbing when it is a ``Shape``/``Size``, or when every input is a constant
+    (``known``) or plumbing, at least one is plumbing or its result is small (``numel`` at
+    most :data:`SMALL_ELEMS`, e.g. a shared scalar), and it has no body, is not random and
+    makes no graph output. Plumbing read only by plumbing nodes that are folded is folded
+    with them; a reader in ``keep`` (graph indices) has its chains drawn as boxes."""
+    out = Plumbing()
+    chain: dict[str, tuple[str, ...]] = {}   # plumbing value -> ops from its source
+    made_by: dict[str, int] = {}
+    plumb: list[int] = []
+    for i, node in enumerate(nodes):
+        if hidden[i] or node.op_type in NEVER_FOLD:
+            continue
+        if any(o in output_set for o in node.output) or any(
+                a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+            continue
+        default = node.domain in ("", "ai.onnx")
+        ins = [v for v in node.input if v]
+        if default and node.op_type in _SHAPE_SOURCES:
+            ops: tuple[str, ...] = (node.op_type,)
+        elif ins and all(v in known or v in chain for v in ins):
+            srcs = [chain[v] for v in ins if v in chain]
+            outs = [o for o in node.output if o]
+            if not srcs and not (outs and all(0 <= numel.get(o, SMALL_ELEMS + 1) <= SMALL_ELEMS for o in outs)):
+                continue   # a constant-only node with a big result stays a box (a shared weight)
+            ops = max(srcs, key=len, default=()) + (node.op_type,)
+        else:
+            continue
+        plumb.append(i)
+        for o in node.output:
+            if o:
+                chain[o] = ops
+                made_by[o] = i
+    if not plumb:
+        return out
+    # who reads each plumbing node: plumbing nodes and drawn readers
+    readers: dict[int, set[int]] = {}
+    for j, node in enumerate(nodes):
+        if hidden[j]:
+            continue
+        for v in node.input:
+            i = made_by.get(v)
+            if i is not None:
+                readers.setdefault(i, set()).add(j)
+        for a in node.attribute:   # a body reading a plumbing value keeps it drawn
+            if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                for v in _body_reads(node):
+                    i = made_by.get(v)
+                    if i is not None:
+                        readers.setdefault(i, set()).add(-1)
+                break
+    # drawn: plumbing that feeds a kept reader or a body, with everything above it
+    drawn: set[int] = set()
+    keep = set(keep)
+    for i in reversed(plumb):
+        rs = readers.get(i, ())
+        if any(r == -1 or r in keep or r in drawn for r in rs):
+            drawn.add(i)
+    for i in plumb:
+        if i in drawn:
+            continue
+        out.hidden.add(i)
+        for o in nodes[i].output:
+            if o:
+                out.texts[o] = _text(chain[o])
+    # the hidden nodes each drawn reader stands for (through hidden plumbing above it)
+    above: dict[int, set[int]] = {}
+    for i in plumb:
+        if i in out.hidden:
+            s = {i}
+            for v in nodes[i].input:
+                p = made_by.get(v)
+                if p is not None and p in out.hidden:
+                    s |= above[p]
+            above[i] = s
+    for i in out.hidden:
+        for r in readers.get(i, ()):
+            if r >= 0 and r not in out.hidden:
+                out.feeds.setdefault(r, set()).update(above[i])
+    return out
+
+
+def _text(ops: tuple[str, ...]) -> str:
+    if len(ops) > _MAX_OPS:
+        ops = ops[:1] + ("…",) + ops[-(_MAX_OPS - 2):]
+    return " → ".join(ops)
+
+
+def _body_reads(node: onnx.NodeProto) -> list[str]:
+    out: list[str] = []
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            out += body_reads(a.g)
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            for g in a.graphs:
+                out += body_reads(g)
+    return out

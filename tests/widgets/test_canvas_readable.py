@@ -1,0 +1,116 @@
+"""Views a user can read (issue 30): Zoom to Fit shows the whole graph and Zoom to Readable
+lands readably; op names stay on the boxes down to ~25 % zoom; edge labels never overprint
+each other."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import onnx  # noqa: E402
+import pytest  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
+
+import widgets.canvas  # noqa: E402,F401
+from PySide6.QtCore import QRectF  # noqa: E402
+from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
+
+from editor.layout import layout_graph  # noqa: E402
+from editor.viewmodel import build_display_graph  # noqa: E402
+from widgets.canvas.geometry import _overlaps, edge_geometry  # noqa: E402
+from widgets.canvas.scene import GraphScene  # noqa: E402
+from widgets.canvas.style import OP_NAME_LOD, TEXT_LOD  # noqa: E402
+from widgets.canvas.view import FIT_MIN_ZOOM, GraphView  # noqa: E402
+
+
+def _chain(n: int) -> onnx.ModelProto:
+    """A long chain of ops whose outputs have shapes (labelled edges), with side branches
+    whose wide labels sit next to each other."""
+    nodes, prev, vi = [], "x", []
+    for i in range(n):
+        a, b, c = f"a{i}", f"b{i}", f"c{i}"
+        nodes += [helper.make_node("Relu", [prev], [a], name=f"relu{i}"),
+                  helper.make_node("Sigmoid", [a], [b], name=f"sig{i}"),
+                  helper.make_node("Tanh", [a], [c], name=f"tanh{i}"),
+                  helper.make_node("Add", [b, c], [f"o{i}"], name=f"add{i}")]
+        # long symbolic shapes: labels wider than the boxes they hang under
+        vi += [helper.make_tensor_value_info(v, TensorProto.FLOAT, ["batch_size", "sequence_length", 768])
+               for v in (a, b, c, f"o{i}")]
+        prev = f"o{i}"
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1])], value_info=vi)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.fixture(scope="module")
+def laid_out():
+    g = _chain(60).graph
+    vi = {v.name: v for v in list(g.value_info) + list(g.input) + list(g.output)}
+    display = build_display_graph(g, list(range(len(g.node))), opsets={"": 17}, value_info=vi, expanded=None)
+    return display, layout_graph(display)
+
+
+@pytest.fixture
+def view(qtbot, laid_out):
+    scene = GraphScene()
+    scene.set_graph(*laid_out)
+    v = GraphView(scene)
+    qtbot.addWidget(v)
+    v.resize(800, 600)
+    v.show()
+    qtbot.waitExposed(v)
+    return v
+
+
+def test_zoom_to_fit_shows_the_whole_graph_and_zoom_to_readable_stays_readable(view):
+    rect = view.graph_scene().graph_rect()
+    assert view.fit_scale(rect) < FIT_MIN_ZOOM, "the chain is too tall to fit readably"
+    view.zoom_to_fit()
+    assert view.visible_scene_rect().contains(rect), (
+        f"Zoom to Fit shows {view.visible_scene_rect()}, not the whole graph {rect}")
+    view.zoom_to_readable()
+    assert view.zoom() >= FIT_MIN_ZOOM - 1e-6, f"Zoom to Readable at {view.zoom()}"
+    assert view.visible_scene_rect().intersects(view.graph_scene().item_for("in:x").scene_rect()), (
+        "Zoom to Readable shows the inputs")
+
+
+def _light_pixels(scene: GraphScene, key: str, scale: float) -> int:
+    """Pixels much lighter than the box's own colour (its header text) inside box ``key``
+    drawn at ``scale`` (the box's border pixels left out)."""
+    item = scene.item_for(key)
+    src = item.scene_rect()
+    image = QImage(max(1, int(src.width() * scale)), max(1, int(src.height() * scale)),
+                   QImage.Format.Format_ARGB32)
+    scene.set_detail(scale)
+    p = QPainter(image)
+    scene.render(p, QRectF(0, 0, image.width(), image.height()), src)
+    p.end()
+    fill = scene.style.category_colour(item.box.category).lightness()
+    assert fill < 170, "the test needs a dark box colour under light text"
+    return sum(1 for x in range(1, image.width() - 1) for y in range(1, image.height() - 1)
+               if QColor(image.pixel(x, y)).lightness() > fill + 60)
+
+
+def test_op_names_stay_drawn_down_to_a_quarter_zoom(laid_out):
+    scene = GraphScene()
+    scene.set_graph(*laid_out)
+    key = next(k for k, it in scene.node_items().items() if it.box.label == "Sigmoid")
+    assert OP_NAME_LOD <= 0.25 < TEXT_LOD
+    for scale in (0.25, 0.3, 0.4):
+        assert _light_pixels(scene, key, scale) >= 6, f"no op name drawn on the box at {scale:.0%} zoom"
+    # below the level of detail the box is a plain rectangle (boxes are batched)
+    assert _light_pixels(scene, key, OP_NAME_LOD * 0.8) == 0
+
+
+def test_edge_labels_never_overprint_each_other(laid_out):
+    display, result = laid_out
+    style = GraphScene().style
+    lm = style.label_metrics
+    geo = edge_geometry(display, result, {b.key for b in display.boxes}, lm.horizontalAdvance, lm.height())
+    labels = geo.labels
+    assert len(labels) >= len({(e.src, e.src_port) for e in display.edges if e.label}) * 0.9, (
+        f"most ports keep their label: {len(labels)} labels")
+    clashes = [(a.text, b.text, (a.x, a.y), (b.x, b.y)) for i, a in enumerate(labels) for b in labels[i + 1:]
+               if _overlaps(a, b)]
+    assert not clashes, f"{len(clashes)} labels overprint another, e.g. {clashes[:3]}"

@@ -1,0 +1,15 @@
+"""How the window's docks behave: canvas first (Netron's lesson).
+
+Public API:
+- :func:`install_docking` wraps every dock's content in a :class:`DockFrame` (a dock can be
+  dragged down to its title and tab bar, and no content can widen the window: what does not
+  fit scrolls), tabs the bottom docks together, and is called once the window has its docks.
+- :func:`ensure_room` grows a dock the user asked to see (F5 shows the Run dock) to the room
+  its content needs.
+"""
+
+from __future__ import annotations
+
+from widgets.docking.frame import DockFrame, dock_content, ensure_room, install_docking
+
+__all__ = ["DockFrame", "dock_content", "ensure_room", "install_docking"]
