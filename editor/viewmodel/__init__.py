@@ -122,6 +122,26 @@ class DisplayGraph:
     #: ``""`` holds constant-only nodes whose results nobody reads (not drawn at all).
     folded: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
+    def boxes_in(self, path: str) -> list[str]:
+        """Keys of the boxes inside open group ``path``, at any depth.
+
+        Membership is the display model's own (``box_groups``): a call of a reused scope
+        (``/mol_layer#2``), a scope-less node adopted by the scope around it and a structural
+        block hold what this model drew in them, which a node's raw name does not say."""
+        parents = self.group_parents
+        inside: dict[str, bool] = {path: True, "": False}
+
+        def lies_in(g: str) -> bool:
+            seen = []
+            while g not in inside:
+                seen.append(g)
+                g = parents.get(g, "")
+            for s in seen:
+                inside[s] = inside[g]
+            return inside[g]
+
+        return [b.key for b in self.boxes if lies_in(self.box_groups.get(b.key, ""))]
+
 
 # --------------------------------------------------------------------------- text helpers
 
