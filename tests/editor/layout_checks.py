@@ -63,3 +63,38 @@ def assert_layout_invariants(dg: DisplayGraph, res: LayoutResult, *, where: str 
         assert abs(pts[-1][0] - q[0]) < 1e-3 and abs(pts[-1][1] - q[1]) < 1e-3, f"{where}: {e.key} does not end at its port"
         assert pts[1][1] >= pts[0][1] - TOL, f"{where}: {e.key} leaves its box upward"
         assert pts[-2][1] <= pts[-1][1] + TOL, f"{where}: {e.key} enters its box from below"
+    hits = edges_behind_boxes(dg, res)
+    assert not hits, f"{where}: {len(hits)} (edge, box) pairs with the edge behind the box, e.g. {hits[:3]}"
+
+
+def edges_behind_boxes(dg: DisplayGraph, res: LayoutResult, tol: float = 0.5) -> list[tuple[str, str]]:
+    """(edge key, box key) of every routed edge with a segment through a box it neither
+    starts nor ends at (touching a box's border, within ``tol``, does not count)."""
+    keys = [b.key for b in dg.boxes]
+    if not keys:
+        return []
+    xy = np.array([res.positions[k] for k in keys], dtype=float)
+    wh = np.array([(b.width, b.height) for b in dg.boxes], dtype=float)
+    r0, r1 = xy + tol, xy + wh - tol   # boxes shrunk by the tolerance
+    out = []
+    for e in dg.edges:
+        pts = res.routes.get(e.key)
+        if not pts:
+            continue
+        for (ax, ay), (bx, by) in zip(pts, pts[1:]):
+            # Liang-Barsky clipping of the segment against every box at once
+            d = np.array([bx - ax, by - ay])
+            a = np.array([ax, ay])
+            t0, t1 = np.zeros(len(keys)), np.ones(len(keys))
+            ok = np.ones(len(keys), dtype=bool)
+            for axis in (0, 1):
+                if d[axis] == 0:
+                    ok &= (r0[:, axis] < a[axis]) & (a[axis] < r1[:, axis])
+                    continue
+                ta, tb = (r0[:, axis] - a[axis]) / d[axis], (r1[:, axis] - a[axis]) / d[axis]
+                t0 = np.maximum(t0, np.minimum(ta, tb))
+                t1 = np.minimum(t1, np.maximum(ta, tb))
+            for j in np.flatnonzero(ok & (t0 < t1)):
+                if keys[j] not in (e.src, e.dst):
+                    out.append((e.key, keys[j]))
+    return out
