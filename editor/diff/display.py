@@ -17,6 +17,12 @@ the same thing another way: a quantization, a fusion, an opset spelling).
 # (or an insertion) belongs to that removal's stop and keeps the colour "same"; inserted
 # Q/DQ nodes join the stop of the node that reads them (else the one that writes them).
 # So three planted edits read as exactly three stops and three marked nodes per side.
+#
+# NOTE: renames throughout are not edits. Two exporter versions of one network name every
+# node (and value) differently; marking 10,000 nodes "changed: renamed" hides the three
+# that really changed. When most pairs were renamed, a rename alone is no change in the
+# picture (the stop's rows still show both names where something else changed), and a
+# note says so; a few renames among kept names are edits and stay stops.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ if TYPE_CHECKING:
     from editor.document import Document
 
 __all__ = [
-    "ADDED", "CHANGED", "COLOURS", "LEGEND", "REMOVED", "REWRITTEN", "SAME",
+    "ADDED", "CHANGED", "COLOURS", "COLOURS_DARK", "LEGEND", "REMOVED", "REWRITTEN", "SAME", "STATUS_RANK",
     "Detail", "DiffDisplay", "LegendEntry", "Stop", "WeightRef", "display_of", "strongest",
 ]
 
@@ -57,7 +63,7 @@ LEGEND: tuple[LegendEntry, ...] = (
 COLOURS: dict[str, str] = {e.status: e.colour for e in LEGEND}
 COLOURS_DARK: dict[str, str] = {e.status: e.colour_dark for e in LEGEND}
 #: which status a box showing several nodes (a collapsed group) takes
-_RANK = {SAME: 0, CHANGED: 1, REWRITTEN: 2, ADDED: 3, REMOVED: 3}
+STATUS_RANK = {SAME: 0, CHANGED: 1, REWRITTEN: 2, ADDED: 3, REMOVED: 3}
 
 
 def strongest(statuses) -> str:  # noqa: ANN001 - any iterable of statuses
@@ -65,7 +71,7 @@ def strongest(statuses) -> str:  # noqa: ANN001 - any iterable of statuses
     over changed over same)."""
     best = SAME
     for s in statuses:
-        if _RANK.get(s, 0) > _RANK[best]:
+        if STATUS_RANK.get(s, 0) > STATUS_RANK[best]:
             best = s
     return best
 
@@ -117,6 +123,8 @@ class DiffDisplay:
     io_b: dict[str, str] = field(default_factory=dict)
     io_pairs: dict[str, str] = field(default_factory=dict)  # A input/output name -> B's
     summary: list[str] = field(default_factory=list)
+    #: what the picture leaves out and why ("renames throughout: not marked")
+    notes: list[str] = field(default_factory=list)
     _stop_a: dict[int, int] = field(default_factory=dict, repr=False)
     _stop_b: dict[int, int] = field(default_factory=dict, repr=False)
 
@@ -168,6 +176,7 @@ class DiffDisplay:
                        "io_a": list(s.io_a), "io_b": list(s.io_b),
                        "details": [asdict(d) for d in s.details]} for s in self.stops],
             "summary": list(self.summary),
+            "notes": list(self.notes),
         }
 
 
@@ -203,6 +212,13 @@ class _Builder:
         self.rank_a = _ranks(da)
         self.sid_a = {da.index.path(s): s for s in da.index.scopes}
         self.sid_b = {db.index.path(s): s for s in db.index.scopes}
+        renamed_nodes = sum(1 for ch in diff.nodes_changed if "renamed" in ch.kinds)
+        #: names differ throughout (another exporter): a rename alone is no change (NOTE)
+        self.renames_throughout = renamed_nodes * 2 > max(len(diff.pairs), 1)
+        self.notes: list[str] = []
+        if self.renames_throughout:
+            self.notes.append(f"{renamed_nodes} of {len(diff.pairs)} paired nodes have other names "
+                              "(another exporter?): a rename alone is not marked")
         #: "scope path", A value name -> its B name (renamed values)
         self.renamed = {(v.scope, v.old): v.new for v in diff.values_renamed}
         self.a_to_b = {v.old: v.new for v in diff.values_renamed}
@@ -270,7 +286,7 @@ class _Builder:
         cp_a = {k: tuple(dict.fromkeys(v)) for k, v in self.cp_a.items()}
         cp_b = {k: tuple(dict.fromkeys(v)) for k, v in self.cp_b.items()}
         return DiffDisplay(self.status_a, self.status_b, cp_a, cp_b, self.stops, self.io_a, self.io_b,
-                           self._io_pairs(), self.diff.summary_lines())
+                           self._io_pairs(), self.diff.summary_lines(), self.notes)
 
     def rewrites(self) -> None:
         self._qdq: list = []  # inserted (or removed) Q/DQ regions: they join a neighbour's stop
@@ -297,6 +313,7 @@ class _Builder:
             stop.weights.extend(_pair_weights(self.da, self.db, wa, wb))
 
     def changed_nodes(self) -> None:
+        self._converted_for: dict[int, Stop] = {}  # reader of converted weights -> their stop
         for ch in self.diff.nodes_changed:
             a, b = ch.a.id, ch.b.id
             if set(ch.kinds) <= {"quantized"}:
@@ -308,7 +325,33 @@ class _Builder:
                     if self._is_weight(self.da, a, p.old) and self._is_weight(self.db, b, p.new):
                         stop.weights.append((WeightRef(a, p.index, p.old), WeightRef(b, p.index, p.new)))
                 continue
-            stop = self._add(CHANGED, f"{ch.a.label()}: {', '.join(k.replace('_', ' ') for k in ch.kinds)}", [a], [b])
+            kinds = self._kinds(ch)
+            if not kinds:
+                self.status_a[a] = self.status_b[b] = SAME
+                continue
+            converted = _converted(ch)
+            if converted is not None:  # a weight stored in another float type (fp16 conversion)
+                self.status_a[a] = self.status_b[b] = REWRITTEN
+                reader = self.da.consumers(self.da.index.node_scope[a], self.da.node(a).output[0]) \
+                    if self.da.has_node(a) and self.da.node(a).output else []
+                where = self._label(self.da, reader[0][0]) if reader else ch.a.label()
+                stop = self._converted_for.get(reader[0][0]) if reader else None
+                if stop is None:  # one stop per reader: a BatchNormalization's four weights together
+                    stop = self._add(REWRITTEN, f"weights stored as {converted}: {where}", [a], [b])
+                    if reader:
+                        self._converted_for[reader[0][0]] = stop
+                else:
+                    self._join(stop, a=[a], b=[b])
+                stop.details.extend(_node_details(ch))
+                out_a = self.da.node(a).output[0]
+                out_b = self.db.node(b).output[0] if self.db.has_node(b) and self.db.node(b).output else ""
+                if reader and out_b:
+                    users_b = self.db.consumers(self.db.index.node_scope[b], out_b)
+                    if users_b:
+                        stop.weights.append((WeightRef(reader[0][0], reader[0][1], out_a),
+                                             WeightRef(users_b[0][0], users_b[0][1], out_b)))
+                continue
+            stop = self._add(CHANGED, f"{ch.a.label()}: {', '.join(k.replace('_', ' ') for k in kinds)}", [a], [b])
             stop.details.extend(_node_details(ch))
             for p in ch.weights:
                 stop.weights.append((WeightRef(a, p.index, p.old or ""), WeightRef(b, p.index, p.new or "")))
@@ -316,13 +359,17 @@ class _Builder:
                 if self._is_weight(self.da, a, p.old) and self._is_weight(self.db, b, p.new):
                     stop.weights.append((WeightRef(a, p.index, p.old), WeightRef(b, p.index, p.new)))
 
+    def _kinds(self, ch: NodeChange) -> list[str]:
+        """What changed on a pair, a rename left out when names differ throughout (NOTE)."""
+        return [k for k in ch.kinds if not (k == "renamed" and self.renames_throughout)]
+
     def _is_weight(self, doc: Document, nid: int, name: str | None) -> bool:
         return bool(name) and any(w.name == name for w in self._weights_of(doc, nid))
 
     def removed_and_added(self) -> None:
         """A removed (added) node is one stop; a consumer only rewired around it joins it
         (module NOTE)."""
-        rewired = {ch.a.id: ch for ch in self.diff.nodes_changed if ch.kinds == ["inputs"]}
+        rewired = {ch.a.id: ch for ch in self.diff.nodes_changed if self._kinds(ch) == ["inputs"]}
         for side, refs, kind in (("a", self.diff.nodes_removed, REMOVED), ("b", self.diff.nodes_added, ADDED)):
             doc = self.da if side == "a" else self.db
             for r in refs:
@@ -364,20 +411,24 @@ class _Builder:
         return self.a_to_b.get(name) in candidates
 
     def renamed_values(self) -> None:
+        main_io = set(self.da.main.input_names()) | set(self.da.main.output_names())
         for v in self.diff.values_renamed:
+            if self.renames_throughout and not (v.scope == "main" and v.old in main_io):
+                continue
             sa, sb = self.sid_a.get(v.scope), self.sid_b.get(v.scope)
             if sa is None or sb is None:
                 continue
             pa, pb = self.da.producer(sa, v.old), self.db.producer(sb, v.new)
-            quantized = v.new == f"{v.old}_quantized"  # the quantizer's spelling of the same value
+            # the quantizer's and the fp16 converter's spellings of the same value
+            spelled = next((how for suffix, how in _SPELLINGS if v.new == v.old + suffix), None)
             detail = Detail("value renamed", v.old, v.new)
             if pa is not None and pb is not None:
                 stop = self.by_a.get(pa)
                 if stop is not None:
                     stop.details.append(detail)
                     continue
-                kind = REWRITTEN if quantized else CHANGED
-                title = (f"runs on int8 values: {self._label(self.da, pa)}" if quantized
+                kind = REWRITTEN if spelled else CHANGED
+                title = (f"{spelled}: {self._label(self.da, pa)}" if spelled
                          else f"value {v.old!r} renamed {v.new!r}")
                 self._add(kind, title, [pa], [pb], details=[detail])
                 self.status_a[pa], self.status_b[pb] = kind, kind
@@ -409,24 +460,28 @@ class _Builder:
             users_a = self.da.consumers(sa, ic.name)
             users_b = self.db.consumers(sb, name_b)
             what = ", ".join(ic.kinds)
+            converted = ic.kinds == ["dtype"] and _float_text(ic.old) and _float_text(ic.new)
             detail = Detail(f"weight {ic.name!r} ({what})", ic.old, ic.new)
             if ic.max_abs_diff is not None:
                 detail = Detail(f"weight {ic.name!r}: {ic.differing} values differ, max |Δ| {ic.max_abs_diff:.4g}",
                                 ic.old, ic.new)
             stop = next((self.by_a[n] for n, _k in users_a if n in self.by_a), None)
+            kind = REWRITTEN if converted else CHANGED
             if stop is None:
                 lead = users_a[0][0] if users_a else None
                 title = f"weights of {self._label(self.da, lead)}" if lead is not None else f"weight {ic.name!r}"
-                stop = self._add(CHANGED, title, [n for n, _k in users_a], [n for n, _k in users_b])
+                if converted:
+                    title = f"weights stored as {ic.new.split('[')[0]}: {self._label(self.da, lead)}"
+                stop = self._add(kind, title, [n for n, _k in users_a], [n for n, _k in users_b])
             stop.details.append(detail)
             for (na, ka), (nb, kb) in zip(users_a, users_b):
                 stop.weights.append((WeightRef(na, ka, ic.name), WeightRef(nb, kb, name_b)))
             for n, _k in users_a:
                 if self.status_a.get(n) == SAME:
-                    self.status_a[n] = CHANGED
+                    self.status_a[n] = kind
             for n, _k in users_b:
                 if self.status_b.get(n) == SAME:
-                    self.status_b[n] = CHANGED
+                    self.status_b[n] = kind
 
     def graph_io(self) -> None:
         for c in self.diff.io_changes:
@@ -537,6 +592,31 @@ def _node_details(ch: NodeChange) -> list[Detail]:
     return rows
 
 
+_FLOATS = ("float", "float16", "bfloat16", "double", "float32", "float64")
+#: value-name suffixes a converter adds to a value it keeps: (suffix, what it means)
+_SPELLINGS = (("_quantized", "runs on int8 values"), ("_fp16", "runs in float16"), ("_bf16", "runs in bfloat16"))
+
+
+def _float_text(text: str | None) -> bool:
+    """Whether a tensor text ("float16[64,3]", "tensor float32[16]") is of a float type."""
+    if not text:
+        return False
+    return text.removeprefix("tensor ").split("[")[0] in _FLOATS
+
+
+def _converted(ch: NodeChange) -> str | None:
+    """The new float type when the only change of a Constant is its value's float type at
+    the same shape (fp32 -> fp16 conversion), else None."""
+    if ch.a.op_type != "Constant" or ch.kinds != ["attributes"] or len(ch.attributes) != 1:
+        return None
+    at = ch.attributes[0]
+    if at.name != "value" or not _float_text(at.old) or not _float_text(at.new):
+        return None
+    old_type, old_shape = at.old.removeprefix("tensor ").split("[", 1) if "[" in at.old else (at.old, "")
+    new_type, new_shape = at.new.removeprefix("tensor ").split("[", 1) if "[" in at.new else (at.new, "")
+    return new_type if old_type != new_type and old_shape == new_shape else None
+
+
 def _constant_input(doc: Document, sid: int, nid: int) -> bool:
     """Whether node ``nid`` (a Constant, or a DequantizeLinear of a weight) makes a weight."""
     node = doc.node(nid)
@@ -566,6 +646,10 @@ def _scope_order(doc: Document, sid: int) -> list[int]:
     scope = doc.scope(sid)
     ids = list(scope.node_ids)
     pos = {nid: k for k, nid in enumerate(ids)}
+    nodes = scope.graph.node
+    producers = scope.producers
+    if all(pos.get(producers.get(x), -1) <= k for k, nd in enumerate(nodes) for x in nd.input if x):
+        return ids  # already topological: the usual case, no sort
     indeg = {nid: 0 for nid in ids}
     succ: dict[int, list[int]] = defaultdict(list)
     for nid in ids:
