@@ -230,3 +230,29 @@ def test_diff_render_draws_both_sides_numbered_and_linked(qtbot, planted, tmp_pa
     png = tmp_path / "diff.png"
     assert main(["diff", str(CLS), str(path), "--render", str(png), "--json"]) == 1
     assert png.stat().st_size > 10_000
+
+
+@pytest.mark.timeout(120)
+def test_bodies_open_in_both_panes_together(qtbot, window, tmp_path) -> None:  # noqa: ANN001
+    from editor.commands import SetNodeField
+    from editor.document import Document
+
+    vad = CLS.parent / "silero_vad_16k_op15.onnx"
+    doc = Document.open(vad)
+    owner = next(n for n in doc.main.node_ids if doc.index.children.get(n))
+    inner = next(n for n in doc.scope(doc.index.children[owner][0]).node_ids if doc.node(n).op_type != "Constant")
+    doc.execute(SetNodeField(inner, "name", "renamed_in_body"))
+    b = tmp_path / "vad_b.onnx"
+    doc.save(b)
+    view = open_view(qtbot, window, vad, b)
+    pa, pb = view.panes["a"].tab, view.panes["b"].tab
+    assert view.display.status_a[inner] == CHANGED and view.display.status_a[owner] == CHANGED
+    partner = view.display.counterparts("a", owner)[0]
+    qtbot.waitUntil(lambda: pa.canvas.scene.item_for(f"n:{owner}") is not None)
+    pa.canvas.activated.emit(f"n:{owner}")  # what a double-click on the If box does
+    qtbot.waitUntil(lambda: pa.canvas.controller.body_expanded(owner))
+    qtbot.waitUntil(lambda: pb.canvas.controller.body_expanded(partner))
+    # the change inside the body is a stop of its own, shown in both panes
+    k = view.display.stop_of("a", inner)
+    view.go_to(k)
+    qtbot.waitUntil(lambda: selected_nodes(pb) == set(view.stops[k].b))
