@@ -187,3 +187,22 @@ def test_body_edits_are_stops_inside_their_owner() -> None:
     assert disp.status_a[owner] == CHANGED, "the owner of a changed body is changed"
     ranks = [s.a[0] for s in disp.stops if s.a]
     assert ranks.index(owner) < ranks.index(inner), "a body's change comes right after its owner"
+
+
+def test_fp16_conversion_reads_as_weights_stored_as_float16() -> None:
+    from editor.surgery.precision import convert_precision
+
+    a = onnx.load(CLS)
+    b = convert_precision(a, keep_io_types=True).model
+    da, db = Document(a), Document(b)
+    disp = display_of(diff_models(da, db), da, db)
+    covered, total = disp.coverage()
+    assert covered == total, (covered, total)
+    changed = [s.title for s in disp.stops if s.kind == CHANGED and not s.title.startswith("model:")]
+    assert not changed, f"a converted weight is rewritten, not changed: {changed[:5]}"
+    converted = [s for s in disp.stops if s.title.startswith("weights stored as float16")]
+    assert converted and all(s.kind == REWRITTEN for s in converted)
+    conv = next(s for s in converted if "(Conv)" in s.title)
+    rows = {d.what: d for d in weight_details(da, db, conv)}
+    diff_row = rows["largest element-wise difference"]
+    assert float(diff_row.after.rsplit("|Δ| ", 1)[1].rstrip(")")) < 1e-2, diff_row

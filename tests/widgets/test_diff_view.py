@@ -204,7 +204,7 @@ def test_errors_of_compare_runs_in_both_panes(qtbot, window, tmp_path) -> None: 
 
 
 @pytest.mark.timeout(120)
-def test_diff_render_draws_both_sides_numbered_and_linked(qtbot, planted, tmp_path) -> None:  # noqa: ANN001
+def test_diff_render_draws_both_sides_numbered_and_linked(qtbot, planted, tmp_path, quantized_magika) -> None:  # noqa: ANN001
     from widgets.cli import main
 
     path, edit = planted
@@ -227,6 +227,35 @@ def test_diff_render_draws_both_sides_numbered_and_linked(qtbot, planted, tmp_pa
     assert badges_a == {"1", "2", "3"} and badges_b == {"1", "2", "3"}, (badges_a, badges_b)
     legend = " ".join(t.text for t in root.find(f"{SVG}g[@id='legend']").iter(f"{SVG}text"))
     assert "changed 2 / 2" in legend and "removed 1" in legend, legend
-    png = tmp_path / "diff.png"
-    assert main(["diff", str(CLS), str(path), "--render", str(png), "--json"]) == 1
-    assert png.stat().st_size > 10_000
+    png = tmp_path / "diff.png"  # the PNG on a smaller pair: Magika and its int4 MatMulNBits
+    assert main(["diff", str(MAGIKA), str(quantized_magika["int4"]), "--render", str(png), "--json"]) == 1
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(png))
+    assert image.width() > 500 and image.height() > 500, (image.width(), image.height())
+
+
+@pytest.mark.timeout(120)
+def test_bodies_open_in_both_panes_together(qtbot, window, tmp_path) -> None:  # noqa: ANN001
+    from editor.commands import SetNodeField
+    from editor.document import Document
+
+    vad = CLS.parent / "silero_vad_16k_op15.onnx"
+    doc = Document.open(vad)
+    owner = next(n for n in doc.main.node_ids if doc.index.children.get(n))
+    inner = next(n for n in doc.scope(doc.index.children[owner][0]).node_ids if doc.node(n).op_type != "Constant")
+    doc.execute(SetNodeField(inner, "name", "renamed_in_body"))
+    b = tmp_path / "vad_b.onnx"
+    doc.save(b)
+    view = open_view(qtbot, window, vad, b)
+    pa, pb = view.panes["a"].tab, view.panes["b"].tab
+    assert view.display.status_a[inner] == CHANGED and view.display.status_a[owner] == CHANGED
+    partner = view.display.counterparts("a", owner)[0]
+    qtbot.waitUntil(lambda: pa.canvas.scene.item_for(f"n:{owner}") is not None)
+    pa.canvas.activated.emit(f"n:{owner}")  # what a double-click on the If box does
+    qtbot.waitUntil(lambda: pa.canvas.controller.body_expanded(owner))
+    qtbot.waitUntil(lambda: pb.canvas.controller.body_expanded(partner))
+    # the change inside the body is a stop of its own, shown in both panes
+    k = view.display.stop_of("a", inner)
+    view.go_to(k)
+    qtbot.waitUntil(lambda: selected_nodes(pb) == set(view.stops[k].b))

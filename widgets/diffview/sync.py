@@ -52,8 +52,10 @@ class PaneSync(QObject):
             tab = pane.tab
             tab.selection.changed.connect(lambda source, s=side: self._on_selection(s, source))
             tab.canvas.view.viewportChanged.connect(lambda s=side: self._on_viewport(s))
-            # after the canvas's own connection: the group has toggled when this runs
+            # after the canvas's own connections: the group has toggled when this runs
             tab.canvas.view.groupToggled.connect(lambda key, s=side: self._on_group(s, key))
+            # a double-click on an If/Loop/Scan box opens its bodies in place (DocumentTab)
+            tab.canvas.activated.connect(lambda key, s=side: self._on_activated(s, key))
             tab.canvas.view.viewport().installEventFilter(self)
             tab.canvas.view.installEventFilter(self)
 
@@ -168,6 +170,12 @@ class PaneSync(QObject):
                     dst.canvas.controller.collapse(target)
         finally:
             self._busy = False
+
+    def _on_activated(self, side: str, key: str) -> None:
+        kind, _, rest = key.partition(":")
+        doc = self.panes[side].tab.doc
+        if kind == "n" and rest.isdigit() and doc.has_node(int(rest)) and doc.index.children.get(int(rest)):
+            self._on_group(side, f"@{rest}")
 
     def _tree(self, side: str):  # noqa: ANN202
         tab = self.panes[side].tab

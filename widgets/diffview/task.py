@@ -14,7 +14,7 @@ import traceback
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 
-from editor.diff.side_by_side import Cancelled, Side, SideBySide, side_by_side
+from editor.diff.side_by_side import Cancelled, Side, side_by_side
 from editor.errors import LoadError, StudioError
 
 __all__ = ["DiffViewTask", "TaskRelay"]
@@ -74,8 +74,4 @@ class DiffViewTask:
                                                     details=traceback.format_exc()))
             return
         if self._cancelled.is_set() or not self._emit(self.relay.done, result):
-            _release(result)
-
-
-def _release(result: SideBySide) -> None:
-    result.close()
+            result.close()  # nobody will show it: release the files it opened

@@ -26,7 +26,7 @@ from widgets.actions.registry import ActionRegistry
 from widgets.window.document_tab import DocumentTab
 from widgets.compare import install_compare
 from widgets.diffview import install_diff_view
-from widgets.docking import install_docking
+from widgets.docking import install_docking, update_history_badge
 from widgets.editing import install_editing
 from widgets.common.formatting import shown
 from widgets.editing.save import holds_work
@@ -301,6 +301,7 @@ class MainWindow(QMainWindow):
     def _update_history(self) -> None:
         tab = self.current_tab()
         edit_actions.update_history(self)
+        update_history_badge(self)
         if tab is not None:
             self._update_title(tab)
         else:
