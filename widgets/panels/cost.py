@@ -424,15 +424,16 @@ class CostPanel(QWidget):
         self._computing = False
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
+        #: the tab whose first picture the panel waits for (whole-model work comes after it)
+        self._waiting = None
 
     # -- wiring ----------------------------------------------------------------------------
     def set_tab(self, tab) -> None:
         if self._tab is not None:
             self._tab.doc.changed.disconnect(self._on_changed)
-            try:
-                self._tab.ready.disconnect(self._on_tab_ready)
-            except (TypeError, RuntimeError):
-                pass
+        if self._waiting is not None:
+            self._waiting.ready.disconnect(self._on_tab_ready)
+            self._waiting = None
         if self.heatmap is not None:
             self.heatmap.set_visible(False)
             self.heatmap = None
@@ -441,11 +442,15 @@ class CostPanel(QWidget):
             tab.doc.changed.connect(self._on_changed)
             if not tab.is_ready:
                 tab.ready.connect(self._on_tab_ready)
+                self._waiting = tab
         self._stale = True
         if self.isVisible():
             self.refresh()
 
     def _on_tab_ready(self) -> None:
+        if self._waiting is not None:
+            self._waiting.ready.disconnect(self._on_tab_ready)
+            self._waiting = None
         if self._stale and self.isVisible():
             self._timer.start(0)
 

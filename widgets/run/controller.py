@@ -347,8 +347,9 @@ class RunController(QObject):
         self.input_panel.model_edited()
         if self.last_result is not None:
             self.stale = True
-        if not (changes.scope_fields or changes.values_renamed or changes.graph_replaced):
-            return  # only nodes changed: the graph's inputs are as they were
+        if not (changes.scope_fields or changes.items or changes.lists_reshaped or changes.values_renamed
+                or changes.structure or changes.graph_replaced):
+            return  # only nodes or model fields changed: the graph's inputs are as they were
         sig = self._input_signature()
         if sig != self._inputs_sig:
             self._inputs_sig = sig
