@@ -204,7 +204,7 @@ def test_errors_of_compare_runs_in_both_panes(qtbot, window, tmp_path) -> None: 
 
 
 @pytest.mark.timeout(120)
-def test_diff_render_draws_both_sides_numbered_and_linked(qtbot, planted, tmp_path) -> None:  # noqa: ANN001
+def test_diff_render_draws_both_sides_numbered_and_linked(qtbot, planted, tmp_path, quantized_magika) -> None:  # noqa: ANN001
     from widgets.cli import main
 
     path, edit = planted
@@ -227,9 +227,12 @@ def test_diff_render_draws_both_sides_numbered_and_linked(qtbot, planted, tmp_pa
     assert badges_a == {"1", "2", "3"} and badges_b == {"1", "2", "3"}, (badges_a, badges_b)
     legend = " ".join(t.text for t in root.find(f"{SVG}g[@id='legend']").iter(f"{SVG}text"))
     assert "changed 2 / 2" in legend and "removed 1" in legend, legend
-    png = tmp_path / "diff.png"
-    assert main(["diff", str(CLS), str(path), "--render", str(png), "--json"]) == 1
-    assert png.stat().st_size > 10_000
+    png = tmp_path / "diff.png"  # the PNG on a smaller pair: Magika and its int4 MatMulNBits
+    assert main(["diff", str(MAGIKA), str(quantized_magika["int4"]), "--render", str(png), "--json"]) == 1
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(png))
+    assert image.width() > 500 and image.height() > 500, (image.width(), image.height())
 
 
 @pytest.mark.timeout(120)

@@ -5,8 +5,9 @@ drawing), each with its own layout, A on the left and B on the right, coloured b
 same :class:`editor.diff.display.DiffDisplay` the window uses, with a legend. Each change
 (a stop of the diff view) gets a number on both sides and, for the first
 :data:`MAX_LINKS`, a line from its box in A to its box in B, so the picture can go into a
-bug report or a code review. Groups holding a change are opened (up to
-:data:`MAX_OPENED` changed nodes), so the changes are boxes of their own.
+bug report or a code review. Groups holding a change are opened (the layout and the box
+colours come from :func:`editor.diff.picture.side_picture`, Qt-free), so the changes are
+boxes of their own.
 
 SVG: each side is the canvas's own SVG (``widgets.canvas.svg``) nested at its place, its
 colour cells in a ``<g class="diff">`` of ``<rect data-key data-status>``; the links are
@@ -27,13 +28,12 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from editor.diff.display import COLOURS, COLOURS_DARK, LEGEND, SAME, DiffDisplay, strongest
+from editor.diff.display import COLOURS, COLOURS_DARK, LEGEND, SAME, DiffDisplay
 from editor.errors import StudioError
 
 __all__ = ["add_parser", "render_diff", "run"]
 
 MAX_LINKS = 60
-MAX_OPENED = 400
 GAP = 90.0  # between the two sides (layout units)
 HEADER = 64.0  # titles and legend above the sides
 
@@ -73,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
 # -- one side ----------------------------------------------------------------------------------
 @dataclass
 class _Side:
+    """A side's picture (:class:`editor.diff.picture.SidePicture`) and where it goes."""
+
     display: Any  # editor.viewmodel DisplayGraph
     layout: Any  # editor.layout LayoutResult
     statuses: dict[str, str]  # box key -> status
@@ -81,40 +83,11 @@ class _Side:
     offset: tuple[float, float] = (0.0, 0.0)  # where the side's rect starts in the picture
 
 
-def _side(doc, status: dict[int, str], io: dict[str, str]) -> _Side:  # noqa: ANN001
-    from editor.layout import layout_graph
-    from editor.node_data import innermost_group
-    from editor.viewmodel import build_display_graph, default_expanded, group_tree
-    from widgets.window.document_tab import display_graph_of
+def _side(doc, display: DiffDisplay, side: str) -> _Side:  # noqa: ANN001
+    from editor.diff.picture import side_picture
 
-    scope = doc.main
-    graph = display_graph_of(scope)
-    ids = list(scope.node_ids)
-    tree = group_tree(graph)
-    expanded = set(default_expanded(graph, groups=tree))
-    pos = {nid: k for k, nid in enumerate(ids)}
-    marked = [nid for nid in ids if status.get(nid, SAME) != SAME]
-    if len(marked) <= MAX_OPENED:
-        for nid in marked:
-            expanded.update(tree.chain(pos[nid]))
-    display = build_display_graph(graph, ids, opsets=doc.opsets(), expanded=expanded)
-    layout = layout_graph(display, wrap=True)  # a tall graph in columns, as `render` draws it
-    keys = {b.key for b in display.boxes}
-    groups = {b.name.rstrip("/"): b.key for b in display.boxes if b.kind == "group" and b.name}
-    names = {nid: doc.node(nid).name for nid in status if doc.has_node(nid)}
-    node_box: dict[int, str] = {}
-    statuses: dict[str, str] = {}
-    for nid, st in status.items():
-        key = f"n:{nid}" if f"n:{nid}" in keys else innermost_group(groups, names.get(nid, ""))
-        if key is None:
-            continue
-        node_box[nid] = key
-        statuses[key] = strongest((statuses.get(key, SAME), st))
-    for name, st in io.items():
-        for key in (f"in:{name}", f"out:{name}"):
-            if key in keys:
-                statuses[key] = strongest((statuses.get(key, SAME), st))
-    return _Side(display, layout, statuses, node_box)
+    p = side_picture(doc, display, side)
+    return _Side(p.display, p.layout, p.statuses, p.node_box)
 
 
 def _rect(side: _Side):  # noqa: ANN202
@@ -166,8 +139,8 @@ def render_diff(result, out: str | Path, *, names: tuple[str, str], dark: bool =
 
     headless_application()
     display = result.display
-    a = _side(result.doc_a, display.status_a, display.io_a)
-    b = _side(result.doc_b, display.status_b, display.io_b)
+    a = _side(result.doc_a, display, "a")
+    b = _side(result.doc_b, display, "b")
     out = Path(out)
     svg = out.suffix.lower() == ".svg"
     scenes = None if svg else (_scene(a, dark), _scene(b, dark))
