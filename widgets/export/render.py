@@ -224,10 +224,10 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     # --tiles: a picture one PNG cannot hold readably (or quickly) becomes readable tiles instead
     tiles = suffix == ".png" and getattr(args, "tiles", False) and (not readable or slow)
     if slow and not tiles:
-        from widgets.canvas.export import fit_scale, layout_rect, png_pixels
+        from widgets.canvas.export import QUICK_OVERVIEW_PIXELS, fit_scale, layout_rect, png_pixels
 
         rect = layout_rect(display, result)
-        quick = fit_scale(rect, args.scale)
+        quick = fit_scale(rect, args.scale, max_pixels=QUICK_OVERVIEW_PIXELS)
         print(f"note: {out.name} at {'a readable ' if readable else ''}{scale:.2f} px per unit would be {_px(rect, scale)} "
               f"({png_pixels(rect, scale) / 1e6:,.0f} million pixels, most of a minute to draw); drawn at "
               f"{quick:.2f} px per unit ({_px(rect, quick)}) instead, too small to read: for readable text use "
