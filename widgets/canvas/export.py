@@ -39,7 +39,7 @@ HARD_MAX_PIXELS = 400_000_000
 # or --max-size to draw the big one anyway).
 QUICK_PNG_PIXELS = 64_000_000
 #: the size of that quick picture (zlib's encoding of a PNG costs ~40 ms per million pixels)
-QUICK_OVERVIEW_PIXELS = 16_000_000
+QUICK_OVERVIEW_PIXELS = 8_000_000
 
 
 def png_pixels(rect: QRectF, scale: float) -> float:
