@@ -50,6 +50,7 @@ register("set-dim", "set input/output dims (symbolic or fixed), rewriting the co
 register("compare", "compare two runs tensor by tensor; first divergence (exit 0 agree, 1 differ, 2 cannot run)")
 register("reduce", "bisect a failing model to its smallest failing subgraph (+ its inputs as .npz)")
 register("fp16", "convert fp32 to fp16/bf16 where every consumer's schema allows it; prints the error per output")
+register("quantize", "int8 / int4 with calibration (onnxruntime's tools); proves it: checker, error vs fp32, MACs")
 register("merge", "chain two models: outputs of A feed inputs of B (names and opsets reconciled)")
 register("set-io-type", "change a graph input's or output's element type, with a Cast inside the model")
 register("generate", "generate text with a decoder LLM: tokens as they come, time per token (prefill, decode)")

@@ -1,10 +1,12 @@
 """``onnx-studio diff``: compare two models structurally.
 
-    onnx-studio diff A.onnx B.onnx [--json] [--rtol R] [--atol A] [--status]
+    onnx-studio diff A.onnx B.onnx [--json] [--rtol R] [--atol A] [--status] [--render OUT.svg|OUT.png]
 
 Prints a human summary (one change per line: ``+`` added, ``-`` removed, ``~`` changed) or,
 with ``--json``, the whole :class:`editor.diff.ModelDiff` (``--status`` adds the per-node
 status maps, which are large). See :mod:`editor.diff` for how nodes are matched.
+``--render`` (drawing needs Qt: the application layer adds it, :mod:`widgets.diffview.render`)
+draws both models side by side, coloured by the diff.
 
 Exit codes (like ``diff(1)``): 0 the models are the same; 1 they differ; 2 one of them could
 not be read.
@@ -15,7 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "check_tolerances", "report", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -30,16 +32,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def run(args: argparse.Namespace) -> int:
-    from editor.cli import emit_json
-    from editor.diff import diff_models
-    from editor.document import Document
+def check_tolerances(args: argparse.Namespace) -> None:
     from editor.errors import StudioError
 
     if args.rtol < 0 or args.atol < 0:
         error = StudioError(f"tolerances must not be negative (--rtol {args.rtol}, --atol {args.atol})")
         error.exit_code = 2  # 1 means "the models differ"
         raise error
+
+
+def run(args: argparse.Namespace) -> int:
+    from editor.diff import diff_models
+    from editor.document import Document
+
+    check_tolerances(args)
     docs = []
     try:
         for path in (args.a, args.b):
@@ -49,6 +55,13 @@ def run(args: argparse.Namespace) -> int:
         for doc in docs:
             if doc.store is not None:
                 doc.store.close()
+    return report(result, args)
+
+
+def report(result, args: argparse.Namespace) -> int:  # noqa: ANN001 - an editor.diff.ModelDiff
+    """Print ``result`` as the options ask; the exit code (0 the same, 1 different)."""
+    from editor.cli import emit_json
+
     if args.json:
         data = result.to_dict()
         if not args.status:

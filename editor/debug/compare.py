@@ -134,8 +134,7 @@ def compare_runs(
                 ra, rb = prepared.run.both(runner, pool, say)
                 break
             except RunFailed as failed:
-                probe = Runs(a, b, [], [], {}, {}, timeout, allow_fallback)
-                better = _refit_sizes(proto_a, plan, failed, probe, runner or pool[0], say)  # type: ignore[index]
+                better = setup.refit_sizes(plan, failed, runner or pool[0])  # type: ignore[index]
                 if better is None:
                     raise
                 plan = better
@@ -178,6 +177,25 @@ class _Setup:
             return {k: r.value for k, r in result.outputs.items()}
 
         return inline_by_running(proto, conditions_of)
+
+    def refit_sizes(self, plan: InputPlan, failed: RunFailed, runner: Runner) -> InputPlan | None:
+        """A side failed at the plan's sizes: other sizes for its guessed dims that A runs
+        at (:func:`editor.runtime.input_plan.refit`, each try a run of A's outputs), or None
+        (a failure sizes do not explain: the model could not even be loaded, nothing was
+        guessed, or no size tried runs)."""
+        from editor.runtime.input_plan import refit
+        from editor.runtime.inputs import cast_to_declared
+
+        if "cannot create a session" in failed.message or not plan.dims.guessed():
+            return None
+        self.say("the run failed at the guessed sizes: trying others")
+
+        def error_of(feeds: Mapping[str, Any]) -> str | None:
+            result = runner.run(self.a.source(), cast_to_declared(self.proto_a, feeds)[0], backend=self._backend(self.a),
+                                options=self.a.options, timeout=self.timeout)
+            return None if result.ok else (result.error or result.status)
+
+        return refit(self.proto_a, plan, failed.message, error_of)
 
     def prepare(self, plan: InputPlan, runner: Runner) -> _Prepared:
         """Feeds per side, the Ifs inlined, the map, and the runs to make."""
@@ -320,26 +338,6 @@ class Runs:
         ra = run_a(runner)
         say(f"running B: {self.b.label()}")
         return ra, run_b(runner)
-
-    def probe_a(self, runner: Runner, feeds: Mapping[str, Any]) -> str | None:
-        """Run A's graph outputs only on ``feeds``: its error, or None when it runs."""
-        backend = self.a.backend or (None if self.allow_fallback else "ort")
-        result = runner.run(self.a.source(), feeds, backend=backend, options=self.a.options, timeout=self.timeout)
-        return None if result.ok else (result.error or result.status)
-
-
-def _refit_sizes(proto_a: onnx.ModelProto, plan: InputPlan, failed: RunFailed, run: Runs, runner: Runner,
-                 say: Callable[[str], None]) -> InputPlan | None:
-    """A side failed at the plan's sizes: other sizes for its guessed dims that A runs at
-    (:func:`editor.runtime.input_plan.refit`), or None (a failure sizes do not explain:
-    the model could not even be loaded, nothing was guessed, or no size tried runs)."""
-    from editor.runtime.input_plan import refit
-    from editor.runtime.inputs import cast_to_declared
-
-    if "cannot create a session" in failed.message or not plan.dims.guessed():
-        return None
-    say("the run failed at the guessed sizes: trying others")
-    return refit(proto_a, plan, failed.message, lambda feeds: run.probe_a(runner, cast_to_declared(proto_a, feeds)[0]))
 
 
 def _rows(proto_a: onnx.ModelProto, tmap: TensorMap, va: Mapping[str, Any], vb: Mapping[str, Any],

@@ -17,7 +17,10 @@ BatchNormalization / bias / Relu), :mod:`~editor.diff.rewrites` (regions of unma
 nodes read as one quantization or fusion), :mod:`~editor.diff.values` (attributes and
 tensor values compared chunk by chunk). For pictures: :mod:`~editor.diff.display`
 (:func:`display_of`: a status per node and side, counterparts, the changes as stops in
-A's topological order; the view, ``diff --render`` and HTML export share it) and
+A's topological order; the view, ``diff --render`` and HTML export share it), made by
+:mod:`~editor.diff.stops` in the order of :mod:`~editor.diff.walk`; :mod:`~editor.diff.picture`
+(one side laid out for a picture, a status per drawn box);
+:mod:`~editor.diff.side_by_side` (both models opened, diffed and displayed in phases) and
 :mod:`~editor.diff.weight_stats` (a change's weights before / after, quantized ones read
 back to float).
 """

@@ -195,6 +195,16 @@ def _constant_values(side: _Side) -> set[str]:
     return constant
 
 
+def worth_a_canonical_round(A: _Side, B: _Side) -> bool:
+    """Whether the round can pair anything: nodes left on both sides, or a node left on
+    one side that the other may have folded into its op (a deleted Neg, alone, is not)."""
+    left_a = [i for i, m in enumerate(A.matched) if m < 0]
+    left_b = [j for j, m in enumerate(B.matched) if m < 0]
+    if left_a and left_b:
+        return True
+    return any(side.nodes[i].op_type in _FOLDABLE for side, left in ((A, left_a), (B, left_b)) for i in left)
+
+
 def pair_canonical(A: _Side, B: _Side, vkey_a: Callable[[str], Any], vkey_b: Callable[[str], Any],
                    out_anchor_a: dict[str, Any], out_anchor_b: dict[str, Any]) -> set[int]:
     """Pair the nodes left unmatched through the canonical view (module NOTE); sets
@@ -263,6 +273,7 @@ def canonical_regions(A: _Side, B: _Side, made: set[int],
     its weights changed too (a fold rewrites them): a Relu deleted after a Conv is a
     removed node, not a fusion."""
     regions = []
+    any_folded = bool(A.folded or B.folded)
     for i in A.order:
         j = A.matched[i]
         if j < 0:
@@ -270,6 +281,8 @@ def canonical_regions(A: _Side, B: _Side, made: set[int],
         op_a, op_b = A.nodes[i].op_type, B.nodes[j].op_type
         quantized = op_a != op_b and (op_a in QUANTIZED_AS or op_b in QUANTIZED_AS) \
             and QUANTIZED_AS.get(op_a, op_a) == QUANTIZED_AS.get(op_b, op_b)
+        if not quantized and not any_folded:
+            continue
         ra, out_a = _with_folded(A, i)
         rb, out_b = _with_folded(B, j)
         folded = (len(ra) > 1 or len(rb) > 1) and (i in made or _weights_differ(A, B, i, j, anchor))

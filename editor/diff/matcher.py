@@ -56,7 +56,13 @@ from editor.diff.records import (
     PortChange,
     ValueRename,
 )
-from editor.diff.canonical import canonical_regions, constant_values, pair_canonical, through_qdq
+from editor.diff.canonical import (
+    canonical_regions,
+    constant_values,
+    pair_canonical,
+    through_qdq,
+    worth_a_canonical_round,
+)
 from editor.diff.rewrites import _classify, _rewrite_regions, _unground
 from editor.diff.values import (
     _attribute_changes,
@@ -227,7 +233,7 @@ class _ScopeMatch:
         self.loose_rounds()
         #: A indices of the pairs the canonical round made (grounded by construction)
         self.canonical: set[int] = set()
-        if any(m < 0 for m in self.A.matched) or any(m < 0 for m in self.B.matched):
+        if worth_a_canonical_round(self.A, self.B):
             self.canonical = pair_canonical(self.A, self.B, lambda n: self.vkey_a(n, []),
                                             lambda n: self.vkey_b(n, []), self.out_anchor_a, self.out_anchor_b)
             if self.canonical:

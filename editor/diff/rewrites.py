@@ -188,6 +188,11 @@ def _rewrite_regions(A: _Side, B: _Side, anchor: dict[str, str], out_map: dict[s
             # the same the other way round (a quantized A against its float model)
             out.append((sorted(ra, key=A.order.index), [], []))
             continue
+        if ra and not rb and len(ra) <= _MAX_REWRITE_A and _folded_to_constant(A, B, ra):
+            # an optimizer computed it once: B's readers read a constant where A computes
+            # one (a Reshape's target shape from Shape -> Gather -> Concat)
+            out.append((sorted(ra, key=A.order.index), [], []))
+            continue
         if not ra or not rb or len(ra) > _MAX_REWRITE_A or len(rb) > _MAX_REWRITE_B:
             continue
         if sorted(A.nodes[i].op_type for i in ra) == sorted(B.nodes[j].op_type for j in rb):
@@ -203,6 +208,21 @@ def _rewrite_regions(A: _Side, B: _Side, anchor: dict[str, str], out_map: dict[s
     return out
 
 
+def _folded_to_constant(A: _Side, B: _Side, ra: list[int]) -> bool:
+    """Whether region ``ra`` (A only) computes something from the graph's data, and every
+    reader of it is paired and its partner reads a constant (a weight, an initializer) at
+    the same input."""
+    from editor.diff.canonical import constant_values
+
+    inside = set(ra)
+    ca, cb = constant_values(A), constant_values(B)
+    if all(o in ca for i in ra for o in A.nodes[i].output if o):
+        return False  # weights held another way (ModelDiff.weight_nodes), nothing computed
+    uses = [(c, k) for i in ra for o in A.nodes[i].output if o for c, k in A.consumers.get(o, ()) if c not in inside]
+    return bool(uses) and all(A.matched[c] >= 0 and k < len(B.inputs[A.matched[c]]) and B.inputs[A.matched[c]][k] in cb
+                              for c, k in uses)
+
+
 def _is_quant_or_fused(ops: list[str]) -> bool:
     return any(op in _QUANT_OPS or op.startswith("QLinear") or op in _FUSED_OPS for op in ops)
 
@@ -213,9 +233,12 @@ def _classify(A: _Side, B: _Side, ra: list[int], rb: list[int], values: list[tup
     if not ra:
         return Rewrite("quantized", "value quantized to int8 (QuantizeLinear + DequantizeLinear inserted)", [],
                        [B.ref(j) for j in rb], values)
-    if not rb:
+    if not rb and all(op in ("QuantizeLinear", "DequantizeLinear") for op in ops_a):
         return Rewrite("dequantized", "value back to float (QuantizeLinear + DequantizeLinear removed)",
                        [A.ref(i) for i in ra], [], values)
+    if not rb:
+        return Rewrite("fused", f"{'+'.join(dict.fromkeys(ops_a))} folded into a constant", [A.ref(i) for i in ra], [],
+                       values)
     if not any(op in _QUANT_OPS or op.startswith("QLinear") for op in ops_b) and \
             any(op in _QUANT_OPS or op.startswith("QLinear") for op in ops_a):
         main_b = "+".join(dict.fromkeys(op for op in ops_b if op not in ("Constant", "Identity", "Reshape", "Cast")))

@@ -111,11 +111,15 @@ def _wrap_into(graph: DisplayGraph, res, k: int):
         # point of an 11.8k-node graph asks (116k calls)
         return bisect_left(cut_y, y)
 
+    # a route's run counts in every band it passes, not only where it has points: a long
+    # edge is one vertical segment through several bands, and the next column must not be
+    # set over it (it ran behind 22 boxes of a Paddle detector's third column)
     for r in res.routes.values():
-        for x, y in r:
-            bi = band_at(y)
-            x0[bi] = min(x0[bi], x)
-            x1[bi] = max(x1[bi], x)
+        for (xa, ya), (xb, yb) in zip(r, r[1:]):
+            lo, hi = (xa, xb) if xa <= xb else (xb, xa)
+            for bi in range(band_at(min(ya, yb)), band_at(max(ya, yb)) + 1):
+                x0[bi] = min(x0[bi], lo)
+                x1[bi] = max(x1[bi], hi)
     # edges crossing each cut, to give each its own lane
     crossing: list[dict[str, int]] = [{} for _ in cuts]   # cut -> edge key -> its lane
     for key, r in res.routes.items():

@@ -187,15 +187,18 @@ def _role(key: str, uses: list[_Use]) -> tuple[str, str]:
             return "height", f"named {named!r}"
         if _WIDTH.search(named):
             return "width", f"named {named!r}"
-        if _SAMPLES.search(named) or _SAMPLES.search(first.name):
-            return "samples", f"named {named!r}" if _SAMPLES.search(named) else f"samples of {first.name!r}"
+        signal = first.is_float and first.rank <= 2 and first.axis == first.rank - 1
+        if _SAMPLES.search(named):
+            return "samples", f"named {named!r}"
         if _SEQ.search(named):
-            if first.is_float and first.rank <= 2 and first.axis == first.rank - 1:
+            if signal:
                 return "samples", f"named {named!r}, the last axis of a {first.rank}-D float input (a signal)"
             return "sequence", f"named {named!r}"
+        if signal and _SAMPLES.search(first.name):
+            return "samples", f"the samples of {first.name!r}"
     for u in uses:  # where it sits, the most telling use first
         if u.is_float and u.rank in (4, 5) and u.axis >= 2:
-            role = ("height", "width") [u.axis - 2] if u.rank == 4 else ("depth", "height", "width")[u.axis - 2]
+            role = ("height", "width")[u.axis - 2] if u.rank == 4 else ("depth", "height", "width")[u.axis - 2]
             return role, f"image {role}: axis {u.axis} of 4-D float input {u.name!r}" if u.rank == 4 else \
                 f"volume {role}: axis {u.axis} of 5-D float input {u.name!r}"
     if first.axis == 0 and first.rank >= 2:

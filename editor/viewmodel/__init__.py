@@ -34,6 +34,7 @@ from editor.viewmodel.categories import CATEGORIES, category_of
 from editor.viewmodel.folding import DEAD, body_reads, chain_texts, fold_weight_chains
 from editor.viewmodel.plumbing import fold_plumbing
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
+from editor.viewmodel.nodetable import node_table
 from editor.attr_names import enum_name
 from editor.schema import get_schema
 from editor.types import dims_text, dtype_name, shape_dims
@@ -121,6 +122,26 @@ class DisplayGraph:
     #: (drawn as weight rows of that box; see ``build_display_graph``'s ``unfold``); key
     #: ``""`` holds constant-only nodes whose results nobody reads (not drawn at all).
     folded: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def boxes_in(self, path: str) -> list[str]:
+        """Keys of the boxes inside open group ``path``, at any depth.
+
+        Membership is the display model's own (``box_groups``): a call of a reused scope
+        (``/mol_layer#2``), a scope-less node adopted by the scope around it and a structural
+        block hold what this model drew in them, which a node's raw name does not say."""
+        parents = self.group_parents
+        inside: dict[str, bool] = {path: True, "": False}
+
+        def lies_in(g: str) -> bool:
+            seen = []
+            while g not in inside:
+                seen.append(g)
+                g = parents.get(g, "")
+            for s in seen:
+                inside[s] = inside[g]
+            return inside[g]
+
+        return [b.key for b in self.boxes if lies_in(self.box_groups.get(b.key, ""))]
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -353,8 +374,8 @@ class _DisplayBuild:
         self.values: dict[str, str] = dict(outer_values or {})   # small weight -> its value text
         self.chain_results: set[str] = set()   # results of folded weight-preparation chains
         self.open_set: set[str] = set()         # open groups and bodies
-        self.has_body = bytearray(1 if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                                           for a in n.attribute) else 0 for n in graph.node)
+        self.table = node_table(graph.node)
+        self.has_body = self.table.body
         self.boxes: list[Box] = []
         self.edges: dict[str, Edge] = {}
         self.labels: dict[str, str] = {}     # value -> edge label (its shape text), computed once
@@ -399,11 +420,11 @@ class _DisplayBuild:
         producer: dict[str, tuple[int, int]] = {}
         weight_const: dict[str, str] = {}
         hidden = bytearray(len(nodes))  # 1 = node not drawn (a Constant used only as a weight)
-        for i, node in enumerate(nodes):
-            outs = node.output
-            if _weight_constant(node, output_set):
-                weight_const[outs[0]] = _constant_text(node)
-                v = _constant_value_text(node)
+        t = self.table
+        for i, outs in enumerate(t.outputs):
+            if t.op[i] == "Constant" and _weight_constant(nodes[i], output_set):
+                weight_const[outs[0]] = _constant_text(nodes[i])
+                v = _constant_value_text(nodes[i])
                 if v is not None:
                     values[outs[0]] = v
                 hidden[i] = 1
@@ -424,7 +445,7 @@ class _DisplayBuild:
         elif groups is not None:
             self.tree = groups
         else:
-            self.tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn, nodes)
+            self.tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn, self.table)
         # Weight-preparation chains fold into their consumer (after the tree: a folded node still
         # belongs to its name scope, it is only not drawn as a box of its own).
         known = set(self.initializers)
@@ -432,7 +453,7 @@ class _DisplayBuild:
         if self.outer_weights:
             known.update(self.outer_weights)
         unfold_ids = set(unfold) if unfold else set()
-        fold_to = fold_weight_chains(nodes, hidden, known, self.output_set,
+        fold_to = fold_weight_chains(self.table, hidden, known, self.output_set,
                                      {i for i in range(n) if node_ids[i] in unfold_ids})
         if fold_to:
             outer = {**self.initializers, **self.weight_const, **(self.outer_weights or {})}
@@ -443,7 +464,7 @@ class _DisplayBuild:
             fold_members: dict[int, list[int]] = {}
             for i, t in fold_to.items():
                 hidden[i] = 1
-                for o in nodes[i].output:
+                for o in self.table.outputs[i]:
                     self.producer.pop(o, None)
                 fold_members.setdefault(t, []).append(node_ids[i])
             drawn = [i for i in drawn if not hidden[i]]
@@ -460,13 +481,14 @@ class _DisplayBuild:
         known.update(self.weight_const)
         if self.outer_weights:
             known.update(self.outer_weights)
-        pl = fold_plumbing(nodes, hidden, known, self.output_set,
+        pl = fold_plumbing(self.table, hidden, known, self.output_set,
                            {i for i in drawn if node_ids[i] in unfold_ids}, _Numel(self.vis))
         if not pl.hidden:
             return drawn
+        outputs = self.table.outputs
         for i in pl.hidden:
             hidden[i] = 1
-            for o in nodes[i].output:
+            for o in outputs[i]:
                 self.producer.pop(o, None)
         self.weight_const.update(pl.texts)
         self.chain_results.update(pl.texts)
@@ -560,14 +582,14 @@ class _DisplayBuild:
         producer_get = self.producer.get
         opsets = self.opsets
         default_domain_opset = opsets.get("", opsets.get("ai.onnx"))
+        inputs = self.table.inputs
         for i in self.drawn:
-            node = nodes[i]
             r = rep[i]
             body_in = self._body_inputs(i) if self.has_body[i] else ()
             if r[0] == "g":
                 # Fast path for nodes inside a closed group: most inputs come from the same
                 # group and produce nothing; only boundary crossings become (merged) edges.
-                for value in (*node.input, *body_in):
+                for value in (*inputs[i], *body_in):
                     p = producer_get(value)
                     if p is not None and rep[p[0]] is r:
                         continue
@@ -585,8 +607,9 @@ class _DisplayBuild:
                     ports = group_in_ports[r[2:]]
                     add_edge(s[0], s[1], r, ports.setdefault(value, len(ports)), value)
                 continue
+            node = nodes[i]
             weights: list[tuple[str, str]] = []
-            for j, value in enumerate(node.input):
+            for j, value in enumerate(inputs[i]):
                 if not value:
                     continue
                 s = src_of(value, r)
@@ -712,7 +735,7 @@ class _DisplayBuild:
         """Repeat signatures of the closed groups (equal structure, equal signature)."""
         if not self.closed_groups:
             return {}
-        return repeat_signature(self.graph, self.tree, [g for g in self.closed_groups], self.producer)
+        return repeat_signature(self.table, self.tree, [g for g in self.closed_groups], self.producer)
 
     def widen_for_badges(self, repeats: Mapping[str, int]) -> None:
         """Room on a repeated group box for its badge (``"24 identical blocks · 129 nodes"``)."""
@@ -941,7 +964,7 @@ def group_tree(graph: onnx.GraphProto) -> GroupTree:
     outs = {vi.name for vi in graph.output}
     nodes = graph.node
     drawn = [i for i, nd in enumerate(nodes) if not _weight_constant(nd, outs)]
-    return build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn, nodes)
+    return build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn, node_table(nodes))
 
 
 def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = MAX_FIRST_VIEW,

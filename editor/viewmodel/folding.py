@@ -13,6 +13,8 @@ from collections.abc import Collection, Mapping, Sequence
 
 import onnx
 
+from editor.viewmodel.nodetable import NodeTable
+
 __all__ = ["DEAD", "NEVER_FOLD", "body_reads", "chain_texts", "fold_weight_chains"]
 
 # NOTE: ops never folded although their inputs may all be constant: random generators
@@ -23,8 +25,8 @@ _MAX_CHAIN_OPS = 3   # ops named in a folded weight row; longer chains elide the
 DEAD = -1            # fold target of constant nodes whose results nobody reads
 
 
-def fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known: set[str],
-                        output_set: Collection[str], keep: Collection[int]) -> dict[int, int]:
+def fold_weight_chains(table: NodeTable, hidden: bytearray, known: set[str],
+                       output_set: Collection[str], keep: Collection[int]) -> dict[int, int]:
     """Node index -> index of the node it folds into, for every weight-preparation node.
 
     A node is *constant* when it has inputs and every one of them is a weight (initializer,
@@ -36,38 +38,31 @@ def fold_weight_chains(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known
     """
     const_vals = set(known)
     const: list[int] = []
-    is_const = bytearray(len(nodes))
-    for i, node in enumerate(nodes):
-        if hidden[i] or node.op_type in NEVER_FOLD:
+    ops, inputs, outputs, body = table.op, table.inputs, table.outputs, table.body
+    for i in range(len(table)):
+        if hidden[i] or body[i] or ops[i] in NEVER_FOLD:
             continue
-        ins = [v for v in node.input if v]
+        ins = [v for v in inputs[i] if v]
         if not ins or not all(v in const_vals for v in ins):
             continue
-        if any(o in output_set for o in node.output) or any(
-                a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+        outs = outputs[i]
+        if any(o in output_set for o in outs):
             continue
-        is_const[i] = 1
         const.append(i)
-        const_vals.update(o for o in node.output if o)
+        const_vals.update(o for o in outs if o)
     if not const:
         return {}
     made_by: dict[str, int] = {}
     for i in const:
-        for o in nodes[i].output:
+        for o in outputs[i]:
             if o:
                 made_by[o] = i
     consumers: dict[int, set[int]] = {}
-    for j, node in enumerate(nodes):
+    for j in range(len(table)):
         if hidden[j]:
             continue
-        reads = list(node.input)
-        for a in node.attribute:  # a body reading an outer value consumes it too
-            if a.type == onnx.AttributeProto.GRAPH:
-                reads += body_reads(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    reads += body_reads(g)
-        for v in reads:
+        # a body reading an outer value consumes it too
+        for v in (*inputs[j], *table.body_reads(j)) if body[j] else inputs[j]:
             i = made_by.get(v)
             if i is not None:
                 consumers.setdefault(i, set()).add(j)

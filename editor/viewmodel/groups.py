@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from editor.viewmodel.nodetable import NodeTable
+
 MAX_CHILDREN = 500
 PART_SIZE = 250
 
@@ -144,10 +146,10 @@ class GroupTree:
 
 
 def build_group_tree(names: Sequence[str], indices: Sequence[int],
-                     nodes: Sequence[onnx.NodeProto] | None = None) -> GroupTree:
+                     nodes: NodeTable | None = None) -> GroupTree:
     """Group tree for nodes ``indices`` (graph order) with the given ``names``.
 
-    ``nodes`` (the graph's nodes, indexed like ``indices``) gives the wiring: with it, a
+    ``nodes`` (the graph's :class:`NodeTable`, indexed like ``indices``) gives the wiring: with it, a
     scope whose nodes interleave with others' (a module called several times) is split into
     one group per call (:func:`_instance_dirs`), and an over-full group is split where the
     graph is narrow (:func:`_split`)."""
@@ -224,7 +226,7 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int],
         for g, par in list(kept_parent.items()):
             if par in direct:
                 direct[par].append((first[g], "g", g))
-        wiring = _Wiring(nodes, names, indices, preds) if nodes is not None and preds is not None else None
+        wiring = _Wiring(nodes, indices, preds) if nodes is not None and preds is not None else None
         for g, items in direct.items():
             items.sort(key=lambda t: t[0])
             _split(tree, g, items, wiring)
@@ -258,15 +260,16 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int],
     return tree
 
 
-def _predecessors(nodes: Sequence[onnx.NodeProto], indices: Sequence[int]) -> list[tuple[int, ...]]:
+def _predecessors(nodes: NodeTable, indices: Sequence[int]) -> list[tuple[int, ...]]:
     """For every position k of ``indices``: the positions of the nodes whose results it reads."""
     producer: dict[str, int] = {}
+    get = producer.get
     out: list[tuple[int, ...]] = []
+    inputs, outputs = nodes.inputs, nodes.outputs
     for k, i in enumerate(indices):
-        node = nodes[i]
-        ps = {producer[v] for v in node.input if v in producer}
+        ps = {p for p in map(get, inputs[i]) if p is not None}
         out.append(tuple(ps))
-        for o in node.output:
+        for o in outputs[i]:
             if o:
                 producer[o] = k
     return out
@@ -529,21 +532,19 @@ def _make_blocks(tree: GroupTree, parent: str, groups: list[list[tuple[int, str,
 class _Wiring:
     """What :func:`_split` reads of the graph: op types and who reads whom (node indices)."""
 
-    def __init__(self, nodes: Sequence[onnx.NodeProto], names: Sequence[str], indices: Sequence[int],
+    def __init__(self, nodes: NodeTable, indices: Sequence[int],
                  preds: Sequence[tuple[int, ...]]) -> None:
         self.nodes = nodes
-        self.names = dict(zip(indices, names))
         self.preds = {indices[k]: tuple(indices[p] for p in ps) for k, ps in enumerate(preds)}
 
     def signature(self, it: tuple[int, str, object]) -> object:
         if it[1] == "n":
-            node = self.nodes[it[2]]  # type: ignore[index]
-            return (node.domain, node.op_type)
+            return (self.nodes.domain[it[2]], self.nodes.op[it[2]])  # type: ignore[index]
         return ("g", it[2].rsplit("/", 1)[-1].split("#")[0].rstrip("0123456789._"))  # type: ignore[union-attr]
 
     def name(self, it: tuple[int, str, object]) -> str:
         if it[1] == "n":
-            return self.nodes[it[2]].op_type  # type: ignore[index]
+            return self.nodes.op[it[2]]  # type: ignore[index]
         return str(it[2]).rsplit("/", 1)[-1].split("#")[0]
 
     def cut_widths(self, tree: GroupTree, parent: str, items: list[tuple[int, str, object]]) -> list[int]:
@@ -580,7 +581,7 @@ class _Wiring:
         return w
 
 
-def group_signature(graph: onnx.GraphProto, members: Sequence[int],
+def group_signature(nodes: NodeTable, members: Sequence[int],
                     producer: Mapping[str, tuple[int, int]]) -> str:
     """A digest of a group's structure: op types in order and its internal wiring.
 
@@ -591,9 +592,8 @@ def group_signature(graph: onnx.GraphProto, members: Sequence[int],
     local = {idx: k for k, idx in enumerate(members)}
     h = hashlib.blake2b(digest_size=16)
     for k, idx in enumerate(members):
-        node = graph.node[idx]
-        parts = [node.domain, node.op_type]
-        for v in node.input:
+        parts = [nodes.domain[idx], nodes.op[idx]]
+        for v in nodes.inputs[idx]:
             p = producer.get(v)
             if p is not None and p[0] in local:
                 parts.append(f"{local[p[0]] - k}:{p[1]}")
@@ -603,7 +603,7 @@ def group_signature(graph: onnx.GraphProto, members: Sequence[int],
     return h.hexdigest()
 
 
-def repeat_signature(graph: onnx.GraphProto, tree: GroupTree, paths: Sequence[str],
+def repeat_signature(nodes: NodeTable, tree: GroupTree, paths: Sequence[str],
                      producer: Mapping[str, tuple[int, int]]) -> dict[str, int]:
     """Class ids of the ``paths`` that are structurally identical to another of ``paths``.
 
@@ -620,7 +620,7 @@ def repeat_signature(graph: onnx.GraphProto, tree: GroupTree, paths: Sequence[st
     for p in paths:
         if len(by_size.get(tree.size.get(p, 0), ())) < 2:
             continue
-        classes.setdefault(group_signature(graph, tree.members(p), producer), []).append(p)
+        classes.setdefault(group_signature(nodes, tree.members(p), producer), []).append(p)
     out: dict[str, int] = {}
     cid = 0
     for sig, ps in classes.items():

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-import onnx
-
-from editor.viewmodel.folding import NEVER_FOLD, body_reads
+from editor.viewmodel.folding import NEVER_FOLD
+from editor.viewmodel.nodetable import NodeTable
 
 __all__ = ["Plumbing", "fold_plumbing"]
 
@@ -42,7 +41,7 @@ class Plumbing:
         self.feeds: dict[int, set[int]] = {}
 
 
-def fold_plumbing(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known: Collection[str],
+def fold_plumbing(table: NodeTable, hidden: bytearray, known: Collection[str],
                   output_set: Collection[str], keep: Collection[int],
                   numel: Mapping[str, int]) -> Plumbing:
     """The shape plumbing of a graph (``hidden[i]``: node ``i`` already not drawn).
@@ -56,47 +55,47 @@ def fold_plumbing(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known: Col
     chain: dict[str, tuple[str, ...]] = {}   # plumbing value -> ops from its source
     made_by: dict[str, int] = {}
     plumb: list[int] = []
-    for i, node in enumerate(nodes):
-        if hidden[i] or node.op_type in NEVER_FOLD:
+    ops_of, domains, inputs, outputs, body = table.op, table.domain, table.inputs, table.outputs, table.body
+    for i in range(len(table)):
+        op = ops_of[i]
+        if hidden[i] or body[i] or op in NEVER_FOLD:
             continue
-        if any(o in output_set for o in node.output) or any(
-                a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+        outs = outputs[i]
+        if any(o in output_set for o in outs):
             continue
-        default = node.domain in ("", "ai.onnx")
-        ins = [v for v in node.input if v]
-        if default and node.op_type in _SHAPE_SOURCES:
-            ops: tuple[str, ...] = (node.op_type,)
-        elif ins and all(v in known or v in chain for v in ins):
-            srcs = [chain[v] for v in ins if v in chain]
-            outs = [o for o in node.output if o]
-            if not srcs and not (outs and all(0 <= numel.get(o, SMALL_ELEMS + 1) <= SMALL_ELEMS for o in outs)):
-                continue   # a constant-only node with a big result stays a box (a shared weight)
-            ops = max(srcs, key=len, default=()) + (node.op_type,)
+        if op in _SHAPE_SOURCES and domains[i] in ("", "ai.onnx"):
+            ops: tuple[str, ...] = (op,)
         else:
-            continue
+            ins = [v for v in inputs[i] if v]
+            if not ins or not all(v in known or v in chain for v in ins):
+                continue
+            srcs = [chain[v] for v in ins if v in chain]
+            made = [o for o in outs if o]
+            if not srcs and not (made and all(0 <= numel.get(o, SMALL_ELEMS + 1) <= SMALL_ELEMS for o in made)):
+                continue   # a constant-only node with a big result stays a box (a shared weight)
+            ops = max(srcs, key=len, default=()) + (op,)
         plumb.append(i)
-        for o in node.output:
+        for o in outs:
             if o:
                 chain[o] = ops
                 made_by[o] = i
     if not plumb:
         return out
-    # who reads each plumbing node: plumbing nodes and drawn readers
+    # who reads each plumbing node: plumbing nodes and drawn readers (-1: a body, which
+    # keeps it drawn)
     readers: dict[int, set[int]] = {}
-    for j, node in enumerate(nodes):
+    for j in range(len(table)):
         if hidden[j]:
             continue
-        for v in node.input:
+        for v in inputs[j]:
             i = made_by.get(v)
             if i is not None:
                 readers.setdefault(i, set()).add(j)
-        for a in node.attribute:   # a body reading a plumbing value keeps it drawn
-            if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
-                for v in _body_reads(node):
-                    i = made_by.get(v)
-                    if i is not None:
-                        readers.setdefault(i, set()).add(-1)
-                break
+        if body[j]:
+            for v in table.body_reads(j):
+                i = made_by.get(v)
+                if i is not None:
+                    readers.setdefault(i, set()).add(-1)
     # drawn: plumbing that feeds a kept reader or a body, with everything above it
     drawn: set[int] = set()
     keep = set(keep)
@@ -108,7 +107,7 @@ def fold_plumbing(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known: Col
         if i in drawn:
             continue
         out.hidden.add(i)
-        for o in nodes[i].output:
+        for o in outputs[i]:
             if o:
                 out.texts[o] = _text(chain[o])
     # the hidden nodes each drawn reader stands for (through hidden plumbing above it)
@@ -116,7 +115,7 @@ def fold_plumbing(nodes: Sequence[onnx.NodeProto], hidden: bytearray, known: Col
     for i in plumb:
         if i in out.hidden:
             s = {i}
-            for v in nodes[i].input:
+            for v in inputs[i]:
                 p = made_by.get(v)
                 if p is not None and p in out.hidden:
                     s |= above[p]
@@ -132,14 +131,3 @@ def _text(ops: tuple[str, ...]) -> str:
     if len(ops) > _MAX_OPS:
         ops = ops[:1] + ("…",) + ops[-(_MAX_OPS - 2):]
     return " → ".join(ops)
-
-
-def _body_reads(node: onnx.NodeProto) -> list[str]:
-    out: list[str] = []
-    for a in node.attribute:
-        if a.type == onnx.AttributeProto.GRAPH:
-            out += body_reads(a.g)
-        elif a.type == onnx.AttributeProto.GRAPHS:
-            for g in a.graphs:
-                out += body_reads(g)
-    return out

@@ -63,3 +63,46 @@ def assert_layout_invariants(dg: DisplayGraph, res: LayoutResult, *, where: str 
         assert abs(pts[-1][0] - q[0]) < 1e-3 and abs(pts[-1][1] - q[1]) < 1e-3, f"{where}: {e.key} does not end at its port"
         assert pts[1][1] >= pts[0][1] - TOL, f"{where}: {e.key} leaves its box upward"
         assert pts[-2][1] <= pts[-1][1] + TOL, f"{where}: {e.key} enters its box from below"
+    hits = edges_behind_boxes(dg, res)
+    assert not hits, f"{where}: {len(hits)} (edge, box) pairs with the edge behind the box, e.g. {hits[:3]}"
+
+
+def edges_behind_boxes(dg: DisplayGraph, res: LayoutResult, tol: float = 0.5) -> list[tuple[str, str]]:
+    """(edge key, box key) of every routed edge with a segment through a box it neither
+    starts nor ends at (touching a box's border, within ``tol``, does not count)."""
+    keys = [b.key for b in dg.boxes]
+    index = {k: i for i, k in enumerate(keys)}
+    seg, own = [], []
+    for e in dg.edges:
+        pts = res.routes.get(e.key)
+        if pts and e.src in index and e.dst in index:
+            for (ax, ay), (bx, by) in zip(pts, pts[1:]):
+                seg.append((ax, ay, bx, by))
+                own.append((index[e.src], index[e.dst], len(own)))
+    if not keys or not seg:
+        return []
+    names = [e.key for e in dg.edges if res.routes.get(e.key) and e.src in index and e.dst in index
+             for _ in range(len(res.routes[e.key]) - 1)]
+    s = np.asarray(seg, dtype=float)
+    ends = np.asarray(own, dtype=np.int64)
+    xy = np.array([res.positions[k] for k in keys], dtype=float)
+    wh = np.array([(b.width, b.height) for b in dg.boxes], dtype=float)
+    r0, r1 = xy + tol, xy + wh - tol   # boxes shrunk by the tolerance
+    out = []
+    step = max(1, 2_000_000 // len(keys))
+    for c in range(0, len(s), step):
+        # Liang-Barsky clipping of every segment of the chunk against every box at once
+        a, d = s[c:c + step, None, :2], s[c:c + step, None, 2:] - s[c:c + step, None, :2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ta, tb = (r0[None] - a) / d, (r1[None] - a) / d
+        flat = d == 0
+        inside = (r0[None] < a) & (a < r1[None])
+        lo = np.where(flat, np.where(inside, 0.0, np.inf), np.minimum(ta, tb))
+        hi = np.where(flat, np.where(inside, 1.0, -np.inf), np.maximum(ta, tb))
+        t0 = np.maximum(np.maximum(lo[..., 0], lo[..., 1]), 0.0)
+        t1 = np.minimum(np.minimum(hi[..., 0], hi[..., 1]), 1.0)
+        for i, j in zip(*np.nonzero(t0 < t1)):
+            src, dst, k = ends[c + i]
+            if j != src and j != dst:
+                out.append((names[k], keys[j]))
+    return out

@@ -10,35 +10,18 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from editor.commands import DeleteNodes, RenameValue, SetAttribute, SetNodeField
+from editor.commands import DeleteNodes, SetNodeField
 from editor.diff import diff_models
 from editor.diff.display import ADDED, CHANGED, REMOVED, REWRITTEN, SAME, display_of
 from editor.diff.weight_stats import weight_details
 from editor.document import Document
 from tests.conftest import CORPUS
+from tests.diff_support import CLS, planted
 from tests.quantize_support import FORMATS, MAGIKA, quantize
-
-CLS = CORPUS / "real" / "ppocr_mobile_v2_cls.onnx"
 
 
 def marked(status: dict[int, str]) -> dict[int, str]:
     return {nid: st for nid, st in status.items() if st != SAME}
-
-
-def planted(path) -> tuple[Document, Document, dict[str, object]]:  # noqa: ANN001
-    """A real model and a copy with three edits: an attribute, a deleted node (its
-    consumer reconnected), a renamed value."""
-    a, b = Document.open(path), Document.open(path)
-    ids = list(b.main.node_ids)
-    conv = next(n for n in ids if b.node(n).op_type == "Conv"
-                and [list(x.ints) for x in b.node(n).attribute if x.name == "strides"] == [[1, 1]])
-    b.execute(SetAttribute(conv, "strides", [2, 2]))
-    victim = next(n for n in ids[len(ids) // 2:] if b.node(n).op_type in ("Relu", "HardSigmoid", "Clip"))
-    b.execute(DeleteNodes([victim], reconnect=True))
-    renamed = next(n for n in ids[-len(ids) // 3:] if b.has_node(n) and b.node(n).op_type == "Conv")
-    old = b.node(renamed).output[0]
-    b.execute(RenameValue(b.index.main, old, old + "_renamed"))
-    return a, b, {"conv": conv, "victim": victim, "renamed": renamed, "value": old}
 
 
 def test_three_planted_edits_are_three_stops_marked_on_both_sides() -> None:
@@ -204,3 +187,22 @@ def test_body_edits_are_stops_inside_their_owner() -> None:
     assert disp.status_a[owner] == CHANGED, "the owner of a changed body is changed"
     ranks = [s.a[0] for s in disp.stops if s.a]
     assert ranks.index(owner) < ranks.index(inner), "a body's change comes right after its owner"
+
+
+def test_fp16_conversion_reads_as_weights_stored_as_float16() -> None:
+    from editor.surgery.precision import convert_precision
+
+    a = onnx.load(CLS)
+    b = convert_precision(a, keep_io_types=True).model
+    da, db = Document(a), Document(b)
+    disp = display_of(diff_models(da, db), da, db)
+    covered, total = disp.coverage()
+    assert covered == total, (covered, total)
+    changed = [s.title for s in disp.stops if s.kind == CHANGED and not s.title.startswith("model:")]
+    assert not changed, f"a converted weight is rewritten, not changed: {changed[:5]}"
+    converted = [s for s in disp.stops if s.title.startswith("weights stored as float16")]
+    assert converted and all(s.kind == REWRITTEN for s in converted)
+    conv = next(s for s in converted if "(Conv)" in s.title)
+    rows = {d.what: d for d in weight_details(da, db, conv)}
+    diff_row = rows["largest element-wise difference"]
+    assert float(diff_row.after.rsplit("|Δ| ", 1)[1].rstrip(")")) < 1e-2, diff_row

@@ -6,13 +6,15 @@ import itertools
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from editor.layout import layout_graph
 from editor.layout.ordering import layer_crossings
 from editor.layout.quality import count_crossings, drawing_stats
 from editor.viewmodel import build_display_graph
-from tests.editor.layout_checks import assert_layout_invariants
+from tests.conftest import CORPUS
+from tests.editor.layout_checks import assert_layout_invariants, edges_behind_boxes
 
 
 def _resnet(blocks: int) -> onnx.ModelProto:
@@ -108,7 +110,25 @@ def test_tall_drawing_wraps_into_columns_keeping_the_invariants():
         strip = layout_graph(dg)
         res = layout_graph(dg, wrap=True)
         assert_layout_invariants(dg, res, where=f"wrapped {expanded}")
+        assert not edges_behind_boxes(dg, res), f"wrapped {expanded}: edges behind boxes"
         if expanded is None:
             assert strip.height / strip.width > 8 >= res.height / res.width
             assert count_crossings(list(res.routes.values())) == 0
         assert layout_graph(dg, wrap=True) == res
+
+
+@pytest.mark.parametrize("model", ["ppocrv4_det", "asr_prep_kaldi", "silero_vad_16k_op15"])
+def test_columns_never_draw_an_edge_behind_a_box(model):
+    """An edge that crosses between columns runs below its column, up the gutter and over
+    the next one: never across a box, also when it passes a whole column on its way (a
+    Paddle detector's long edge ran behind 22 boxes of the column it passed)."""
+    from editor.layout.wrap import _wrap_into
+
+    m = onnx.load(str(CORPUS / "real" / f"{model}.onnx"), load_external_data=False)
+    dg = build_display_graph(m.graph, list(range(len(m.graph.node))), opsets={o.domain: o.version for o in m.opset_import})
+    res = layout_graph(dg)
+    for k in (2, 3, 5):   # as many columns as wrap_columns may choose
+        out = _wrap_into(dg, res, k)
+        assert out is not None, f"{model}: no cut for {k} columns"
+        hits = edges_behind_boxes(dg, out)
+        assert not hits, f"{model} in {k} columns: {len(hits)} (edge, box) pairs, e.g. {hits[:3]}"

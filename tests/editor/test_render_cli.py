@@ -196,3 +196,20 @@ def test_a_png_too_big_to_draw_quickly_says_so_and_draws_an_overview(tmp_path, c
     big = QImage(str(out))
     assert big.width() * big.height() > 2_000_000 and big.height() > quick.height(), (
         f"--max-size drew {big.width()}x{big.height()}")
+
+
+def test_render_scope_of_one_call_draws_that_call(tmp_path):
+    """``--scope /layer#2`` (one call of a reused scope) draws the boxes the display model
+    put in that call: its nodes' raw names say ``/layer/``, which is every call."""
+    import onnx
+
+    from tests.editor.test_viewmodel_truth import _reused
+
+    path = tmp_path / "reused.onnx"
+    onnx.save(onnx.helper.make_model(_reused(3), opset_imports=[onnx.helper.make_opsetid("", 18)]), str(path))
+    out = tmp_path / "call2.svg"
+    assert _run([str(path), "-o", str(out), "--scope", "/layer#2"]) == 0
+    texts = ["".join(el.itertext()) for el in ET.parse(out).getroot().iter() if el.tag.endswith("text")]
+    ops = sorted(t for t in texts if t in ("Relu", "Sigmoid", "Neg", "Abs", "x", "d2"))
+    assert ops == ["Relu", "Sigmoid"], f"call 2's two boxes only (the whole model: 12 boxes), drew {ops}"
+    assert any("layer #2" in t for t in texts), f"the frame of call 2, not another call's: {texts}"

@@ -177,7 +177,7 @@ def test_other_model_side_by_side(qtbot, window, dock, edited) -> None:
     # closing B's tab drops its overlay, the comparison stays
     window.close_tab(window.tabs.indexOf(tab_b))
     qtbot.waitUntil(lambda: dock.tab_b is None)
-    assert dock.panel.open_button.text() == "Open Other Side by Side"
+    assert dock.panel.open_button.text() == "Open Other in a Tab"
     assert dock.diff is not None and dock.overlay_for(tab) is not None
 
 

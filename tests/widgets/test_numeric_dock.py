@@ -159,4 +159,7 @@ def test_a_divergence_inside_an_if_body_is_revealed_in_the_body(qtbot, window, d
     current = tab.selection.current
     assert current.scope != tab.doc.index.main and tab.doc.node(current.node).name == c.first_divergence.node, \
         f"selected {tab.doc.node(current.node).name!r} in scope {current.scope}, expected {c.first_divergence.node!r} in a body"
-    assert dock.heatmap is not None and dock.heatmap.cells_by_key()[f"n:{current.node}"][2] is True
+    assert dock.heatmap is not None
+    # the body opens on the canvas to show the node; its box then gets the "first" cell
+    qtbot.waitUntil(lambda: f"n:{current.node}" in dock.heatmap.cells_by_key(), timeout=LOAD_TIMEOUT_MS)
+    assert dock.heatmap.cells_by_key()[f"n:{current.node}"][2] is True

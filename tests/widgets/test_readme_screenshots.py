@@ -55,3 +55,32 @@ def test_readme_screenshots_light_and_dark(qtbot, window, tmp_path):
         lightness[theme] = _mean_lightness(image)
     assert lightness["dark"] < lightness["light"] - 60, lightness
     window.set_theme("light")
+
+
+@pytest.mark.timeout(180)
+def test_readme_diff_view_screenshot(qtbot, window, tmp_path, quantized_magika):  # noqa: ANN001
+    """The diff view of the README: Magika against its int8 QOperator quantization, side
+    by side, on the first quantized MatMul (F8 twice), its weights before and after below."""
+    from widgets.diffview import open_diff_view
+    from widgets.diffview.actions import side_of_path
+    from tests.quantize_support import MAGIKA
+
+    folder = ROOT / "resources" / "screenshots" if os.environ.get("ONNX_STUDIO_README_SHOTS") else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    window.resize(*SIZE)
+    from PySide6.QtWidgets import QDockWidget
+
+    for dock in window.findChildren(QDockWidget):
+        dock.hide()  # the view needs the room; the panels have nothing to say about it
+    view = open_diff_view(window, side_of_path(MAGIKA), side_of_path(quantized_magika["qoperator"], "magika_int8_qoperator.onnx"))
+    qtbot.waitUntil(lambda: view.is_ready, timeout=60_000)
+    QTest.keyClick(window, Qt.Key.Key_F8)
+    QTest.keyClick(window, Qt.Key.Key_F8)
+    stop = view.stops[view.current]
+    assert "MatMul quantized" in stop.title, stop.title
+    qtbot.waitUntil(lambda: any(r[0] == "largest element-wise difference" for r in view.details.rows()))
+    qtbot.wait(300)
+    path = Path(folder) / "diff-view.png"
+    assert window.grab().save(str(path))
+    image = QImage(str(path))
+    assert (image.width(), image.height()) == (SIZE[0] * image.devicePixelRatio(), SIZE[1] * image.devicePixelRatio())

@@ -6,7 +6,8 @@ items to paint themselves; each frame only blits that pixmap and draws the recta
 
 It floats over the canvas, so it must not hide what it summarises: it is small, drawn
 semi-transparent (opaque under the mouse), and the canvas (``CanvasWidget``) hides it when
-the whole graph is in view and moves it to a corner free of boxes.
+the whole graph is in view, moves it to a corner free of boxes, and hides it while no
+corner is free: it never covers a box.
 """
 
 from __future__ import annotations

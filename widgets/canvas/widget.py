@@ -161,8 +161,14 @@ class CanvasWidget(QWidget):
         if current not in corners:
             current = corners[0]
         if self._covered(current):
-            # stay put while the corner is free; else the freest corner (first on a tie)
-            current = min(corners, key=self._covered)
+            # stay put while the corner is free; else a free corner
+            current = next((c for c in corners if not self._covered(c)), None)
+            if current is None:
+                # NOTE: no corner is free: the minimap must not cover the graph it
+                # summarises (it hid MiniLM's first boxes); it comes back when a corner is
+                # free again (zoom out, pan)
+                self.minimap.hide()
+                return
         self.minimap.setGeometry(current)
         self.minimap.show()
         self.minimap.raise_()

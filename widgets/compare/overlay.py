@@ -4,10 +4,11 @@ Like the profile heat map (:mod:`widgets.run.heatmap`), this is a box overlay
 (:mod:`widgets.overlays.box_overlay`): an item of our own on the tab's ``GraphScene``, rebuilt when
 the scene lays out again, so no canvas code changes, and taking no mouse buttons.
 
-Colours: added green, removed red, changed amber; boxes that are the same are washed
+Colours (:data:`editor.diff.display.LEGEND`, the one palette of every diff picture): added
+green, removed red, changed amber, rewritten purple; boxes that are the same are washed
 out (a faint veil in the canvas background colour) so the changes stand out. A collapsed
-group box takes the strongest status of the nodes inside it (removed/added/changed over
-same), found by node name prefix as the heat map does.
+group box takes the strongest status of the nodes inside it (removed/added over rewritten
+over changed over same), found by node name prefix as the heat map does.
 """
 
 from __future__ import annotations
@@ -15,19 +16,13 @@ from __future__ import annotations
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
+from editor.diff.display import ADDED, CHANGED, COLOURS, REMOVED, REWRITTEN, SAME, STATUS_RANK, strongest
 from editor.node_data import by_box
 from widgets.overlays.box_overlay import BoxOverlay, BoxOverlayItem, group_index
 
 Z_DIFF = 2.4  # above the box layers (2.0), under the heat map (2.5)
 
-SAME, CHANGED, ADDED, REMOVED = "same", "changed", "added", "removed"
-STATUS_COLOURS = {
-    ADDED: QColor(46, 160, 67),
-    REMOVED: QColor(218, 54, 51),
-    CHANGED: QColor(230, 150, 0),
-}
-#: which status wins on a group box that holds several
-_RANK = {SAME: 0, CHANGED: 1, ADDED: 2, REMOVED: 2}
+STATUS_COLOURS = {status: QColor(COLOURS[status]) for status in (ADDED, REMOVED, CHANGED, REWRITTEN)}
 
 
 def status_colour(status: str) -> QColor:
@@ -42,8 +37,7 @@ def box_statuses(scene, status: dict[int, str], names: dict[int, str]) -> dict[s
     items = scene.node_items()
     out: dict[str, str] = {}
     for key, st in by_box(status, items, group_index(items), names):
-        if _RANK.get(st, 0) >= _RANK.get(out.get(key, SAME), 0):
-            out[key] = st
+        out[key] = strongest((out.get(key, SAME), st))
     return out
 
 
@@ -57,7 +51,7 @@ class DiffOverlay(BoxOverlayItem):
     def set_cells(self, scene, statuses: dict[str, str], *, dark: bool = False) -> None:
         """``statuses``: scene key -> status. Boxes not in the scene are skipped."""
         # same boxes first, so a coloured border is never covered by a neighbour's veil
-        self._place(scene, sorted(statuses.items(), key=lambda kv: _RANK.get(kv[1], 0)),
+        self._place(scene, sorted(statuses.items(), key=lambda kv: STATUS_RANK.get(kv[1], 0)),
                     (-6, -6, 6, 6), lambda rect, st: (rect, st))
         self._veil = QColor(30, 30, 30, 150) if dark else QColor(255, 255, 255, 150)
         self.update()

@@ -67,6 +67,8 @@ class DiffPanel(QWidget):
     overlayToggled = Signal(bool)
     openOtherRequested = Signal()
     refreshRequested = Signal()
+    #: open this comparison as two canvases side by side in one tab (widgets.diffview)
+    sideBySideRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -92,7 +94,11 @@ class DiffPanel(QWidget):
         self.overlay_check.setChecked(True)
         self.overlay_check.setToolTip("Colour boxes by status: green added, red removed, amber changed")
         self.overlay_check.toggled.connect(self.overlayToggled)
-        self.open_button = QPushButton("Open Other Side by Side", self)
+        self.side_button = QPushButton("Side by Side", self)
+        self.side_button.setToolTip("Both models in one tab, side by side, coloured by the diff and moving "
+                                    "together (Tools ▸ Compare Side by Side With…)")
+        self.side_button.clicked.connect(self.sideBySideRequested)
+        self.open_button = QPushButton("Open Other in a Tab", self)
         self.open_button.setToolTip("Open the other model in the next tab, coloured the same way")
         self.open_button.clicked.connect(self.openOtherRequested)
         self.refresh_button = QPushButton("Refresh", self)
@@ -116,6 +122,7 @@ class DiffPanel(QWidget):
         row.addWidget(self.overlay_check)
         row.addStretch(1)
         row.addWidget(self.refresh_button)
+        row.addWidget(self.side_button)
         row.addWidget(self.open_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
@@ -141,6 +148,7 @@ class DiffPanel(QWidget):
         self.details.hide()
         self.tree.clear()
         self.open_button.setEnabled(False)
+        self.side_button.setEnabled(False)
         self.refresh_button.hide()
 
     def set_busy(self, busy: bool, text: str = "") -> None:
@@ -162,7 +170,7 @@ class DiffPanel(QWidget):
 
     def set_other_open(self, is_open: bool) -> None:
         """The button opens B's tab, or brings it to the front once it is open."""
-        self.open_button.setText("Show Other Model" if is_open else "Open Other Side by Side")
+        self.open_button.setText("Show Other Model" if is_open else "Open Other in a Tab")
 
     def set_stale(self, stale: bool) -> None:
         self.refresh_button.setVisible(stale)
@@ -181,6 +189,7 @@ class DiffPanel(QWidget):
         self.details.setText(details)
         self.details.setVisible(bool(details))
         self.open_button.setEnabled(True)
+        self.side_button.setEnabled(True)
         tree = self.tree
         tree.setUpdatesEnabled(False)
         tree.clear()

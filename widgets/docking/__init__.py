@@ -6,10 +6,21 @@ Public API:
   fit scrolls), tabs the bottom docks together, and is called once the window has its docks.
 - :func:`ensure_room` grows a dock the user asked to see (F5 shows the Run dock) to the room
   its content needs.
+- :mod:`widgets.docking.canvas_first`: the first-start layout (the canvas gets over 70% of
+  the window), badges on the tabs of panels with something to say, the status bar's
+  problems button, focus mode (F11: the canvas alone).
 """
 
 from __future__ import annotations
 
+from widgets.docking.canvas_first import (
+    FocusMode,
+    ProblemsButton,
+    first_start_layout,
+    install_canvas_first,
+    update_history_badge,
+)
 from widgets.docking.frame import DockFrame, dock_content, ensure_room, install_docking
 
-__all__ = ["DockFrame", "dock_content", "ensure_room", "install_docking"]
+__all__ = ["DockFrame", "FocusMode", "ProblemsButton", "dock_content", "ensure_room", "first_start_layout",
+           "install_canvas_first", "install_docking", "update_history_badge"]

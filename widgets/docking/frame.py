@@ -125,7 +125,11 @@ def ensure_room(window: QMainWindow, dock: QDockWidget, *, most: float = 0.45, l
 
 
 def install_docking(window: QMainWindow) -> None:
-    """Frame every dock of ``window`` (call once its docks exist, before restoreState)."""
+    """Frame every dock of ``window``, tab the bottom docks together, and add the
+    canvas-first parts (:mod:`widgets.docking.canvas_first`). Call once its docks exist,
+    before restoreState."""
+    from widgets.docking.canvas_first import install_canvas_first
+
     for dock in window.findChildren(QDockWidget):
         frame_dock(dock)
     # the docks under the canvas share one tab group: side by side, the Python Console
@@ -137,3 +141,4 @@ def install_docking(window: QMainWindow) -> None:
         for dock in bottom:
             if dock is not anchor and not window.tabifiedDockWidgets(anchor).count(dock):
                 window.tabifyDockWidget(anchor, dock)
+    install_canvas_first(window)

@@ -14,6 +14,7 @@ from editor.commands import AddGraphValue, RemoveGraphValue
 from editor.errors import StudioError
 from widgets.editing.common import ELEM_TYPES, run_command
 from widgets.editing.graph_io import DimensionDialog, GraphValueDialog, value_type
+from widgets.view.shape_labels import shown_type
 from widgets.editing.model import MetadataDialog, OpsetDialog, PassPreviewDialog
 from widgets.editing.weights import (
     TensorGridDialog,
@@ -78,7 +79,10 @@ class GraphEdits:
             self._refuse("select a value to make it a graph output")
             return False
         sid, name = picked
-        tp = value_type(tab.doc, sid, name)
+        # the shape engine's type where the file declares none (the schema's alone left
+        # [1,24,64,?] where the engine knows the last dim), else the schema's
+        tp, _inferred = shown_type(tab, sid, name)
+        tp = tp or value_type(tab.doc, sid, name)
         elem, shape = None, None
         if tp is not None and tp.HasField("tensor_type"):
             tt = tp.tensor_type
@@ -98,7 +102,8 @@ class GraphEdits:
         scope = tab.doc.scope(picked[0]) if picked is not None else None
         name = picked[1] if scope is not None and (picked[1] in scope.input_names()
                                                   or picked[1] in scope.output_names()) else None
-        dialog = DimensionDialog(tab.doc, tab.scope_id, name, axis, self.window, across=name is None)
+        dialog = DimensionDialog(tab.doc, tab.scope_id, name, axis, self.window, across=name is None,
+                                 type_of=lambda s, n: shown_type(tab, s, n))
         self.run_dialog(dialog)
         return dialog
 
@@ -106,7 +111,8 @@ class GraphEdits:
         tab = self._tab()
         if tab is None:
             return None
-        dialog = DimensionDialog(tab.doc, tab.doc.index.main, None, 0, self.window, across=True)
+        dialog = DimensionDialog(tab.doc, tab.doc.index.main, None, 0, self.window, across=True,
+                                 type_of=lambda s, n: shown_type(tab, s, n))
         self.run_dialog(dialog)
         return dialog
 

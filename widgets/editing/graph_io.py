@@ -144,7 +144,7 @@ class DimensionDialog(QDialog):
     ``[N, batch, 128]``."""
 
     def __init__(self, doc, sid: int, name: str | None, axis: int = 0, parent: QWidget | None = None,
-                 *, across: bool = False) -> None:
+                 *, across: bool = False, type_of=None) -> None:  # noqa: ANN001
         super().__init__(parent)
         self.doc, self.sid, self.name = doc, sid, name
         self.setWindowTitle("Batch size" if across else "Set Dimension")
@@ -161,10 +161,10 @@ class DimensionDialog(QDialog):
         if name is not None and name not in names:
             names.insert(0, name)  # a graph output or a body value edited by itself
         for n in names:
-            dims = value_dims(doc, sid, n)
-            item = QListWidgetItem(f"{n}  {shape_text(dims)}", self.inputs)
+            text = f"{n}  {_dims_text(doc, sid, n, type_of)}"
+            item = QListWidgetItem(text, self.inputs)
             item.setData(Qt.ItemDataRole.UserRole, n)
-            item.setToolTip(f"{n}  {shape_text(dims)}")
+            item.setToolTip(text)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if (across or name is None or n == name)
                                else Qt.CheckState.Unchecked)
@@ -292,6 +292,19 @@ class DimensionDialog(QDialog):
             self.accept()
             return True
         return False
+
+
+def _dims_text(doc, sid: int, name: str, type_of=None) -> str:  # noqa: ANN001
+    """A listed value's dims: declared, else the shape engine's marked "(inferred)"
+    (``type_of(sid, name) -> (TypeProto, inferred)``, the tab's :func:`shown_type`)."""
+    dims = value_dims(doc, sid, name)
+    if dims is not None or type_of is None:
+        return shape_text(dims)
+    tp, inferred = type_of(sid, name)
+    if tp is None or not tp.HasField("tensor_type") or not tp.tensor_type.HasField("shape"):
+        return shape_text(dims)
+    shown = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tp.tensor_type.shape.dim]
+    return f"{shape_text(shown)} (inferred)" if inferred else shape_text(shown)
 
 
 def value_type(doc, sid: int, name: str, _depth: int = 0) -> onnx.TypeProto | None:

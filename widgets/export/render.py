@@ -122,21 +122,6 @@ def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
     return opened
 
 
-def _inside(model: Any, display: Any, scope: str, node_ids: Sequence[int]) -> list[str]:
-    """Keys of the boxes that lie inside group ``scope``."""
-    from editor.viewmodel import scoped_name
-
-    prefix = scope.rstrip("/") + "/"
-    scoped = {nid: scoped_name(n) for nid, n in zip(node_ids, model.graph.node)}
-    out = []
-    for b in display.boxes:
-        if b.kind == "group" and b.name.startswith(prefix):
-            out.append(b.key)
-        elif b.kind == "node" and b.node_id is not None and scoped[b.node_id].startswith(prefix):
-            out.append(b.key)
-    return out
-
-
 def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, log=None,
                  node_ids: Sequence[int] | None = None, doc: Any = None) -> dict[str, Any]:
     """Lay out and draw ``model``; returns facts about the result (sizes, counts, timings).
@@ -206,7 +191,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         # no scene needed: the SVG is written from the display model and the layout
         from widgets.canvas.export import export_graph_svg
 
-        keys = set(_inside(model, display, args.scope, ids)) if args.scope else None
+        keys = set(display.boxes_in(args.scope.rstrip("/"))) if args.scope else None
         size = export_graph_svg(display, result, out, dark=args.dark, show_names=args.names, title=graph.name,
                                 keys=keys or None)
         if overlay is not None:
@@ -257,7 +242,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     t = time.perf_counter()
     selection_only = False
     if args.scope:
-        inside = _inside(model, display, args.scope, ids)
+        inside = display.boxes_in(args.scope.rstrip("/"))
         if inside:
             scene.select_keys(inside)
             selection_only = True

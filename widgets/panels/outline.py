@@ -9,6 +9,7 @@ it holds names and ids only, never protobuf objects.
 
 from __future__ import annotations
 
+import onnx
 from PySide6.QtCore import QAbstractItemModel, QItemSelectionModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QTreeView, QVBoxLayout, QWidget
@@ -101,9 +102,19 @@ class OutlineModel(QAbstractItemModel):
         if item.target is not None:
             self._by_target.setdefault(_target_key(item.target), item)
 
+    #: ``(sid, name) -> (TypeProto or None, inferred)``: the tab's view of a value's type
+    #: (the file's, else the shape engine's); None: the file's declarations only
+    type_of = None
+
     def _type_text(self, sid: int, name: str) -> str:
         vi = self._doc.value_info(sid, name)
-        return shape_text(vi) if vi is not None else ""
+        if vi is not None and vi.HasField("type"):
+            return shape_text(vi)
+        tp, inferred = self.type_of(sid, name) if self.type_of is not None else (None, False)
+        if tp is None:
+            return shape_text(vi) if vi is not None else ""
+        shown = shape_text(onnx.helper.make_value_info(name, tp))
+        return f"{shown} (inferred)" if inferred and shown else shown
 
     def _add_scope(self, parent: _Item, sid: int, label: str) -> None:
         doc = self._doc
@@ -283,6 +294,12 @@ class OutlinePanel(QWidget):
         if self._tab is not None:
             self._tab.selection.changed.disconnect(self._on_selection)
         self._tab = tab
+        if tab is not None:
+            from widgets.view.shape_labels import shown_type
+
+            self.model.type_of = lambda sid, name, t=tab: shown_type(t, sid, name)
+        else:
+            self.model.type_of = None
         self.model.set_document(tab.doc if tab is not None else None)
         if tab is not None:
             tab.selection.changed.connect(self._on_selection)

@@ -261,10 +261,10 @@ class PropertiesPanel(QWidget):
         inits = set(main.initializer_names())
         for name in main.input_names():
             if name not in inits:
-                self._row(inputs, name, type_text(_type(doc, main.id, name)), Target.of_value(main.id, name))
+                self._row(inputs, name, self._type_text(main.id, name), Target.of_value(main.id, name))
         outputs = self._section("Outputs")
         for name in main.output_names():
-            self._row(outputs, name, type_text(_type(doc, main.id, name)), Target.of_value(main.id, name))
+            self._row(outputs, name, self._type_text(main.id, name), Target.of_value(main.id, name))
         if m.functions:
             fn = self._section("Functions")
             for s in doc.index.scopes.values():
@@ -276,9 +276,9 @@ class PropertiesPanel(QWidget):
             self._row(parent, label, "(omitted)")
             return
         owner = doc.resolve_value(sid, name)
-        tp = _type(doc, owner if owner is not None else sid, name)
+        typed = self._type_text(owner if owner is not None else sid, name)
         init = doc.initializer(owner, name) if owner is not None else None
-        text = f"{name}  {type_text(tp) or (tensor_text(init[1]) if init else '')}".rstrip()
+        text = f"{name}  {typed or (tensor_text(init[1]) if init else '')}".rstrip()
         target = Target.of_tensor(owner, name) if init else Target.of_value(owner if owner is not None else sid, name)
         self._row(parent, label, text, target)
 
@@ -333,6 +333,13 @@ class PropertiesPanel(QWidget):
             return Target.of_tensor(scope.id, node.output[0], nid)
         return None
 
+    def _type_text(self, sid: int, name: str) -> str:
+        """A value's type: the file's, else the shape engine's marked "(inferred)"."""
+        from widgets.view.shape_labels import shown_type
+
+        tp, inferred = shown_type(self._tab, sid, name)
+        return _inferred(type_text(tp), inferred)
+
     def _value(self, doc, target: Target) -> Target | None:
         sid, name = target.scope, target.name
         if doc.initializer(sid, name) is not None:
@@ -340,8 +347,7 @@ class PropertiesPanel(QWidget):
         self.title.setText(f"<b>Value</b> &nbsp;{_esc(name)}")
         sec = self._section("Value")
         self._editable_name(sec, name)
-        tp = _type(doc, sid, name)
-        self._row(sec, "Type", type_text(tp) or "unknown")
+        self._row(sec, "Type", self._type_text(sid, name) or "unknown")
         scope = doc.scope(sid)
         role = ("graph input" if name in scope.input_names() else
                 "graph output" if name in scope.output_names() else "intermediate")
@@ -419,10 +425,10 @@ class PropertiesPanel(QWidget):
         ins = self._section("Inputs")
         for name in s.input_names():
             if name not in inits:
-                self._row(ins, name, type_text(_type(doc, sid, name)), Target.of_value(sid, name))
+                self._row(ins, name, self._type_text(sid, name), Target.of_value(sid, name))
         outs = self._section("Outputs")
         for name in s.output_names():
-            self._row(outs, name, type_text(_type(doc, sid, name)), Target.of_value(sid, name))
+            self._row(outs, name, self._type_text(sid, name), Target.of_value(sid, name))
 
     def _group(self, doc, target: Target) -> None:
         self.title.setText(f"<b>Group</b> &nbsp;{_esc(target.name)}")
@@ -441,9 +447,8 @@ class PropertiesPanel(QWidget):
             self._row(hist, op, n)
 
 
-def _type(doc, sid: int, name: str):
-    vi = doc.value_info(sid, name)
-    return vi.type if vi is not None and vi.HasField("type") else None
+def _inferred(text: str, inferred: bool) -> str:
+    return f"{text}  (inferred)" if text and inferred else text
 
 
 def _schema(node, version):

@@ -165,6 +165,16 @@ class ShapeLabels(QObject):
             out.update(observed_value_info(self.observed))
         return out
 
+    def inferred_type(self, name: str):
+        """The shape engine's type of main-graph value ``name`` (dims as formulas in the
+        model's symbols), or None while it is unknown or still being computed."""
+        table = self.table()
+        if table is None or name not in table.values:
+            return None
+        from editor.shapes.engine import type_proto
+
+        return type_proto(table.get(name))
+
     def set_observed(self, observed: dict | None) -> None:
         """Label edges with a run's shapes (``None``: the symbolic ones again)."""
         if observed == self.observed:
@@ -191,6 +201,21 @@ class ShapeLabels(QObject):
         if fact.conflict:
             lines.append(f"<span style='color:#c62828'><b>conflict:</b> {escape(fact.conflict)}</span>")
         return "<br>".join(lines)
+
+
+def shown_type(tab, sid: int, name: str):
+    """``(TypeProto or None, inferred)`` of a value for a panel or dialog: the file's
+    declaration, else (main graph) the shape engine's, which the caller marks as inferred.
+
+    NOTE: Properties said "Type: unknown" for a value whose edge tooltip showed
+    ``float32 [1, 24, 32, floor((image_width + 1)/2)]``: the panels read only the file."""
+    vi = tab.doc.value_info(sid, name)
+    if vi is not None and vi.HasField("type"):
+        return vi.type, False
+    if sid != tab.doc.index.main:
+        return None, False
+    tp = tab.shape_labels.inferred_type(name)
+    return tp, tp is not None
 
 
 def observed_shapes(result, feed_shapes=None, model=None) -> dict[str, tuple]:

@@ -553,13 +553,14 @@ class DocumentTab(QWidget):
     def set_dark(self, dark: bool) -> None:
         self.canvas.scene.set_dark(dark)
 
-    def close_document(self) -> None:
-        """Stop background work and release the model's files."""
+    def close_document(self, *, release_store: bool = True) -> None:
+        """Stop background work and release the model's files (``release_store=False``: the
+        external data store is borrowed, as by a diff pane showing a snapshot of a tab)."""
         self.canvas.controller.runner.shutdown()
         self._rebuild_timer.stop()
         self.doc.changed.disconnect(self._on_doc_changed)
         if self.validator is not None:
             self.validator.close()
         store = getattr(self.doc, "store", None)
-        if store is not None:
+        if store is not None and release_store:
             QTimer.singleShot(0, store.close)

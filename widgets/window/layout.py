@@ -76,14 +76,13 @@ def build_docks(window) -> None:
 
 
 def default_dock_sizes(window) -> None:
-    """First-run proportions: roomy side panels, a modest bottom area, Problems in front.
+    """First-run layout: canvas first (:func:`widgets.docking.first_start_layout`).
 
     NOTE: resizeDocks only takes effect once the window has its real size, so this runs
     from the event loop after the first show (a saved window state replaces it)."""
-    window.resizeDocks([window.outline_dock], [300], Qt.Orientation.Horizontal)
-    window.resizeDocks([window.properties_dock], [380], Qt.Orientation.Horizontal)
-    window.resizeDocks([window.problems_dock], [230], Qt.Orientation.Vertical)
-    window.problems_dock.raise_()
+    from widgets.docking import first_start_layout
+
+    first_start_layout(window)
 
 
 def build_status(window) -> None:

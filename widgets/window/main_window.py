@@ -25,7 +25,8 @@ from widgets.actions import view as view_actions
 from widgets.actions.registry import ActionRegistry
 from widgets.window.document_tab import DocumentTab
 from widgets.compare import install_compare
-from widgets.docking import install_docking
+from widgets.diffview import install_diff_view
+from widgets.docking import install_docking, update_history_badge
 from widgets.editing import install_editing
 from widgets.common.formatting import shown
 from widgets.editing.save import holds_work
@@ -38,6 +39,7 @@ from widgets.view.shape_labels import install_shape_labels
 from widgets.editing.shapes_refresh import install_refresh_shapes
 from widgets.generate import install_generate_dock
 from widgets.numeric import install_numeric_dock
+from widgets.quantize import install_quantize
 from widgets.run import install_run_dock
 from widgets.settings.store import Settings
 
@@ -86,11 +88,13 @@ class MainWindow(QMainWindow):
         # editing: menus, History / Python Console docks, canvas gestures (widgets/editing)
         self.editing = install_editing(self, recovery_store=recovery_store)
         install_compare(self)  # sets self.compare_dock; before restoreState like the others
+        install_diff_view(self)  # Compare Side by Side, What Did I Change?, F8 / Shift+F8
         install_node_data(self)
         install_refresh_shapes(self)  # Graph ▸ Refresh Shapes… (registry action graph.refresh_shapes)
         install_shape_labels(self)  # View ▸ Shapes of the Last Run (registry action view.shapes_of_last_run)
         install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
         install_generate_dock(self)  # sets self.generate_dock (Generate Text), tabbed with Compare Runs
+        install_quantize(self)  # sets self.quantize_dock; Surgery ▸ Quantize… (registry action surgery.quantize)
         install_file_watch(self)  # sets self.file_watch: files changed on disk
         install_view_extras(self)  # Export Image, Minimap toggle, copy names, Diff dock owner (issue 15)
         install_docking(self)  # last of the docks: frames that shrink, bottom docks tabbed together
@@ -133,20 +137,32 @@ class MainWindow(QMainWindow):
         return widget if isinstance(widget, DocumentTab) else None
 
     def tab_list(self) -> list[DocumentTab]:
-        return [self.tabs.widget(i) for i in range(self.tabs.count())]
+        """The open models' tabs (not the other tabs: a diff view holds two models of its own)."""
+        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if isinstance(w, DocumentTab)]
+
+    def _other_tabs(self) -> list:
+        """Tabs that are not one model (widgets.diffview's DiffView)."""
+        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if not isinstance(w, DocumentTab)]
 
     def _on_current_tab(self, _index: int) -> None:
         tab = self.current_tab()
         for panel in self.panels:
             panel.set_tab(tab)
-        self.stack.setCurrentWidget(self.tabs if tab is not None else self.start_page)
+        self.stack.setCurrentWidget(self.tabs if self.tabs.count() else self.start_page)
         self.registry.refresh()
         self._update_history()
         window_layout.update_status(self)
 
     def close_tab(self, index: int) -> None:
         tab = self.tabs.widget(index)
-        if not isinstance(tab, DocumentTab):
+        if tab is None:
+            return
+        if not isinstance(tab, DocumentTab):  # a diff view: nothing of its own to save
+            self.tabs.removeTab(index)
+            tab.close_view()
+            tab.deleteLater()
+            if self.tabs.count() == 0:
+                self._on_current_tab(-1)
             return
         if tab.doc.is_modified and not self._confirm_discard(tab):
             return
@@ -287,6 +303,7 @@ class MainWindow(QMainWindow):
     def _update_history(self) -> None:
         tab = self.current_tab()
         edit_actions.update_history(self)
+        update_history_badge(self)
         if tab is not None:
             self._update_title(tab)
         else:
@@ -321,7 +338,7 @@ class MainWindow(QMainWindow):
 
     def set_show_names(self, on: bool) -> None:
         self.settings.set_view_option("show_names", on)
-        for tab in self.tab_list():
+        for tab in self.tab_list() + self._other_tabs():
             tab.set_show_names(on)
 
     def display_options(self):
@@ -346,7 +363,7 @@ class MainWindow(QMainWindow):
         self.theme.set_choice(choice)
 
     def _on_theme(self, dark: bool) -> None:
-        for tab in self.tab_list():
+        for tab in self.tab_list() + self._other_tabs():
             tab.set_dark(dark)
 
     def show_weights(self, target) -> None:
@@ -363,4 +380,6 @@ class MainWindow(QMainWindow):
         self.problems.shutdown()
         for tab in self.tab_list():
             tab.close_document()
+        for view in self._other_tabs():
+            view.close_view()
         super().closeEvent(event)

@@ -1,0 +1,205 @@
+"""The float model as the quantizer gets it: weights in memory, every node named, an opset
+the quantized ops need, and onnxruntime's own pre-processing.
+
+Why each step:
+
+* **names**: onnxruntime excludes nodes from quantization *by name*, and the sensitivity
+  ranking names the nodes it ranks; an unnamed node gets ``<OpType>_<k>`` (k its position),
+  so ``--exclude-nodes Conv_12`` means the same node in every run;
+* **opset 13**: per-channel QuantizeLinear / DequantizeLinear take an ``axis`` from opset 13;
+  onnxruntime writes it into an older model anyway and the result does not load. Older
+  models go through onnx's version converter first (said in the notes);
+* **pre-processing** (``onnxruntime.quantization.quant_pre_process``, on by default):
+  shape inference and onnxruntime's basic graph optimizations, so weights held in
+  ``Constant`` nodes (Paddle exports) become initializers the quantizer can quantize per
+  channel, and BatchNormalization is folded into its Conv. Its symbolic shape inference
+  refuses some models; then it runs without it, and without pre-processing at all when even
+  that fails (both said);
+* **domains**: onnxruntime's optimizer declares every domain it knows; the ones no node
+  uses are dropped again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import onnx
+
+from editor.commands.common import fresh_name
+from editor.errors import CommandError
+from editor.io.tensors import iter_tensors, resolve_path, uses_external_data
+
+if TYPE_CHECKING:
+    from editor.io import ExternalDataStore
+
+__all__ = ["MIN_OPSET", "Prepared", "captured_warnings", "drop_unused_domains", "inline_weights", "name_nodes",
+           "prepare_model"]
+
+MIN_OPSET = 13
+_PROTOBUF_LIMIT = 2_000_000_000
+
+
+@dataclass
+class Prepared:
+    """The float model the quantizer reads, saved at ``path``, and what was done to it."""
+
+    model: onnx.ModelProto
+    path: Path
+    notes: list[str] = field(default_factory=list)
+    #: names given to unnamed nodes (position in the original main graph -> name)
+    named: dict[int, str] = field(default_factory=dict)
+    preprocessed: bool = False
+    #: serialized size of the float model with its weights inline (what the result is compared to)
+    float_bytes: int = 0
+
+
+def inline_weights(model: onnx.ModelProto, store: ExternalDataStore | None) -> int:
+    """Read every external tensor of ``model`` into it (in place); the count."""
+    count = 0
+    for site in list(iter_tensors(model)):
+        if not uses_external_data(site.tensor):
+            continue
+        if store is None:
+            raise CommandError(f"weight {site.tensor.name!r} is stored outside the model and its data is not open")
+        tensor = resolve_path(model, site.path)
+        payload = bytes(store.read_bytes(tensor))
+        del tensor.external_data[:]
+        tensor.data_location = onnx.TensorProto.DEFAULT
+        tensor.raw_data = payload
+        count += 1
+    return count
+
+
+def name_nodes(model: onnx.ModelProto) -> dict[int, str]:
+    """Give each unnamed main-graph node the name ``<OpType>_<k>`` (in place); what was named."""
+    taken = {n.name for n in model.graph.node if n.name}
+    named: dict[int, str] = {}
+    for k, node in enumerate(model.graph.node):
+        if not node.name:
+            node.name = fresh_name(f"{node.op_type}_{k}", taken)
+            taken.add(node.name)
+            named[k] = node.name
+    return named
+
+
+def drop_unused_domains(model: onnx.ModelProto) -> None:
+    """Remove opset imports of domains no node (in any graph or function) uses."""
+    used = {""}
+
+    def walk(nodes) -> None:  # noqa: ANN001
+        for n in nodes:
+            used.add("" if n.domain == "ai.onnx" else n.domain)
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g.node)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for g in a.graphs:
+                        walk(g.node)
+
+    walk(model.graph.node)
+    for f in model.functions:
+        walk(f.node)
+        used.add(f.domain)
+    keep = [o for o in model.opset_import if ("" if o.domain == "ai.onnx" else o.domain) in used]
+    if len(keep) != len(model.opset_import):
+        del model.opset_import[:]
+        model.opset_import.extend(keep)
+
+
+@contextmanager
+def captured_warnings(notes: list[str]) -> Iterator[None]:
+    """onnxruntime's quantization tools log advice through the root logger; gather it into
+    ``notes`` (once each) instead of letting it reach the terminal."""
+
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            text = record.getMessage().strip().splitlines()[0] if record.getMessage().strip() else ""
+            if text and "pre-process" not in text and text not in notes:
+                notes.append(text)
+
+    root = logging.getLogger()
+    handler = _Collect(level=logging.WARNING)
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+
+
+def _default_opset(model: onnx.ModelProto) -> int | None:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+
+
+def _to_min_opset(model: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
+    version = _default_opset(model)
+    if version is None or version >= MIN_OPSET:
+        return model
+    from onnx import version_converter
+
+    try:
+        converted = version_converter.convert_version(model, MIN_OPSET)
+    except Exception as exc:  # noqa: BLE001 - the converter's first line is the reason
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        notes.append(f"the model is at opset {version} and onnx's converter cannot take it to {MIN_OPSET} ({first}): "
+                     "per-channel quantization may not load; try --per-tensor")
+        return model
+    notes.append(f"converted from opset {version} to {MIN_OPSET} first (per-channel QuantizeLinear needs it)")
+    return converted
+
+
+def _preprocess(src: Path, dst: Path, notes: list[str]) -> bool:
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    first = ""
+    for skip_symbolic in (False, True):
+        try:
+            with captured_warnings([]):
+                quant_pre_process(str(src), str(dst), skip_symbolic_shape=skip_symbolic)
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's tools raise anything (AssertionError ...)
+            first = first or (str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+            continue
+        if skip_symbolic:
+            notes.append(f"pre-processing ran without symbolic shape inference, which refused the model ({first})")
+        return True
+    notes.append(f"pre-processing skipped: onnxruntime's quant_pre_process refused the model ({first})")
+    return False
+
+
+def prepare_model(model: onnx.ModelProto, folder: Path, *, store: ExternalDataStore | None = None,
+                  preprocess: bool = True, min_opset: bool = True) -> Prepared:
+    """The float model the quantizer reads (module docstring), saved in ``folder``.
+    ``model`` is not changed."""
+    work = onnx.ModelProto()
+    work.CopyFrom(model)
+    notes: list[str] = []
+    inlined = inline_weights(work, store)
+    if inlined:
+        notes.append(f"{inlined} weight(s) stored outside the model were read in")
+    float_bytes = work.ByteSize()
+    if float_bytes > _PROTOBUF_LIMIT:
+        raise CommandError(f"the model is {float_bytes / 1e9:.1f} GB with its weights: quantize takes models "
+                           "under 2 GB (onnxruntime's tools would need external data here)")
+    named = name_nodes(work)
+    if named:
+        notes.append(f"{len(named)} unnamed node(s) named <OpType>_<position> (quantize excludes nodes by name)")
+    if min_opset:
+        work = _to_min_opset(work, notes)
+    raw = folder / "float.onnx"
+    onnx.save(work, str(raw))
+    done = False
+    if preprocess:
+        pre = folder / "preprocessed.onnx"
+        done = _preprocess(raw, pre, notes)
+        if done:
+            work = onnx.load(str(pre))
+            drop_unused_domains(work)
+            named_after = name_nodes(work)  # the optimizer may add nodes of its own, unnamed
+            onnx.save(work, str(raw))
+            if named_after:
+                notes.append(f"{len(named_after)} node(s) the pre-processing added were named")
+    return Prepared(work, raw, notes, named, done, float_bytes)

@@ -1,0 +1,253 @@
+"""Quantize (editor.quantize, ``onnx-studio quantize``): calibration data in every form users
+have, onnxruntime's three tools behind one request, the proof, the sensitivity ranking and
+``--auto`` on a planted outlier.
+
+Cheap by design: a 10-node CNN + MLP (tests/quantize_support.tiny_net) and a handful of
+calibration sets; the quantizer session and the runner are shared per module.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+from editor.cli import main as cli_main
+from editor.errors import CommandError
+from editor.quantize import (
+    ImageParams,
+    QuantizeCancelled,
+    QuantizeOptions,
+    Quantizer,
+    Reference,
+    feeds_calibration,
+    image_calibration,
+    make_proof,
+    npz_calibration,
+    quantized_nodes,
+    random_calibration,
+    resolve_image,
+)
+from editor.quantize.auto import auto_quantize
+from editor.quantize.sensitivity import measure_sensitivity
+from editor.runtime import Runner
+from editor.runtime.inputs import save_inputs
+from tests.quantize_support import tiny_net
+
+
+@pytest.fixture(scope="module")
+def runner():
+    with Runner() as r:
+        yield r
+
+
+@pytest.fixture(scope="module")
+def net():
+    return tiny_net()
+
+
+@pytest.fixture(scope="module")
+def calibration(net):
+    return random_calibration(net, 4, held_back=2)
+
+
+@pytest.fixture(scope="module")
+def quantizer(net, calibration):
+    with Quantizer(net, calibration) as q:
+        yield q
+
+
+def _ops(model: onnx.ModelProto) -> set[str]:
+    return {n.op_type for n in model.graph.node}
+
+
+# -- options and calibration data --------------------------------------------------------------
+
+
+def test_options_refuse_what_onnxruntime_cannot_do() -> None:
+    for bad, words in ((dict(mode="int3"), "unknown mode"), (dict(mode="int4", block_size=24), "power of two"),
+                       (dict(method="kl"), "calibration method"), (dict(percentile=0.0), "percentile"),
+                       (dict(mode="dynamic", weight_type="int16"), "dynamic")):
+        with pytest.raises(CommandError) as err:
+            QuantizeOptions(**bad).checked()
+        assert words in err.value.message, f"{bad}: expected {words!r} in {err.value.message!r}"
+    opts = QuantizeOptions().excluding(["a"], ["Conv"]).excluding(["a", "b"])
+    assert (opts.exclude_nodes, opts.exclude_ops) == (("a", "b"), ("Conv",)), opts
+
+
+def test_random_calibration_is_said_to_be_a_smoke_test(net, calibration) -> None:
+    assert (len(calibration.sets), len(calibration.held_back), calibration.independent) == (4, 2, True)
+    assert not np.array_equal(calibration.sets[0]["x"], calibration.held_back[0]["x"]), "held-back sets reuse a seed"
+    text = "\n".join(calibration.lines())
+    assert "WARNING" in text and "RANDOM" in text and "smoke test" in text, text
+
+
+def test_npz_folders_hold_back_a_fifth_and_fill_missing_inputs(tmp_path, net) -> None:
+    rng = np.random.default_rng(1)
+    for k in range(5):
+        save_inputs(tmp_path / f"set{k}.npz", {"x": rng.random((1, 3, 16, 16), dtype=np.float32)})
+    (tmp_path / "run9").mkdir()
+    save_inputs(tmp_path / "run9" / "inputs.npz", {"x": rng.random((1, 3, 16, 16), dtype=np.float32)})
+    data = npz_calibration(net, tmp_path)
+    assert (len(data.sets), len(data.held_back), data.independent) == (5, 1, True), data.source
+    assert "6 .npz set(s)" in data.source, data.source
+    few = npz_calibration(net, tmp_path / "set0.npz")
+    assert few.independent is False and few.held_back == few.sets, "one set: measured on itself"
+    assert any("flatters" in n for n in few.notes), few.notes
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CommandError, match="no .npz"):
+        npz_calibration(net, tmp_path / "empty")
+    two = onnx.ModelProto()
+    two.CopyFrom(net)
+    two.graph.input.append(onnx.helper.make_tensor_value_info("extra", onnx.TensorProto.FLOAT, [2]))
+    data = feeds_calibration(two, [{"x": np.zeros((1, 3, 16, 16), np.float32)}], "given")
+    assert "extra" in data.sets[0] and any("'extra'" not in n and "extra" in n for n in data.notes), data.notes
+
+
+def test_pictures_are_resized_and_normalised_by_metadata_or_statement(tmp_path) -> None:
+    from PIL import Image
+
+    for k in range(5):
+        Image.new("RGB", (40, 30), (255, 0, 51 * k)).save(tmp_path / f"p{k}.png")
+    model = tiny_net()
+    model.metadata_props.add(key="mean", value="[0.5, 0.5, 0.5]")
+    model.metadata_props.add(key="std", value="0.5,0.5,0.5")
+    image = resolve_image(model)
+    assert (image.height, image.width, image.layout, image.scale) == (16, 16, "NCHW", pytest.approx(1 / 255))
+    assert any("mean from the model's metadata" in h for h in image.how), image.how
+    data = image_calibration(model, tmp_path, held_back=1)
+    x = data.sets[0]["x"]
+    assert x.shape == (1, 3, 16, 16) and x.dtype == np.float32, x.shape
+    assert np.allclose(x[0, 0], 1.0) and np.allclose(x[0, 1], -1.0), "red 255 -> 1, green 0 -> -1"
+    stated = resolve_image(model, ImageParams(mean=(0.0,), std=(1.0,), scale=1.0, bgr=True, size=(8, 12)))
+    arr = stated.load(tmp_path / "p0.png")
+    assert arr.shape == (1, 3, 8, 12) and np.allclose(arr[0, 2], 255.0) and np.allclose(arr[0, 0], 0.0), \
+        "BGR: red lands in the last channel"
+    bare = tiny_net()
+    guessed = resolve_image(bare)
+    assert any("a guess" in h for h in guessed.how) and guessed.scale == pytest.approx(1 / 255), guessed.how
+    with pytest.raises(CommandError, match="channel"):
+        resolve_image(bare, ImageParams(mean=(0.1, 0.2)))
+
+
+# -- the quantizer -----------------------------------------------------------------------------
+
+
+def test_static_qdq_quantizes_every_node_and_recalibrates_never(quantizer, net) -> None:
+    q = quantizer.quantize(QuantizeOptions())
+    assert {"QuantizeLinear", "DequantizeLinear"} <= _ops(q.model), _ops(q.model)
+    assert q.quantized.get("conv1") == "int8" and q.quantized.get("fc2") == "int8", q.quantized
+    assert "calibrate+quantize" in q.seconds or "quantize" in q.seconds, q.seconds
+    again = quantizer.quantize(QuantizeOptions(exclude_nodes=("fc2",), exclude_ops=("Conv",)))
+    assert "calibrate+quantize" not in again.seconds, f"the second call calibrated again: {again.seconds}"
+    assert not {"fc2", "conv1", "conv2"} & set(again.quantized), again.quantized
+    assert set(again.excluded) == {"fc2", "conv1", "conv2"}, again.excluded
+    fc2 = next(n for n in again.model.graph.node if n.name == "fc2")
+    assert list(fc2.input) == ["s", "F2"], f"a node kept in float reads float values: {list(fc2.input)}"
+    with pytest.raises(CommandError, match="no node named 'nope'"):
+        quantizer.quantize(QuantizeOptions(exclude_nodes=("nope",)))
+    with pytest.raises(CommandError, match="op type 'Gemm'"):
+        quantizer.quantize(QuantizeOptions(exclude_ops=("Gemm",)))
+
+
+@pytest.mark.parametrize("options, ops, kind", [
+    (QuantizeOptions(format="qoperator"), {"QLinearConv", "QLinearMatMul"}, "int8"),
+    (QuantizeOptions(mode="dynamic"), {"MatMulInteger"}, "int8 dynamic"),
+    (QuantizeOptions(mode="int4", block_size=32, symmetric=True), {"MatMulNBits"}, "int4 weights"),
+])
+def test_other_formats_and_modes(quantizer, options, ops, kind) -> None:
+    q = quantizer.quantize(options)
+    assert ops <= _ops(q.model), f"{options.describe()}: expected {ops} in {_ops(q.model)}"
+    assert kind in set(q.quantized.values()), f"{options.describe()}: kinds {q.quantized}"
+    assert quantized_nodes(q.prepared, q.model) == q.quantized
+
+
+def test_unnamed_nodes_get_names_and_old_opsets_convert(tmp_path) -> None:
+    model = tiny_net(unnamed=True, opset=12)
+    with Quantizer(model, random_calibration(model, 2, held_back=1)) as qz:
+        q = qz.quantize(QuantizeOptions(preprocess=False, exclude_nodes=("Conv_2",)))
+    assert "Conv_2" not in q.quantized and "MatMul_6" in q.quantized, q.quantized
+    assert any("opset 12 to 13" in n for n in q.notes) and any("unnamed" in n for n in q.notes), q.notes
+    assert q.model.opset_import[0].version == 13 and len(q.model.opset_import) == 1, q.model.opset_import
+
+
+def test_cancel_stops_calibration(net) -> None:
+    asked: list[str] = []
+    with Quantizer(net, random_calibration(net, 3, held_back=1), progress=lambda _f, m: asked.append(m),
+                   cancel=lambda: any("set 2" in m for m in asked)) as qz:
+        with pytest.raises(QuantizeCancelled):
+            qz.quantize(QuantizeOptions())
+    assert any("set 1 of 3" in m for m in asked), asked
+
+
+# -- proof, sensitivity, --auto ------------------------------------------------------------------
+
+
+def test_proof_checks_runs_and_measures(quantizer, calibration, runner, net) -> None:
+    reference = Reference(net, calibration.held_back, runner)
+    proof = make_proof(quantizer.quantize(QuantizeOptions()), reference, independent=True)
+    assert proof.checker is None and "CPU" in proof.ran_on, (proof.checker, proof.ran_on)
+    (y,) = proof.outputs
+    assert 0 < y.max_abs and 0 < y.rel_range < 0.5 and 0.95 < y.cosine < 1.0, y.text()
+    assert proof.macs is not None and proof.macs.share("int8") == 1.0, proof.macs
+    floaty = make_proof(quantizer.quantize(QuantizeOptions(exclude_ops=("Conv", "MatMul", "Relu", "Add", "Flatten",
+                                                                         "GlobalAveragePool"))),
+                        reference, independent=True)
+    assert floaty.worst("abs") < 1e-4 and floaty.macs.share("int8") == 0.0, (floaty.lines(), floaty.macs)
+    text = "\n".join(proof.lines())
+    for words in ("checker: passes (full)", "relative to range", "cosine", "size:", "in int8"):
+        assert words in text, f"{words!r} missing from:\n{text}"
+
+
+@pytest.fixture(scope="module")
+def spiked():
+    model = tiny_net(spike=500.0)
+    data = random_calibration(model, 4, held_back=2)
+    with Quantizer(model, data) as qz:
+        yield model, data, qz
+
+
+def test_sensitivity_names_the_node_a_planted_outlier_hurts(spiked, runner) -> None:
+    model, data, qz = spiked
+    q = qz.quantize(QuantizeOptions())
+    sens = measure_sensitivity(q, data.held_back[:1], runner)
+    assert sens.ranking()[0] == "fc2", sens.lines()
+    top = sens.rows[0]
+    assert top.added > 10 * max(r.added for r in sens.rows[1:]), sens.lines()
+    assert sens.comparison is not None and sens.comparison.first_divergence is not None
+
+
+def test_auto_keeps_the_planted_node_in_float_and_reaches_tolerance(spiked, runner) -> None:
+    model, data, qz = spiked
+    reference = Reference(model, data.held_back, runner)
+    plain = reference.measure(qz.quantize(QuantizeOptions()).model)[0]
+    assert plain[0].rel_range > 0.05, f"the planted outlier should hurt: {plain[0].text()}"
+    found = auto_quantize(qz, QuantizeOptions(), reference, 0.02)
+    assert found.reached and found.kept and found.kept[0] == "fc2", found.lines()
+    assert len(found.kept) < len(found.quantized.prepared.graph.node), found.lines()
+    assert found.outputs[0].rel_range <= 0.02, found.outputs[0].text()
+    assert found.probes[0][0] == 0 and len(found.probes) <= 6, found.probes
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+
+def test_cli_quantizes_proves_and_reports_json(tmp_path, capsys) -> None:
+    src = tmp_path / "net.onnx"
+    onnx.save(tiny_net(), src)
+    out = tmp_path / "net_int8.onnx"
+    assert cli_main(["quantize", str(src), "-o", str(out), "--random", "3", "--held-back", "2", "--json",
+                     "--sensitivity"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and report["proof"]["checker"] == "pass", report["proof"]
+    assert report["calibration"]["random"] and report["proof"]["held_back_sets"] == 2, report["calibration"]
+    assert report["proof"]["size_ratio"] < 1.0 and report["proof"]["macs"]["conv_matmul_int8_share"] == 1.0
+    assert report["sensitivity"]["nodes"] and report["quantized_nodes"]["conv1"] == "int8", report["sensitivity"]
+    onnx.checker.check_model(str(out), full_check=True)
+    assert cli_main(["quantize", str(src), "-o", str(out), "--mode", "int4", "--random", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "int4" in text and "WARNING" in text and f"wrote {out}" in text, text
+    assert cli_main(["quantize", str(src), "-o", str(out), "--calibration", str(tmp_path / "none")]) == 1
+    assert "calibration data not found" in capsys.readouterr().err

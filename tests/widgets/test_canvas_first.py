@@ -1,0 +1,118 @@
+"""Canvas first (issue 29): at first start the canvas gets at least 70% of a 1,600 x 1,000
+window (it had 45%); empty panels take no room and show a count on their tab when they
+have something to say; F11 shows the canvas alone and brings the panels back; the minimap
+never covers a box."""
+
+from __future__ import annotations
+
+import pytest
+from onnx import TensorProto, helper
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QDockWidget
+
+from resources import sample_model_path
+from tests.widgets.conftest import open_model
+from tests.widgets.test_edit_support import SQUEEZENET, first_node, install, open_copy
+
+
+@pytest.fixture
+def first_start(qtbot, window):
+    """The window at 1,600 x 1,000 with no saved layout, after its first-start layout."""
+    from widgets.docking import first_start_layout
+
+    window.resize(1600, 1000)
+    qtbot.waitUntil(lambda: window.width() == 1600)
+    first_start_layout(window)  # what the event loop runs after the first show
+    QApplication.processEvents()
+    return window
+
+
+def test_the_canvas_gets_most_of_the_window_at_first_start(qtbot, first_start):
+    window = first_start
+    tab = open_model(qtbot, window, sample_model_path())
+    canvas = tab.canvas
+    share = canvas.width() * canvas.height() / (window.width() * window.height())
+    assert share >= 0.70, f"the canvas has {share:.0%} of the window ({canvas.width()} x {canvas.height()})"
+    elsewhere = [d.objectName() for d in window.findChildren(QDockWidget)
+                 if not d.isHidden() and window.dockWidgetArea(d) != Qt.DockWidgetArea.RightDockWidgetArea]
+    assert elsewhere == [], f"open beside or under the canvas at first start: {elsewhere}"
+    # Ctrl+F still finds: the Find panel opens
+    window.show_find()
+    assert window.find_dock.isVisible()
+
+
+def test_empty_panels_wait_with_a_count_on_their_tab(qtbot, window, tmp_path):
+    editing = install(window, tmp_path)
+    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
+    history = editing.history_dock
+    assert window.tabifiedDockWidgets(window.properties_dock).count(history), "History joins the Properties tabs"
+    assert history.windowTitle() == "History", history.windowTitle()
+    editing.rename_node(first_node(tab.doc, "Conv"), "renamed")
+    assert history.windowTitle() == "History (1)", history.windowTitle()
+    tab.doc.undo()
+    assert history.windowTitle() == "History"
+    # problems: none, no button; an error, a button that opens the Problems panel
+    button = window.problems_button
+    window.problems_dock.hide()
+    assert button.isHidden()
+    assert editing.disconnect_input(first_node(tab.doc, "Softmax"), 0)
+    qtbot.waitUntil(lambda: not button.isHidden(), timeout=10_000)
+    assert "error" in button.text() and window.problems_dock.windowTitle().startswith("Problems (")
+    button.click()
+    assert window.problems_dock.isVisible()
+
+
+def test_focus_mode_shows_the_canvas_alone_and_brings_the_panels_back(qtbot, window):
+    open_model(qtbot, window, sample_model_path())
+    action = window.registry.action("view.focus_canvas")
+    assert action.shortcut().toString() == "F11" and action in window.registry.menu("View").actions()
+    before = sorted(d.objectName() for d in window.findChildren(QDockWidget) if d.isVisible())
+    assert before
+    action.trigger()
+    assert [d.objectName() for d in window.findChildren(QDockWidget) if d.isVisible()] == []
+    assert action.isChecked()
+    action.trigger()
+    after = sorted(d.objectName() for d in window.findChildren(QDockWidget) if d.isVisible())
+    assert after == before and not action.isChecked()
+
+
+def _wide_model(branches: int = 30, depth: int = 14):
+    """One input feeding ``branches`` chains of ``depth`` ops side by side: wider and taller
+    than the view, boxes everywhere on screen."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])
+    nodes, outs = [], []
+    ops = ("Relu", "Sigmoid", "Neg", "Abs")
+    for b in range(branches):
+        prev = "x"
+        for d in range(depth):
+            out = f"v{b}_{d}"
+            nodes.append(helper.make_node(ops[d % len(ops)], [prev], [out], name=f"n{b}_{d}"))
+            prev = out
+        outs.append(helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 8]))
+    return helper.make_model(helper.make_graph(nodes, "wide", [x], outs), opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_the_minimap_never_covers_a_box(qtbot, window, tmp_path):
+    import onnx
+
+    path = tmp_path / "wide.onnx"
+    onnx.save(_wide_model(), path)
+    window.resize(1280, 800)
+    tab = open_model(qtbot, window, path)
+    canvas, view = tab.canvas, tab.canvas.view
+    view.set_zoom(1.0)
+    graph = canvas.scene.graph_rect()
+    seen_hidden = seen_shown = False
+    for fx in (0.0, 0.25, 0.5, 0.75, 1.0):
+        for fy in (0.0, 0.5, 1.0):
+            view.centerOn(graph.left() + fx * graph.width(), graph.top() + fy * graph.height())
+            QApplication.processEvents()
+            if canvas.minimap.isHidden():
+                seen_hidden = True
+                assert all(canvas._covered(c) for c in canvas._corner_rects()), "hidden with a corner free"
+                continue
+            seen_shown = True
+            covered = canvas._covered(canvas.minimap.geometry())
+            assert covered == 0, f"the minimap covers {covered} boxes at ({fx}, {fy})"
+    assert seen_hidden, "somewhere every corner of the view holds a box: the minimap must step aside"
+    assert seen_shown or graph.width() < view.viewport().width(), "where a corner is free the minimap shows"

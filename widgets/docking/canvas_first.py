@@ -1,0 +1,129 @@
+"""Canvas first (Netron's lesson): the graph gets the window; panels earn their room.
+
+- :func:`first_start_layout`: with no saved layout, one column of panels on the right
+  (Properties, Summary, Cost and History in one tab group, the operator's documentation
+  under them) and nothing else: Outline and Find open on Ctrl+F or from View ▸ Panels, the
+  docks under the canvas when they are used (F5, Problems). The canvas gets over 70% of a
+  1,600 x 1,000 window (it had 45%).
+- Badges: an empty panel says nothing and takes no room; when it has something to say its
+  tab says how much ("History (3)", "Problems (2)"), and the status bar's problems button
+  opens Problems.
+- Focus mode (View ▸ Focus on Canvas, F11): every dock hidden, the canvas alone; the same
+  key brings back the docks that were open.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QToolButton
+
+from widgets.actions.registry import ActionSpec
+
+#: the first-start width of the panel column on the right, and the operator doc's share of it
+RIGHT_WIDTH = 340
+OPERATOR_SHARE = 0.38
+
+
+def first_start_layout(window: QMainWindow) -> None:
+    """See the module docstring. Runs from the event loop after the first show (a saved
+    window state replaces it): resizeDocks needs the window's real size."""
+    for dock in (window.outline_dock, window.find_dock):
+        dock.hide()
+    for dock in window.findChildren(QDockWidget):
+        if window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea:
+            dock.hide()
+    window.properties_dock.raise_()
+    window.resizeDocks([window.properties_dock], [RIGHT_WIDTH], Qt.Orientation.Horizontal)
+    column = max(window.properties_dock.height() + window.op_docs_dock.height(), 1)
+    window.resizeDocks([window.properties_dock, window.op_docs_dock],
+                       [int(column * (1 - OPERATOR_SHARE)), int(column * OPERATOR_SHARE)], Qt.Orientation.Vertical)
+
+
+def group_history(window: QMainWindow) -> None:
+    """History joins the Properties tab group (beside it, it stood open while empty)."""
+    history = getattr(getattr(window, "editing", None), "history_dock", None)
+    if history is not None:
+        window.tabifyDockWidget(window.properties_dock, history)
+        window.properties_dock.raise_()
+
+
+def badge(dock: QDockWidget, count: int) -> None:
+    """``Title (count)`` on ``dock``'s tab, the plain title when there is nothing."""
+    base = dock.windowTitle().split(" (")[0]
+    dock.setWindowTitle(f"{base} ({count:,})" if count else base)
+
+
+class ProblemsButton(QToolButton):
+    """The status bar's "⚠ 3 problems": there only while there are problems; opens the
+    Problems panel."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.setAutoRaise(True)
+        self.setToolTip("Show the Problems panel")
+        self.clicked.connect(self.open_problems)
+        self.hide()
+
+    def set_counts(self, errors: int, total: int) -> None:
+        if not total:
+            self.hide()
+            return
+        what = f"{errors:,} error{'s' if errors != 1 else ''}" if errors else f"{total:,} warning{'s' if total != 1 else ''}"
+        self.setText(("⛔ " if errors else "⚠ ") + what)
+        self.show()
+
+    def open_problems(self) -> None:
+        from widgets.docking.frame import ensure_room
+
+        dock = self.window_.problems_dock
+        dock.show()
+        dock.raise_()
+        ensure_room(self.window_, dock, later=True)
+
+
+class FocusMode(QObject):
+    """View ▸ Focus on Canvas: hides every dock, and shows again the ones it hid."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.hidden: list[QDockWidget] = []
+        self.action = window.registry.add(ActionSpec(
+            "view.focus_canvas", "&Focus on Canvas", self.toggle, "F11", "View", "5_panels", checkable=True,
+            tip="Hide every panel: the canvas alone (the same key brings them back)", keywords="zen full canvas"))
+
+    @property
+    def on(self) -> bool:
+        return bool(self.hidden)
+
+    def toggle(self, on: bool | None = None) -> None:
+        on = not self.on if on is None or not isinstance(on, bool) else on
+        if on and not self.on:
+            self.hidden = [d for d in self.window_.findChildren(QDockWidget) if d.isVisible()]
+            for dock in self.hidden:
+                dock.hide()
+        elif not on and self.on:
+            for dock in self.hidden:
+                dock.show()
+            self.hidden = []
+        if self.action.isChecked() != self.on:
+            self.action.setChecked(self.on)
+
+
+def install_canvas_first(window: QMainWindow) -> None:
+    """Badges, the problems button and focus mode on ``window`` (after its docks exist)."""
+    group_history(window)
+    button = ProblemsButton(window)
+    window.statusBar().addPermanentWidget(button)
+    window.problems_button = button
+    window.problems.countChanged.connect(button.set_counts)  # (its dock title counts them: layout.py)
+    window.focus_mode = FocusMode(window)
+
+
+def update_history_badge(window: QMainWindow) -> None:
+    """History's tab counts the current tab's edits (none: no badge)."""
+    history = getattr(getattr(window, "editing", None), "history_dock", None)
+    if history is not None:
+        tab = window.current_tab()
+        badge(history, tab.doc.stack.index if tab is not None else 0)
