@@ -209,16 +209,29 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
                 "width": size.width(), "height": size.height(), "timings": timings, "stats": stats}
     scale, readable = _png_scale(display, result, args)
     caps = {"max_side": HARD_MAX_SIDE, "max_pixels": HARD_MAX_PIXELS}
-    # --tiles: a picture one PNG cannot hold readably becomes readable tiles instead
-    tiles = suffix == ".png" and getattr(args, "tiles", False) and not readable
-    if tiles:
+    slow = args.max_size is None and _too_slow(display, result, scale)
+    # --tiles: a picture one PNG cannot hold readably (or quickly) becomes readable tiles instead
+    tiles = suffix == ".png" and getattr(args, "tiles", False) and (not readable or slow)
+    if slow and not tiles:
+        from widgets.canvas.export import QUICK_OVERVIEW_PIXELS, fit_scale, layout_rect, png_pixels
+
+        rect = layout_rect(display, result)
+        quick = fit_scale(rect, args.scale, max_pixels=QUICK_OVERVIEW_PIXELS)
+        print(f"note: {out.name} at {'a readable ' if readable else ''}{scale:.2f} px per unit would be {_px(rect, scale)} "
+              f"({png_pixels(rect, scale) / 1e6:,.0f} million pixels, most of a minute to draw); drawn at "
+              f"{quick:.2f} px per unit ({_px(rect, quick)}) instead, too small to read: for readable text use "
+              f"--tiles (readable tiles), .svg, or --max-size {HARD_MAX_SIDE} to draw the big one anyway",
+              file=sys.stderr)
+        scale, readable = quick, False
+    elif tiles:
         scale = min(args.scale, TILE_SCALE)
-    elif suffix == ".png" and not readable:
+    elif suffix == ".png" and not readable and not slow:
         print(f"note: {out.name} is drawn at {scale:.2f} px per unit, too small for its text to be read; "
               f"use .svg, --tiles or --scope for a readable picture", file=sys.stderr)
-    if suffix == ".png" and not args.scope and len(display.boxes) >= 1500 and overlay is None and not tiles:
-        # too big for text at the capped scale: draw the zoomed-out picture directly
-        size = overview_png(display, result, out, scale=scale, dark=args.dark, **caps)
+    if suffix == ".png" and (slow or not args.scope and len(display.boxes) >= 1500) and overlay is None and not tiles:
+        # too big for text at the capped scale (or to draw quickly): the zoomed-out picture,
+        # drawn directly
+        size = overview_png(display, result, out, scale=scale, dark=args.dark, always=slow, **caps)
         if size is not None:
             timings["draw"] = time.perf_counter() - t
             return {"boxes": len(display.boxes), "edges": len(display.edges),
@@ -290,6 +303,18 @@ def _overlay(args: argparse.Namespace, display: Any, model: Any, doc: Any) -> tu
     print(f"overlay '{data.column}': {len(values)} boxes coloured{note}", file=sys.stderr)
     title = f"{data.column} ({Path(data.source).name})"
     return amounts, text, legend_entries(values, data.numeric), title, data.numeric
+
+
+def _too_slow(display: Any, result: Any, scale: float) -> bool:
+    """True when a whole-graph PNG at ``scale`` has more pixels than draw in a few seconds."""
+    from widgets.canvas.export import QUICK_PNG_PIXELS, layout_rect, png_pixels
+
+    rect = layout_rect(display, result)
+    return rect is not None and png_pixels(rect, scale) > QUICK_PNG_PIXELS
+
+
+def _px(rect: Any, scale: float) -> str:
+    return f"{rect.width() * scale:,.0f} x {rect.height() * scale:,.0f} px"
 
 
 def _png_scale(display: Any, result: Any, args: argparse.Namespace) -> tuple[float, bool]:
