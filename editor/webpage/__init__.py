@@ -69,10 +69,12 @@ def document_page(doc: Document, *, title: str | None = None, expanded: Collecti
                   first: tuple[DisplayGraph, LayoutResult] | None = None, dark: bool = False,
                   inferred_shapes: bool = True, show_plumbing: bool = False,
                   overlays: Sequence[Overlay | Callable[[list[Box]], Overlay]] = (), weights: bool = True,
-                  value_info: Mapping[str, Any] | None = None, max_boxes: int | None = None) -> WebPage:
+                  source: ViewSource | None = None, max_boxes: int | None = None,
+                  progress: Callable[[float, str], None] | None = None) -> WebPage:
     """The page of ``doc``'s main graph opening on ``expanded`` (``"auto"``: the window's
     first view, None: flat). ``first``: that view's display model and layout when the
-    caller has them (the window), ``value_info``: the edge labels it uses. ``overlays``:
+    caller has them (the window), ``source``: the graph and display settings it draws with
+    (default: the main graph as ``onnx-studio render`` draws it). ``overlays``:
     overlays, or makers called with every box the page's views draw."""
     import time
 
@@ -81,18 +83,13 @@ def document_page(doc: Document, *, title: str | None = None, expanded: Collecti
     from editor.webpage.views import MAX_VIEW_BOXES
 
     t0 = time.perf_counter()
-    if value_info is not None:
-        from editor.viewmodel import document_bodies
-
-        source = ViewSource(doc.main.graph, list(doc.main.node_ids), doc.opsets(), value_info,
-                            document_bodies(doc), (), show_plumbing)
-    else:
+    if source is None:
         source = source_of_document(doc, inferred_shapes=inferred_shapes, show_plumbing=show_plumbing)
     if expanded == "auto":
         expanded = default_expanded(source.graph)
     t1 = time.perf_counter()
     views = compute_views(source, expanded, first=first,
-                          max_boxes=MAX_VIEW_BOXES if max_boxes is None else max_boxes)
+                          max_boxes=MAX_VIEW_BOXES if max_boxes is None else max_boxes, progress=progress)
     t2 = time.perf_counter()
     node_ids = sorted({b.node_id for v in views.views for b in v.display.boxes if b.node_id is not None}
                       | set(_all_node_ids(doc)))

@@ -34,6 +34,7 @@ def _type_text(tp: onnx.TypeProto) -> str:
 
 def value_texts(doc: Document, inferred: Mapping[str, onnx.ValueInfoProto] | None) -> dict[str, tuple[str, str]]:
     """Value name -> (type text ``float32[1,3,224,224]``, ``"declared"`` | ``"inferred"``)
+    (``inferred``: the edge labels the view draws with, where they say more than the file)
     for every value of every graph scope whose type is known (a valid model's names are
     unique across its scopes, so one map serves all)."""
     out: dict[str, tuple[str, str]] = {}
@@ -47,7 +48,9 @@ def value_texts(doc: Document, inferred: Mapping[str, onnx.ValueInfoProto] | Non
             if vi.type.HasField("tensor_type") or vi.type.WhichOneof("value"):
                 out[vi.name] = (_type_text(vi.type), "declared")
     for name, vi in (inferred or {}).items():
-        out[name] = (_type_text(vi.type), "inferred")
+        text = _type_text(vi.type)
+        if out.get(name, ("", ""))[0] != text:  # the window's labels repeat the file's where it says as much
+            out[name] = (text, "inferred")
     return out
 
 

@@ -23,7 +23,7 @@ each laid out ahead by the core, exactly as the window lays it out.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from editor.layout import LayoutResult, layout_graph
@@ -110,11 +110,13 @@ def _openable(source: ViewSource, full: DisplayGraph) -> tuple[dict[str, str], d
 
 def compute_views(source: ViewSource, expanded: Collection[str] | None, *,
                   first: tuple[DisplayGraph, LayoutResult] | None = None,
-                  max_boxes: int = MAX_VIEW_BOXES, max_seconds: float = MAX_VIEW_SECONDS) -> ViewSet:
+                  max_boxes: int = MAX_VIEW_BOXES, max_seconds: float = MAX_VIEW_SECONDS,
+                  progress: Callable[[float, str], None] | None = None) -> ViewSet:
     """The first view (``expanded``; None: the flat view, which has nothing to open) and the
     views one click on a group reaches from it, within the budget (see module docstring).
     ``first``: the first view's display model and layout when the caller has them (the
-    window's canvas), so the page starts on exactly the picture on screen."""
+    window's canvas), so the page starts on exactly the picture on screen. ``progress(fraction,
+    message)`` is called before each view (raise from it to cancel)."""
     t0 = time.perf_counter()
     if expanded is None:
         display, layout = first if first is not None else _laid(source, None, None)
@@ -128,7 +130,10 @@ def compute_views(source: ViewSource, expanded: Collection[str] | None, *,
     spent = len(display.boxes)
     missing: dict[str, str] = {}
     depth = {p: len(_ancestors(p, parents)) for p in parents}
-    for p in sorted(parents, key=lambda q: (depth[q], q)):
+    order = sorted(parents, key=lambda q: (depth[q], q))
+    for k, p in enumerate(order):
+        if progress is not None:
+            progress(k / max(len(order), 1), f"Laying out the view with {labels[p]!r} opened ({k + 1} of {len(order)})")
         if p in start:
             target = effective(start - {p}, parents)
         else:

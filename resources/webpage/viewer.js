@@ -124,6 +124,13 @@
     redraw();
   }
 
+  /** The path a frame's title closes: its own, or for a body's sub-frame (``@12/then_branch``)
+   * its owner's bodies, as the window's title does. */
+  function closerOf(path) {
+    if (path in D.parents) return path;
+    const m = /^(@\d+)\/[^/]+$/.exec(path);
+    return m && m[1] in D.parents ? m[1] : null;
+  }
   function notice(text) { $("notice").textContent = text || ""; $("notice").title = text || ""; }
 
   /** Open or close ``path`` (a group, ``@<node>`` bodies); returns whether the picture changed. */
@@ -215,7 +222,7 @@
       ctx.fillRect(f.x, f.y, f.w, f.h); ctx.strokeRect(f.x, f.y, f.w, f.h);
       if (text) {
         ctx.fillStyle = T.muted; ctx.font = "600 12px system-ui, sans-serif"; ctx.textBaseline = "middle";
-        const canClose = f.path in D.parents;
+        const canClose = !!closerOf(f.path);
         ctx.fillText((canClose ? "▾ " : "") + f.label, f.x + 8, f.y + FRAME_TITLE / 2, Math.max(10, f.w - 16));
       }
     }
@@ -553,7 +560,7 @@
         if (nid !== null) showDetails(nid);
         return;
       }
-      if (f && f.path in D.parents) { toggle(f.path); return; }
+      if (f && closerOf(f.path)) { toggle(closerOf(f.path)); return; }
       selected = null; $("panel").hidden = true; redraw();
     });
     canvas.addEventListener("dblclick", (ev) => {
