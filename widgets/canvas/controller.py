@@ -152,6 +152,17 @@ class GraphController(QObject):
         name = self._scoped.get(key, "")
         return name.rsplit("/", 1)[0] if "/" in name else ""
 
+    def view_source(self):
+        """The source and display settings of this canvas as the core's
+        :class:`editor.webpage.ViewSource` (None before a source is set): the web page export
+        builds its views with exactly the canvas's settings."""
+        from editor.webpage.source import ViewSource
+
+        if self._graph is None:
+            return None
+        return ViewSource(self._graph, list(self._node_ids), self._opsets, self._value_info, self._bodies,
+                          tuple(self._unfold), self._show_plumbing, self._filter)
+
     def build_display_graph(self):
         """The display model of the current source and open groups, filtered by the
         display filter when one is set."""
