@@ -150,7 +150,7 @@ class DocumentTab(QWidget):
         # the view model's first-view policy, on the group tree we also use to reveal nodes
         expanded = default_expanded(self._graph, groups=self._tree())
         self.canvas.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(), value_info=value_info,
-                               expanded=expanded)
+                               expanded=expanded, groups=self._tree())
         if scope.kind != "main":
             # the breadcrumb says where this body lives: main/If_3.then_branch
             self.canvas.breadcrumb.set_root_label(self.doc.index.path(sid))
@@ -265,8 +265,10 @@ class DocumentTab(QWidget):
         self._graph = display_graph_of(scope)
         expanded = self.canvas.controller.expanded()
         value_info = self._edge_shapes(scope)
+        # the tab's group tree (it reveals nodes) is the one the display model draws: built once
         self.canvas.controller.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(),
-                                          value_info=value_info, expanded=expanded)
+                                          value_info=value_info, expanded=expanded,
+                                          groups=self._tree() if expanded is not None else None)
 
     # -- selection: canvas -> targets ---------------------------------------------------------
     def _on_canvas_selection(self, keys: list) -> None:
