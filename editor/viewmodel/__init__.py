@@ -33,7 +33,7 @@ from onnx import numpy_helper
 from editor.viewmodel.categories import CATEGORIES, category_of
 from editor.viewmodel.folding import DEAD, body_reads, chain_texts, fold_weight_chains
 from editor.viewmodel.plumbing import fold_plumbing
-from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
+from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name, scopes_of
 from editor.viewmodel.nodetable import node_table
 from editor.attr_names import enum_name
 from editor.schema import get_schema
@@ -41,7 +41,7 @@ from editor.types import dims_text, dtype_name, shape_dims
 
 __all__ = [
     "Box", "Edge", "DisplayGraph", "build_display_graph", "category_of", "CATEGORIES",
-    "GroupTree", "build_group_tree", "repeat_signature", "shape_text", "function_graph", "default_expanded", "group_tree",
+    "GroupTree", "build_group_tree", "repeat_signature", "scoped_name", "scopes_of", "shape_text", "function_graph", "default_expanded", "group_tree",
     "body_key", "document_bodies", "CHAR_W", "SMALL_CHAR_W", "LINE_H", "TITLE_H", "PAD_X", "MIN_W", "MAX_W",
 ]
 

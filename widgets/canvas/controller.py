@@ -118,6 +118,28 @@ class GraphController(QObject):
         self._shown_state = None  # a new source: the picture on screen no longer matches it
         self.relayout(keep_positions=False, sync=sync)
 
+    def rename_nodes(self, nodes: Mapping[int, object]):
+        """Node ids -> renamed NodeProtos of the source graph: relabel their boxes in place
+        when the picture stays the same (same name-scope group, no layout running that was
+        built before the rename) and return the scene area to repaint; None when it does
+        not and a re-layout is needed."""
+        from editor.viewmodel import scoped_name, scopes_of
+
+        if self._runner.is_running():
+            return None
+        if self._expanded and any(f"@{nid}" in self._expanded for nid in nodes):
+            return None  # an open body's frame is titled by its owner's name
+        scoped = {}
+        for nid, node in nodes.items():
+            key = f"n:{nid}"
+            old = self._scoped.get(key)
+            new = scoped_name(node)
+            if old is None or scopes_of(old) != scopes_of(new):
+                return None
+            scoped[key] = new
+        self._scoped.update(scoped)
+        return self._scene.rename_boxes({f"n:{nid}": node.name for nid, node in nodes.items()})
+
     def scope_of(self, key: str) -> str:
         """Group path a box lies in ("" at the root); a group box's own path for groups."""
         if key.startswith("g:"):
