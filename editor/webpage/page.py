@@ -26,7 +26,7 @@ from editor.viewmodel import Box, DisplayGraph, Edge
 from editor.viewmodel.palette import CATEGORY_COLOURS
 from editor.webpage.views import ViewSet
 
-__all__ = ["page_data", "page_html", "Overlay", "FORMAT_VERSION"]
+__all__ = ["page_data", "page_html", "pane_data", "Overlay", "FORMAT_VERSION"]
 
 #: bumped when the data's shape changes (the script refuses data it does not know)
 FORMAT_VERSION = 1
@@ -110,19 +110,24 @@ def _view(t: _Tables, expanded: frozenset[str], display: DisplayGraph, layout: L
     }
 
 
-def page_data(views: ViewSet, *, title: str, nodes: Mapping[str, Any], weights: Mapping[str, Any],
-              values: Mapping[str, tuple[str, str]], dark: bool = False,
-              overlays: list[Overlay] | None = None, sides: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Everything the viewer draws (see the module docstring). ``values``: value name ->
-    (type text, ``"declared"`` | ``"inferred"``), for the shapes a hover on an edge shows.
-    ``sides``: further panes drawn beside this one (the other model of a diff)."""
+def page_data(panes: list[dict[str, Any]], *, title: str, dark: bool = False) -> dict[str, Any]:
+    """Everything the viewer draws: one pane per model (a diff has two, switched in the page's
+    bar), the category colours, the theme it opens in."""
+    return {"version": FORMAT_VERSION, "title": title, "dark": dark, "colours": CATEGORY_COLOURS,
+            "panes": list(panes)}
+
+
+def pane_data(views: ViewSet, *, title: str, nodes: Mapping[str, Any], weights: Mapping[str, Any],
+              values: Mapping[str, tuple[str, str]], overlays: list[Overlay] | None = None,
+              side: str = "") -> dict[str, Any]:
+    """One model's pane (see the module docstring). ``values``: value name -> (type text,
+    ``"declared"`` | ``"inferred"``), for the shapes a hover on an edge shows; ``side``: the
+    pane's name in the bar (``"A"``, ``"B"``) when there are several."""
     t = _Tables()
     vs = [_view(t, v.expanded, v.display, v.layout) for v in views.views]
     return {
-        "version": FORMAT_VERSION,
         "title": title,
-        "dark": dark,
-        "colours": CATEGORY_COLOURS,
+        "side": side,
         "boxes": t.boxes,
         "edges": t.edges,
         "views": vs,
@@ -135,7 +140,6 @@ def page_data(views: ViewSet, *, title: str, nodes: Mapping[str, Any], weights: 
         "weights": weights,
         "values": {k: list(v) for k, v in values.items()},
         "overlays": list(overlays or []),
-        "sides": list(sides or []),
     }
 
 

@@ -20,7 +20,7 @@
   const $ = (id) => document.getElementById(id);
   const canvas = $("canvas"), ctx = canvas.getContext("2d");
   const mini = $("minimap"), mctx = mini.getContext("2d");
-  let D = null, theme = null, view = null, viewIndex = new Map(), opened = new Set(), first = null;
+  let D = null, P = null, pane = 0, paneState = [], theme = null, view = null, viewIndex = new Map(), opened = new Set(), first = null;
   let scale = 1, tx = 0, ty = 0, dpr = window.devicePixelRatio || 1;
   let hoverEdge = -1, hoverBox = -1, selected = null, matches = new Set(), overlay = null;
   let miniCache = null, pending = false;
@@ -36,14 +36,14 @@
 
   function anc(p) {
     const out = [];
-    let q = D.parents[p] || "";
-    while (q) { out.push(q); q = D.parents[q] || ""; }
+    let q = P.parents[p] || "";
+    while (q) { out.push(q); q = P.parents[q] || ""; }
     return out;
   }
   function effKey(set) {
     const out = [];
     for (const p of set) {
-      if (!(p in D.parents)) continue;
+      if (!(p in P.parents)) continue;
       if (anc(p).every((q) => set.has(q))) out.push(p);
     }
     out.sort();
@@ -82,14 +82,14 @@
 
   // ------------------------------------------------------------------ views
   function buildView(i) {
-    const v = D.views[i];
+    const v = P.views[i];
     const boxes = v.b.map((bi, k) => {
-      const r = D.boxes[bi];
+      const r = P.boxes[bi];
       return { rec: r, key: r[0], kind: r[1], x: v.p[2 * k], y: v.p[2 * k + 1], w: r[5], h: r[6] };
     });
     const byKey = new Map(boxes.map((b, k) => [b.key, k]));
     const edges = v.e.map((ei, k) => {
-      const r = D.edges[ei], pts = v.r[k];
+      const r = P.edges[ei], pts = v.r[k];
       let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
       if (pts) for (let j = 0; j < pts.length; j += 2) {
         x0 = Math.min(x0, pts[j]); x1 = Math.max(x1, pts[j]); y0 = Math.min(y0, pts[j + 1]); y1 = Math.max(y1, pts[j + 1]);
@@ -127,15 +127,15 @@
   /** The path a frame's title closes: its own, or for a body's sub-frame (``@12/then_branch``)
    * its owner's bodies, as the window's title does. */
   function closerOf(path) {
-    if (path in D.parents) return path;
+    if (path in P.parents) return path;
     const m = /^(@\d+)\/[^/]+$/.exec(path);
-    return m && m[1] in D.parents ? m[1] : null;
+    return m && m[1] in P.parents ? m[1] : null;
   }
   function notice(text) { $("notice").textContent = text || ""; $("notice").title = text || ""; }
 
   /** Open or close ``path`` (a group, ``@<node>`` bodies); returns whether the picture changed. */
   function toggle(path) {
-    if (D.missing[path]) { notice(`"${D.labels[path] || path}": ${D.missing[path]}`); return false; }
+    if (P.missing[path]) { notice(`"${P.labels[path] || path}": ${P.missing[path]}`); return false; }
     const target = new Set(opened);
     if (target.has(path)) target.delete(path); else { target.add(path); for (const q of anc(path)) target.add(q); }
     let vi = viewIndex.get(effKey(target)), note = "";
@@ -144,8 +144,8 @@
       const t2 = new Set(first);
       if (t2.has(path) && !target.has(path)) t2.delete(path); else { t2.add(path); for (const q of anc(path)) t2.add(q); }
       vi = viewIndex.get(effKey(t2));
-      if (vi === undefined) { notice(`"${D.labels[path] || path}" cannot be opened in this page`); return false; }
-      note = `Showing "${D.labels[path] || path}" from the first view: this page holds each group's view from the sender's, not every combination`;
+      if (vi === undefined) { notice(`"${P.labels[path] || path}" cannot be opened in this page`); return false; }
+      note = `Showing "${P.labels[path] || path}" from the first view: this page holds each group's view from the sender's, not every combination`;
       target.clear(); for (const p of t2) target.add(p);
     }
     opened = target;
@@ -256,7 +256,7 @@
       }
     }
     // boxes
-    const ov = overlay ? overlay.colours : null;
+    const ov = overlay ? (theme === THEMES.dark && overlay.coloursDark ? overlay.coloursDark : overlay.colours) : null;
     for (let k = 0; k < view.boxes.length; k++) {
       const b = view.boxes[k];
       if (!seen(b.x, b.y, b.w, b.h)) continue;
@@ -291,7 +291,7 @@
       ctx.setLineDash([4 * px, 3 * px]); ctx.strokeRect(b.x, b.y, b.w, b.h); ctx.setLineDash([]);
       if (text) {
         const path = b.key.slice(2);
-        const sign = D.missing[path] ? "· " : "▸ ";
+        const sign = P.missing[path] ? "· " : "▸ ";
         label(sign + r[2], b.x + 8, b.y + TITLE_H / 2, T.text, "600 12px", b.w - 12, "left");
         const badge = view.v.badge[b.key];
         label(badge || `${r[12]} nodes`, b.x + 8, b.y + TITLE_H + 4, T.muted, "10px", b.w - 12, "left");
@@ -398,7 +398,7 @@
   }
   function edgeTip(e) {
     const [, src, dst, value, lab, kind] = e.rec;
-    const v = D.values[value];
+    const v = P.values[value];
     const shape = v ? `${v[0]}  (${v[1]})` : lab ? `${lab}` : "shape unknown";
     const how = kind === "body" ? "\nread inside the bodies of " + boxTitle(dst) : "";
     return `${value}\n${shape}\n${boxTitle(src)} → ${boxTitle(dst)}${how}`;
@@ -414,7 +414,7 @@
 
   function fmt(x) { return x === null || x === undefined ? "–" : typeof x === "number" ? String(+x.toPrecision(6)) : String(x); }
   function showDetails(nid) {
-    const n = D.nodes[String(nid)];
+    const n = P.nodes[String(nid)];
     const p = $("panel");
     if (!n) { p.hidden = true; return; }
     const [op, domain, name, attrs, ins, outs] = n;
@@ -426,13 +426,19 @@
     }
     h += "<h3>Attributes</h3>" + (attrs.length ? "<table>" + attrs.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join("") + "</table>" : "<div class=src>none</div>");
     const io = (rows) => "<table>" + rows.map(([nm, t, src]) => {
-      const w = D.weights[nm];
+      const w = P.weights[nm];
       let cell = t ? `${esc(t)} <span class="src">${esc(src)}</span>` : `<span class="src">shape unknown</span>`;
       if (w) cell += `<div class="src">weight ${esc(w.dtype)}[${w.shape.join(",")}] min ${fmt(w.min)} · max ${fmt(w.max)} · mean ${fmt(w.mean)} · std ${fmt(w.std)} · zeros ${fmt(w.zeros)}${w.nan ? " · NaN " + w.nan : ""}${w.inf ? " · Inf " + w.inf : ""}${w.note ? " · " + esc(w.note) : ""}</div>`;
       return `<tr><td>${esc(nm || "(none)")}</td><td>${cell}</td></tr>`;
     }).join("") + "</table>";
+    const link = P.links ? P.links[String(nid)] : null;
+    if (link && link.length) {
+      const other = D.panes[P.linkPane];
+      h += `<h3>In ${esc(other.side || other.title)}</h3>` + link.map((m) => `<div><a class="cp" role="button" tabindex="0" data-n="${m}">${esc((other.nodes[String(m)] || ["", "", String(m)])[2] || other.nodes[String(m)][0])}</a></div>`).join("");
+    }
     h += "<h3>Inputs</h3>" + io(ins) + "<h3>Outputs</h3>" + io(outs);
     p.innerHTML = h; p.hidden = false;
+    for (const a of p.querySelectorAll("a.cp")) a.onclick = (ev) => { ev.preventDefault(); const m = +a.dataset.n; setPane(P.linkPane); reveal(m); };
     p.querySelector(".close").onclick = () => { p.hidden = true; selected = null; redraw(); };
   }
 
@@ -443,18 +449,18 @@
     matches = new Set();
     found = [];
     if (!q) { $("findinfo").textContent = ""; $("results").hidden = true; redraw(); return found; }
-    for (const [nid, n] of Object.entries(D.nodes)) {
+    for (const [nid, n] of Object.entries(P.nodes)) {
       const name = (n[2] || "").toLowerCase(), op = n[0].toLowerCase();
       if (name.includes(q) || op === q || op.includes(q)) found.push(+nid);
     }
     // exact names first, then ops, then the rest, each in node order
-    const rank = (nid) => { const n = D.nodes[nid]; const nm = (n[2] || "").toLowerCase(); return nm === q ? 0 : n[0].toLowerCase() === q ? 1 : 2; };
+    const rank = (nid) => { const n = P.nodes[nid]; const nm = (n[2] || "").toLowerCase(); return nm === q ? 0 : n[0].toLowerCase() === q ? 1 : 2; };
     found.sort((a, b) => rank(a) - rank(b) || a - b);
     matches = new Set(found);
     foundAt = -1;
     $("findinfo").textContent = found.length ? `${found.length} found` : "nothing found";
     const list = $("results");
-    list.innerHTML = found.slice(0, 200).map((nid, k) => `<div data-k="${k}">${esc(D.nodes[nid][2] || "(no name)")}<span class="op">${esc(D.nodes[nid][0])}</span></div>`).join("");
+    list.innerHTML = found.slice(0, 200).map((nid, k) => `<div data-k="${k}">${esc(P.nodes[nid][2] || "(no name)")}<span class="op">${esc(P.nodes[nid][0])}</span></div>`).join("");
     list.hidden = !found.length;
     redraw();
     return found;
@@ -462,10 +468,10 @@
   /** Show node ``nid``: open the groups around it if needed, centre it and select it. */
   function reveal(nid) {
     let key = "n:" + nid;
-    const host = D.host[String(nid)];
+    const host = P.host[String(nid)];
     if (host) key = host;
     if (!view.byKey.has(key)) {
-      const home = D.home[String(nid)];
+      const home = P.home[String(nid)];
       if (home) {
         const target = new Set(opened); target.add(home); for (const q of anc(home)) target.add(q);
         let vi = viewIndex.get(effKey(target));
@@ -480,8 +486,8 @@
     let k = view.byKey.get(key);
     if (k === undefined) {
       // still closed: point at the innermost group box that holds it
-      let g = D.home[String(nid)] || "";
-      while (g && !view.byKey.has("g:" + g)) g = D.parents[g] || "";
+      let g = P.home[String(nid)] || "";
+      while (g && !view.byKey.has("g:" + g)) g = P.parents[g] || "";
       if (g) k = view.byKey.get("g:" + g);
       notice(k === undefined ? "this node is not drawn in this page's views" : "this node lies in a group this page cannot open");
       if (k === undefined) return false;
@@ -501,10 +507,11 @@
 
   // ------------------------------------------------------------------ overlays
   function setOverlay(i) {
-    overlay = i >= 0 ? D.overlays[i] : null;
+    overlay = i >= 0 ? P.overlays[i] : null;
     const lg = $("legend");
     if (!overlay) { lg.hidden = true; redraw(); return; }
-    lg.innerHTML = `<b>${esc(overlay.title)}</b>` + overlay.legend.map(([c, t]) => `<div><i style="background:${esc(c)}"></i>${esc(t)}</div>`).join("");
+    const entries = theme === THEMES.dark && overlay.legendDark ? overlay.legendDark : overlay.legend;
+    lg.innerHTML = `<b>${esc(overlay.title)}</b>` + entries.map(([c, t]) => `<div><i style="background:${esc(c)}"></i>${esc(t)}</div>`).join("");
     lg.hidden = false;
     redraw();
   }
@@ -514,6 +521,7 @@
     document.body.className = name;
     $("theme").textContent = name === "dark" ? "Light" : "Dark";
     colourCache.clear(); miniCache = null;
+    if (overlay) setOverlay(+$("overlay").value);
     redraw();
   }
 
@@ -536,7 +544,7 @@
       if (ek !== hoverEdge || bk !== hoverBox) { hoverEdge = ek; hoverBox = bk; redraw(); }
       if (ek >= 0) showTip(edgeTip(view.edges[ek]), cx, cy);
       else if (bk >= 0) {
-        const b = view.boxes[bk], nid = b.rec[9], n = nid !== null ? D.nodes[String(nid)] : null;
+        const b = view.boxes[bk], nid = b.rec[9], n = nid !== null ? P.nodes[String(nid)] : null;
         let t = n ? `${n[0]}  ${n[2] || ""}` : b.rec[3] || b.rec[2];
         if (b.kind === "group") t += `\n${b.rec[12]} nodes · click to open`;
         if (b.rec[13].length) t += "\nbodies: " + b.rec[13].join(", ") + " · double-click to open";
@@ -586,7 +594,7 @@
     window.addEventListener("keydown", (ev) => {
       const inFind = document.activeElement === $("find");
       if (inFind) {
-        if (ev.key === "Enter") { next(ev.shiftKey ? -1 : 1); ev.preventDefault(); }
+        if (ev.key === "Enter") { $("results").hidden = true; next(ev.shiftKey ? -1 : 1); ev.preventDefault(); }
         if (ev.key === "Escape") { $("find").blur(); $("results").hidden = true; }
         return;
       }
@@ -620,24 +628,44 @@
   }
 
   // ------------------------------------------------------------------ start
+  /** Show pane ``i`` (one model; a diff has two), keeping each pane's place and open groups. */
+  function setPane(i, fresh) {
+    if (P && !fresh) paneState[pane] = { scale, tx, ty, opened: new Set(opened), view: view.i, overlay: $("overlay").value };
+    pane = i; P = D.panes[i];
+    viewIndex = new Map();
+    P.views.forEach((v, k) => viewIndex.set(v.x.join("\n"), k));
+    first = new Set(P.views[0].x);
+    const st = paneState[i];
+    opened = st ? new Set(st.opened) : new Set(first);
+    const sel = $("overlay");
+    sel.innerHTML = `<option value="-1">No overlay</option>` + P.overlays.map((o, k) => `<option value="${k}">${esc(o.title)}</option>`).join("");
+    sel.hidden = !P.overlays.length;
+    for (const b of document.querySelectorAll("#panes button")) b.classList.toggle("on", +b.dataset.k === i);
+    selected = null; $("panel").hidden = true; notice("");
+    view = buildView(st ? st.view : 0); miniCache = null;
+    if (st) { scale = st.scale; tx = st.tx; ty = st.ty; sel.value = st.overlay; setOverlay(+st.overlay); }
+    else { firstZoom(); if (P.overlays.length) { sel.value = "0"; setOverlay(0); } else setOverlay(-1); }
+    if ($("find").value) search($("find").value);
+    redraw();
+  }
+
   async function start() {
     try {
       D = await load();
       if (D.version !== 1) throw new Error(`page data version ${D.version} is not one this viewer reads`);
       document.title = D.title + " — ONNX Studio";
       $("title").textContent = D.title;
-      D.views.forEach((v, i) => viewIndex.set(v.x.join("\n"), i));
-      first = new Set(D.views[0].x);
-      opened = new Set(first);
-      const sel = $("overlay");
-      sel.innerHTML = `<option value="-1">No overlay</option>` + D.overlays.map((o, i) => `<option value="${i}">${esc(o.title)}</option>`).join("");
-      sel.hidden = !D.overlays.length;
+      const panes = $("panes");
+      if (D.panes.length > 1) {
+        panes.innerHTML = D.panes.map((p, k) => `<button type="button" data-k="${k}" title="${esc(p.title)}">${esc(p.side || p.title)}</button>`).join("");
+        for (const b of panes.querySelectorAll("button")) b.onclick = () => setPane(+b.dataset.k);
+      } else panes.hidden = true;
       setTheme(document.body.className === "dark" ? "dark" : "light");
-      view = buildView(0);
       wire();
+      P = D.panes[0];
+      view = buildView(0);
       resize();
-      firstZoom();
-      if (D.overlays.length) { sel.value = "0"; setOverlay(0); }
+      setPane(0, true);
       $("loading").remove();
       draw();
       S.ready = true;
@@ -650,6 +678,7 @@
 
   // the page's API (tests, and a notebook's own script if it wants one)
   Object.assign(S, {
+    pane: () => pane, setPane,
     view: () => ({ expanded: [...view.v.x], boxes: view.boxes.map((b) => b.key), edges: view.edges.map((e) => e.key),
       frames: view.frames.map((f) => f.path), scale, notice: $("notice").textContent }),
     toggle, search, reveal, fit,

@@ -46,7 +46,7 @@ def test_export_web_page_from_the_file_menu_matches_the_window(qtbot, window, tm
     assert action.isEnabled()
     action.trigger()
     qtbot.waitUntil(lambda: (tmp_path / "silero.html").exists(), timeout=180_000)
-    data = _embedded((tmp_path / "silero.html").read_text(encoding="utf-8"))
+    data = _embedded((tmp_path / "silero.html").read_text(encoding="utf-8"))["panes"][0]
     first = data["views"][0]
     boxes, edges = _keys(data, first)
     assert boxes == shown_boxes, "the page's first view is the picture on screen (same boxes, same order)"
