@@ -104,6 +104,9 @@ class GroupTree:
     #: Groups that are one call of a scope used several times (see :func:`_instance_dirs`):
     #: path -> (k, n), the k-th of n calls in execution order.
     instances: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: The node table the tree was built from: a display build given this tree reads it
+    #: instead of reading every node again (see ``build_display_graph``'s ``groups``).
+    table: NodeTable | None = field(default=None, repr=False, compare=False)
 
     def members(self, path: str) -> list[int]:
         """Node indices inside ``path`` at any depth, in graph order."""
@@ -175,7 +178,7 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int],
         for p in dir_scopes.get(d, ()):
             count[p] = count.get(p, 0) + c
     total = len(indices)
-    tree = GroupTree()
+    tree = GroupTree(table=nodes)
     tree.n_nodes = len(indices)
     # Keep a scope when it holds more than one node and less than its nearest kept ancestor.
     kept_parent: dict[str, str] = {}
