@@ -39,6 +39,12 @@ def test_export_web_page_from_the_file_menu_matches_the_window(qtbot, window, tm
     shown_edges = {e.key for e in canvas.scene.graph.edges}
     positions = dict(canvas.scene.layout_result.positions)
 
+    # ... and had a Node Data Overlay on: it goes with the page, with its legend
+    named = [node.name for _s, _nid, node in tab.doc.index.iter_nodes() if node.name and node.op_type != "Constant"][:20]
+    data_file = tmp_path / "times.json"
+    data_file.write_text(json.dumps({name: float(k) for k, name in enumerate(named)}), encoding="utf-8")
+    assert window.show_node_data(tab, str(data_file)) is not None
+
     out = tmp_path / "silero"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(out), "")))
     menu = window.registry.menu("File/Export")
@@ -47,6 +53,9 @@ def test_export_web_page_from_the_file_menu_matches_the_window(qtbot, window, tm
     action.trigger()
     qtbot.waitUntil(lambda: (tmp_path / "silero.html").exists(), timeout=180_000)
     data = _embedded((tmp_path / "silero.html").read_text(encoding="utf-8"))["panes"][0]
+    overlay = data["overlays"][0]
+    assert overlay["kind"] == "data" and "times.json" in overlay["title"], overlay["title"]
+    assert len(overlay["legend"]) >= 2 and overlay["colours"], "the node data's colours and legend are in the page"
     first = data["views"][0]
     boxes, edges = _keys(data, first)
     assert boxes == shown_boxes, "the page's first view is the picture on screen (same boxes, same order)"

@@ -4,7 +4,8 @@ The page starts on the picture on screen: the canvas's own display model and lay
 open groups and bodies, its edge labels and display settings (``GraphController.
 view_source``); the core (:mod:`editor.webpage`) lays out the views a click reaches from
 there, off the GUI thread with a progress dialog that can cancel, and the page is written
-when it is done. The theme is the window's.
+when it is done. The theme is the window's; the tab's Node Data Overlay, when it is on,
+goes with the page with its legend.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from widgets.common.formatting import shown
 __all__ = ["export_web_page", "install_export_web_page", "tab_page"]
 
 
-def tab_page(tab, *, dark: bool = False, progress=None):
+def tab_page(tab, *, dark: bool = False, overlays=(), progress=None):
     """The :class:`editor.webpage.WebPage` of ``tab`` as it is on screen (call on the GUI
     thread for the snapshot; the returned callable does the work and may run on any thread)."""
     from editor.webpage import document_page
@@ -36,7 +37,7 @@ def tab_page(tab, *, dark: bool = False, progress=None):
 
     def make():
         return document_page(tab.doc, title=title, expanded=expanded, first=first, dark=dark, source=source,
-                             progress=progress)
+                             overlays=overlays, progress=progress)
 
     return make
 
@@ -64,8 +65,14 @@ def export_web_page(window, path: str | Path | None = None):
             raise StudioError("cancelled")
         control.report(fraction, message)
 
+    overlays = []
+    node_data = window.node_data_overlays.get(id(tab))
+    if node_data is not None and node_data.visible:
+        from editor.webpage.overlays import node_data_overlay
+
+        overlays.append(node_data_overlay(tab.doc, node_data.data))
     try:
-        make = tab_page(tab, dark=bool(window.theme and window.theme.dark), progress=progress)
+        make = tab_page(tab, dark=bool(window.theme and window.theme.dark), overlays=overlays, progress=progress)
     except ValueError as exc:
         window.statusBar().showMessage(f"Export failed: {exc}", 8000)
         return None
