@@ -34,7 +34,7 @@ from editor.viewmodel.categories import CATEGORIES, category_of
 from editor.viewmodel.folding import DEAD, body_reads, chain_texts, fold_weight_chains
 from editor.viewmodel.plumbing import fold_plumbing
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name, scopes_of
-from editor.viewmodel.nodetable import node_table
+from editor.viewmodel.nodetable import NodeTable, node_table
 from editor.attr_names import enum_name
 from editor.schema import get_schema
 from editor.types import dims_text, dtype_name, shape_dims
@@ -343,7 +343,12 @@ def build_display_graph(
     nodes = graph.node
     if len(node_ids) != len(nodes):
         raise ValueError(f"node_ids has {len(node_ids)} ids for {len(nodes)} nodes")
-    b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values)
+    # the tree's node table is this graph's when the tree is (a view change rebuilds with the
+    # same tree: reading 3k NodeProtos again cost as much as onnx.load of the file)
+    table = groups.table if groups is not None and expanded is not None else None
+    if table is None or table.nodes is not nodes or len(table) != len(nodes):
+        table = node_table(nodes)
+    b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values, table)
     b.index_values()
     b.open_set = set(expanded) if bodies is not None and expanded is not None else set()
     b.group_and_fold(expanded, groups, unfold, show_plumbing)
@@ -370,7 +375,7 @@ class _DisplayBuild:
     def __init__(self, graph: onnx.GraphProto, node_ids: Sequence[int], opsets: Mapping[str, int],
                  value_info: Mapping[str, onnx.ValueInfoProto] | None,
                  captured: list[tuple[str, str, int]] | None, outer_weights: Mapping[str, str] | None,
-                 outer_values: Mapping[str, str] | None = None) -> None:
+                 outer_values: Mapping[str, str] | None = None, table: NodeTable | None = None) -> None:
         self.graph = graph
         self.nodes = graph.node
         self.node_ids = node_ids
@@ -381,7 +386,7 @@ class _DisplayBuild:
         self.values: dict[str, str] = dict(outer_values or {})   # small weight -> its value text
         self.chain_results: set[str] = set()   # results of folded weight-preparation chains
         self.open_set: set[str] = set()         # open groups and bodies
-        self.table = node_table(graph.node)
+        self.table = table if table is not None else node_table(graph.node)
         self.has_body = self.table.body
         self.boxes: list[Box] = []
         self.edges: dict[str, Edge] = {}

@@ -150,7 +150,7 @@ class DocumentTab(QWidget):
         # the view model's first-view policy, on the group tree we also use to reveal nodes
         expanded = default_expanded(self._graph, groups=self._tree())
         self.canvas.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(), value_info=value_info,
-                               expanded=expanded)
+                               expanded=expanded, groups=self._tree())
         if scope.kind != "main":
             # the breadcrumb says where this body lives: main/If_3.then_branch
             self.canvas.breadcrumb.set_root_label(self.doc.index.path(sid))
@@ -266,7 +266,7 @@ class DocumentTab(QWidget):
         expanded = self.canvas.controller.expanded()
         value_info = self._edge_shapes(scope)
         self.canvas.controller.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(),
-                                          value_info=value_info, expanded=expanded)
+                                          value_info=value_info, expanded=expanded, groups=self._tree())
 
     # -- selection: canvas -> targets ---------------------------------------------------------
     def _on_canvas_selection(self, keys: list) -> None:
