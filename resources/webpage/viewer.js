@@ -135,6 +135,7 @@
 
   /** Open or close ``path`` (a group, ``@<node>`` bodies); returns whether the picture changed. */
   function toggle(path) {
+    if (!(path in P.parents)) return false;
     if (P.missing[path]) { notice(`"${P.labels[path] || path}": ${P.missing[path]}`); return false; }
     const target = new Set(opened);
     if (target.has(path)) target.delete(path); else { target.add(path); for (const q of anc(path)) target.add(q); }
