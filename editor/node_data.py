@@ -8,6 +8,10 @@ another runtime, an accuracy or sensitivity score per layer, a label per node.
   or ``{"nodes": [...]}`` of the same.
 - CSV: a header row; the node name is the column called ``name`` or ``node`` (else the
   first), the value the column given, else the first other column.
+- onnxruntime's profile (the Chrome-trace JSON list ``SessionOptions.enable_profiling``
+  writes): each node's kernel time in microseconds, summed over its runs
+  (:func:`editor.runtime.profiling.parse_ort_profile`), so a profile recorded on the target
+  device colours the graph as it ran there.
 
 Numbers stay numbers (the canvas colours them as a heat map); anything else is a label.
 Bad input raises :class:`~editor.errors.StudioError` with one line that says what is wrong.
@@ -110,6 +114,8 @@ def _from_json(text: str, p: Path, column: str | None) -> NodeData:
                         column or "value")
     if not isinstance(raw, list):
         raise StudioError(f"'{p}': expected an object or a list of objects")
+    if any(isinstance(item, dict) and item.get("cat") == "Node" for item in raw):
+        return _from_ort_profile(raw, p)
     values: dict[str, float | str] = {}
     used = column
     for k, item in enumerate(raw):
@@ -124,6 +130,16 @@ def _from_json(text: str, p: Path, column: str | None) -> NodeData:
             raise StudioError(f"'{p}': item {k} has no {used or 'value'!r}")
         values[str(item[key])] = _value(item[used])
     return NodeData(values, used or "value")
+
+
+def _from_ort_profile(events: list, p: Path) -> NodeData:
+    """Kernel time per node (µs) from onnxruntime's profile events."""
+    from editor.runtime.profiling import parse_ort_profile
+
+    times = parse_ort_profile(events)
+    if not times:
+        raise StudioError(f"'{p}' is an onnxruntime profile with no kernel times (was the session run?)")
+    return NodeData({name: float(t.microseconds) for name, t in times.items()}, "kernel time (µs)")
 
 
 def _from_csv(text: str, p: Path, column: str | None) -> NodeData:

@@ -89,6 +89,8 @@ class FocusMode(QObject):
         super().__init__(window)
         self.window_ = window
         self.hidden: list[QDockWidget] = []
+        #: True while focus mode hides or shows docks (their overlays stay: nothing closed)
+        self.switching = False
         self.action = window.registry.add(ActionSpec(
             "view.focus_canvas", "&Focus on Canvas", self.toggle, "F11", "View", "5_panels", checkable=True,
             tip="Hide every panel: the canvas alone (the same key brings them back)", keywords="zen full canvas"))
@@ -99,14 +101,18 @@ class FocusMode(QObject):
 
     def toggle(self, on: bool | None = None) -> None:
         on = not self.on if on is None or not isinstance(on, bool) else on
-        if on and not self.on:
-            self.hidden = [d for d in self.window_.findChildren(QDockWidget) if d.isVisible()]
-            for dock in self.hidden:
-                dock.hide()
-        elif not on and self.on:
-            for dock in self.hidden:
-                dock.show()
-            self.hidden = []
+        self.switching = True
+        try:
+            if on and not self.on:
+                self.hidden = [d for d in self.window_.findChildren(QDockWidget) if d.isVisible()]
+                for dock in self.hidden:
+                    dock.hide()
+            elif not on and self.on:
+                for dock in self.hidden:
+                    dock.show()
+                self.hidden = []
+        finally:
+            self.switching = False
         if self.action.isChecked() != self.on:
             self.action.setChecked(self.on)
 

@@ -12,6 +12,7 @@ model never stalls the window.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from html import escape
 
@@ -217,6 +218,8 @@ class CostPanel(QWidget):
         self._tab = None
         self.cost = None
         self.heatmap: CostHeatMap | None = None
+        #: each tab's dims text (tabs are weakly held: a closed tab's text goes with it)
+        self._dims_by_tab: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.totals = QLabel(self)
         self.totals.setWordWrap(True)
         self.totals.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -275,10 +278,13 @@ class CostPanel(QWidget):
     def set_tab(self, tab) -> None:
         if self._tab is not None:
             self._tab.doc.changed.disconnect(self._on_changed)
+            self._dims_by_tab[self._tab] = self.dims_edit.text()
         if self.heatmap is not None:
             self.heatmap.set_visible(False)
             self.heatmap = None
         self._tab = tab
+        # the dims are the tab's own: the field kept the previous model's text
+        self.dims_edit.setText(self._dims_by_tab.get(tab, "") if tab is not None else "")
         if tab is not None:
             tab.doc.changed.connect(self._on_changed)
         self._stale = True
@@ -395,6 +401,12 @@ class CostPanel(QWidget):
         indices = node.indices if isinstance(node, GroupRow) else [node.index]
         tab.selection.select([Target.of_node(main, ids[i]) for i in indices if i < len(ids)], SOURCE)
 
+    def _heat_cleared(self) -> None:
+        """Another overlay took the canvas, or Clear Overlay: the checkbox says so."""
+        blocked = self.heat.blockSignals(True)
+        self.heat.setChecked(False)
+        self.heat.blockSignals(blocked)
+
     def _update_heatmap(self) -> None:
         tab = self._tab
         on = self.heat.isChecked() and tab is not None and self.cost is not None
@@ -408,7 +420,9 @@ class CostPanel(QWidget):
         field, fmt = MEASURES[self.measure.currentText()]
         if self.heatmap is None:
             self.heatmap = CostHeatMap(tab, fmt)
+            self.heatmap.on_cleared = self._heat_cleared
         self.heatmap.fmt = fmt
+        self.heatmap.title = f"Cost: {self.measure.currentText()}"
         main = tab.doc.index.main
         ids = tab.doc.index.scopes[main].node_ids
         dims = self.dims()
