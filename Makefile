@@ -1,8 +1,10 @@
 # ONNX Studio developer commands. `make run` opens the app on the bundled sample model;
-# `make test` runs the test suite. Both create .venv and install what is needed first,
-# from the committed lock file (requirements/dev.txt, exact versions with hashes), so a
-# dependency's new release cannot change a fresh machine's run. `make upgrade-deps`
-# re-locks on purpose: run it, run `make test`, commit the new lock.
+# `make test` runs the test suite (minutes: corpus walks on a fixed sample), `make test-all`
+# everything CI runs (packaging, the `full` tests, every corpus walk over the whole corpus),
+# `make test-stress` the suite three times under a busy loop on every core. Each creates .venv
+# and installs what is needed first, from the committed lock file (requirements/dev.txt,
+# exact versions with hashes), so a dependency's new release cannot change a fresh machine's
+# run. `make upgrade-deps` re-locks on purpose: run it, run `make test`, commit the new lock.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -10,7 +12,7 @@ STAMP  := $(VENV)/.installed
 LOCK   := requirements/dev.txt
 PYTEST_ARGS ?=
 
-.PHONY: run test test-latest bench fuzz venv upgrade-deps clean bundle bundle-tools test-bundle release test-wheel
+.PHONY: run test test-all test-stress test-latest bench fuzz venv upgrade-deps clean bundle bundle-tools test-bundle release test-wheel
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,8 +25,23 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/onnx-studio $(MODEL)
 
+# One worker per core. worksteal, not loadfile: a slow file is no longer one worker's tail
+# (an idle worker takes half of the other's queue), and a worker that dies is replaced
+# without the hang pytest-xdist 3.8's loadfile scheduler has after a crash (its issue #1378).
+PYTEST := QT_QPA_PLATFORM=offscreen $(PY) -m pytest -n auto --dist worksteal
+
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
+	$(PYTEST) $(PYTEST_ARGS)
+
+# .ci/test-all: the packaging stages (test-bundle, test-wheel), then the suite with the `full`
+# tests and --corpus=all; each stage's duration is printed, pytest's summary line comes last.
+test-all: $(STAMP)
+	.ci/test-all
+
+# `make test` STRESS_RUNS times in a row under one busy loop per core (tests/tools/stress.py).
+STRESS_RUNS ?= 3
+test-stress: $(STAMP)
+	$(PY) -m tests.tools.stress --runs $(STRESS_RUNS) -- $(MAKE) --no-print-directory test
 
 bench: $(STAMP)
 	for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
@@ -51,7 +68,7 @@ test-latest:
 	test -x .venv-latest/bin/python || $(PYTHON) -m venv .venv-latest
 	.venv-latest/bin/python -m pip install -q --upgrade -e ".[dev,bench,ray]"
 	.venv-latest/bin/python -m pip list 2>/dev/null | grep -iE '^(onnx|onnxruntime|onnx-ir|numpy|protobuf|pyside6)'
-	QT_QPA_PLATFORM=offscreen .venv-latest/bin/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen .venv-latest/bin/python -m pytest -n auto --dist worksteal $(PYTEST_ARGS)
 
 # The desktop bundle (PyInstaller, a build tool: installed into .venv here, never a runtime
 # dependency) -> dist/onnx-studio/onnx-studio. `make test-bundle` runs the bundle's smoke test

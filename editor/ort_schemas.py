@@ -80,6 +80,13 @@ def _canonical(domain: str) -> str:
 
 
 def _register() -> Registered:
+    # NOTE: onnx's reference evaluator builds its table of schemas when first imported and
+    # refuses an op name held by two domains (onnxruntime's com.microsoft Trilu beside onnx's):
+    # imported after the registration it raised on every import, so the shape engine's
+    # constant folding (editor.shapes.fold) retried the import at each node (~0.1 s each) and
+    # never folded. Imported first, it keeps onnx's own table.
+    import onnx.reference  # noqa: F401
+
     try:
         from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
     except Exception as exc:  # noqa: BLE001 - an onnxruntime build without the registry call

@@ -16,17 +16,17 @@ Conv/MatMul MACs now in int8. ``--auto TOL`` keeps the fewest most-sensitive nod
 that bring every output within TOL (the ``--metric`` error; default: relative to range).
 
 Exit codes: 0 written and proven; 1 written but refused by the checker, or ``--auto`` could
-not reach TOL; 2 IN unreadable, OUT not writable, or the result would not run.
+not reach TOL, or refused (bad options or data, a model that does not run: nothing written);
+2 IN unreadable or OUT not writable.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from editor.errors import CommandError, RuntimeBackendError
+from editor.errors import CommandError
 
 __all__ = ["add_parser", "calibration_from_args", "run"]
 
@@ -121,24 +121,14 @@ def options_from_args(args: argparse.Namespace):  # noqa: ANN201 - a QuantizeOpt
 
 def calibration_from_args(args: argparse.Namespace, model, dims: dict[str, int]):  # noqa: ANN001, ANN201
     """The :class:`~editor.quantize.CalibrationData` the arguments ask for."""
-    from editor.quantize.calibration import npz_calibration, random_calibration
-    from editor.quantize.images import IMAGE_SUFFIXES, ImageParams, image_calibration
+    from editor.quantize.images import ImageParams
+    from editor.quantize.sources import load_calibration
 
-    if args.calibration is None:
-        count = args.random if args.random is not None else 8
-        held = args.held_back if args.held_back is not None else 4
-        return random_calibration(model, count, held_back=held, seed=args.seed, dims=dims)
-    if args.random is not None:
-        raise CommandError("give --calibration or --random, not both")
-    path = Path(args.calibration)
-    pictures = path.is_dir() and any(f.suffix.lower() in IMAGE_SUFFIXES for f in path.iterdir()) and \
-        not any(path.glob("*.npz")) and not any(path.glob("*/inputs.npz"))
-    if pictures:
-        params = ImageParams(input=args.image_input, size=_size(args.image_size), scale=args.scale,
-                             mean=_floats(args.mean, "--mean"), std=_floats(args.std, "--std"),
-                             bgr=True if args.bgr else None, layout=args.layout)
-        return image_calibration(model, path, params, held_back=args.held_back, dims=dims, limit=args.limit)
-    return npz_calibration(model, path, held_back=args.held_back, dims=dims, limit=args.limit)
+    image = ImageParams(input=args.image_input, size=_size(args.image_size), scale=args.scale,
+                        mean=_floats(args.mean, "--mean"), std=_floats(args.std, "--std"),
+                        bgr=True if args.bgr else None, layout=args.layout)
+    return load_calibration(model, path=args.calibration, random=args.random, held_back=args.held_back,
+                            seed=args.seed, dims=dims, image=image, limit=args.limit)
 
 
 def _say(message: str) -> None:
@@ -151,68 +141,28 @@ def run(args: argparse.Namespace) -> int:
     from editor.cli.info_cost import parse_dims
     from editor.document import Document
     from editor.passes.apply import ApplyModel
-    from editor.quantize import Quantizer, Reference, make_proof
-    from editor.quantize.auto import auto_quantize
-    from editor.quantize.sensitivity import measure_sensitivity
-    from editor.runtime import Runner
+    from editor.quantize.session import QuantizeSession
 
     options = options_from_args(args)
     if args.auto is not None and args.auto < 0:
         raise CommandError(f"--auto takes a tolerance >= 0, not {args.auto}")
     dims = parse_dims(args.dim)
     doc = Document.open(args.model, data_dir=args.data_dir)
-    report: dict[str, Any] = {"model": str(args.model), "output": str(args.output), "options": options.to_json()}
     try:
         calibration = calibration_from_args(args, doc.model, dims)
-        if not options.calibrated:
-            calibration = calibration.measuring_only()
-        report["calibration"] = calibration.to_json()
-        with Quantizer(doc.model, calibration if options.calibrated else None, store=doc.store,
-                       progress=lambda _f, m: _say(m)) as quantizer, Runner() as runner:
-            reference = Reference(doc.model, calibration.held_back, runner, source=str(args.model))
-            sensitivity = auto = None
-            try:
-                if args.auto is not None:
-                    auto = auto_quantize(quantizer, options, reference, args.auto, metric=args.metric, say=_say)
-                    result, measured, sensitivity = auto.quantized, (auto.outputs, auto.ran_on), auto.sensitivity
-                else:
-                    result, measured = quantizer.quantize(options), None
-                _say("proving the result: checker, onnxruntime, error on held-back inputs")
-                proof = make_proof(result, reference, independent=calibration.independent, dims=dims or None,
-                                   measured=measured)
-                if args.sensitivity is not None and sensitivity is None:
-                    sensitivity = measure_sensitivity(result, calibration.held_back[:2], runner,
-                                                      macs=proof.macs.per_node if proof.macs else None, progress=_say)
-            except RuntimeBackendError as exc:
-                raise RuntimeBackendError(f"the quantized model does not run in onnxruntime: {exc.message}") from exc
-        doc.execute(ApplyModel(result.model, f"Quantize ({options.describe()})"))
+        with QuantizeSession(doc.model, calibration, store=doc.store, source=str(args.model), dims=dims,
+                             progress=lambda _f, m: _say(m)) as session:
+            outcome = session.run(options, auto=args.auto, metric=args.metric,
+                                  sensitivity=args.sensitivity is not None)
+        doc.execute(ApplyModel(outcome.quantized.model, f"Quantize ({options.describe()})"))
         doc.save(args.output)
     finally:
         if doc.store is not None:
             doc.store.close()
-    report.update(result=result.summary(), quantized_nodes=result.quantized, kept_in_float=result.excluded,
-                  notes=result.notes, seconds=result.seconds, proof=proof.to_json())
-    if auto is not None:
-        report["auto"] = auto.to_json()
-    if sensitivity is not None:
-        report["sensitivity"] = sensitivity.to_json()
-    failed = proof.checker is not None or (auto is not None and not auto.reached)
-    report["ok"] = not failed
     if args.json:
-        emit_json(report)
-        return 1 if failed else 0
-    for line in calibration.lines():
-        print(line)
-    print(result.summary())
-    for note in result.notes:
-        print(f"note: {note}")
-    if auto is not None:
-        for line in auto.lines():
+        emit_json({"model": str(args.model), "output": str(args.output), **outcome.to_json()})
+    else:
+        for line in outcome.lines(args.sensitivity or 10):
             print(line)
-    if sensitivity is not None:
-        for line in sensitivity.lines(args.sensitivity or 10):
-            print(line)
-    for line in proof.lines():
-        print(line)
-    print(f"wrote {args.output}")
-    return 1 if failed else 0
+        print(f"wrote {args.output}")
+    return 0 if outcome.ok else 1

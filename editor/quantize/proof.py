@@ -115,7 +115,10 @@ class Reference:
 
     def values(self) -> list[dict[str, Any]]:
         if self._values is None:
-            runs = [_run(self.runner, self._source, self.model, f, self.timeout) for f in self.held_back]
+            try:
+                runs = [_run(self.runner, self._source, self.model, f, self.timeout) for f in self.held_back]
+            except RuntimeBackendError as exc:
+                raise RuntimeBackendError(f"the float model does not run on the held-back inputs: {exc.message}") from exc
             self._values = [v for v, _ in runs]
             self.detail = runs[0][1] if runs else ""
         return self._values
@@ -132,7 +135,10 @@ class Reference:
         for k, (feeds, want) in enumerate(zip(self.held_back, ref)):
             if progress is not None:
                 progress(k, len(ref))
-            got, detail = _run(self.runner, source, candidate, feeds, self.timeout)
+            try:
+                got, detail = _run(self.runner, source, candidate, feeds, self.timeout)
+            except RuntimeBackendError as exc:
+                raise RuntimeBackendError(f"the quantized model does not run in onnxruntime: {exc.message}") from exc
             for name, acc in outs.items():
                 if name in want and name in got:
                     _merge(acc, want[name], got[name])

@@ -20,6 +20,7 @@ import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,10 +44,13 @@ class Case:
     output_names: list[str]
 
 
-def backend_cases(root: Path) -> list[Case]:
-    """Every case under ``root``, sorted, inputs and expected outputs loaded."""
+def backend_cases(root: Path, select: Callable[[Path], bool] | None = None) -> list[Case]:
+    """Every case under ``root`` (or those whose model path ``select`` takes), sorted, inputs
+    and expected outputs loaded."""
     cases = []
     for model_path in sorted(root.glob("*/*/model.onnx")):
+        if select is not None and not select(model_path):
+            continue
         folder = model_path.parent
         model = onnx.load(str(model_path), load_external_data=False)
         specs = input_specs(model)
@@ -62,6 +66,8 @@ def backend_cases(root: Path) -> list[Case]:
             data.append((feeds, expected))
         cases.append(Case(str(folder.relative_to(root)), model_path, data, [o.name for o in outs]))
     for model_path in sorted((root / "light").glob("light_*.onnx")):
+        if select is not None and not select(model_path):
+            continue
         model = onnx.load(str(model_path), load_external_data=False)
         # The light models' weights are constants (ConstantOfShape 0.02 ...): their output
         # does not depend on the image, and the suite ships no input; zeros reproduce it.
@@ -101,10 +107,11 @@ def run_case(runner: Runner, case: Case, timeout: float = 120.0) -> Outcome:
     return Outcome(case.name, True, backend, None, attempts)
 
 
-def run_suite(root: Path) -> tuple[list[Outcome], float]:
-    """All cases through one warm runner; the outcomes and the seconds it took."""
+def run_suite(root: Path, select: Callable[[Path], bool] | None = None) -> tuple[list[Outcome], float]:
+    """All cases (or those ``select`` takes, see :func:`backend_cases`) through one warm
+    runner; the outcomes and the seconds it took."""
     start = time.monotonic()
-    cases = backend_cases(root)
+    cases = backend_cases(root, select)
     outcomes = []
     with Runner() as runner:
         for case in cases:

@@ -7,10 +7,14 @@ model is exercised (:mod:`editor.runtime.input_dims`), valued so it means someth
 guessed and why. :func:`plan_inputs` is that function; its :class:`InputPlan` carries the
 values (``feeds``) and their description (``lines()`` for text, ``to_json()``).
 
-Stable call (other modules and the Run dock rely on it)::
+Stable call (other modules and the Run dock rely on it); ``given`` fixes some inputs' values,
+``dims`` some dim params' sizes, ``val_ranges`` some inputs' value ranges::
 
-    plan = plan_inputs(model, given={"x": array}, dims={"batch": 1}, seed=0,
-                       val_ranges={"ids": (0, 100)}, mode="random")
+    from editor.runtime.input_plan import plan_inputs
+    model = doc.model
+    first = model.graph.input[0].name
+    plan = plan_inputs(model, given={}, dims={"batch": 1}, seed=0,
+                       val_ranges={first: (0, 100)}, mode="random")
     plan.feeds      # name -> value, in input order
     plan.inputs     # one InputUse per input: shape, dtype, range, how it was made
     plan.dims       # DimPlan: every open dim's value, role, source, why

@@ -299,7 +299,7 @@ def edit_phase(win, tab, report: Report, *, edits: int, block: int, undo_all: in
                    f"({undo_s / max(1, steps) * 1000:.2f} ms per step)")
 
 
-def run_phase(win, path: Path, report: Report, *, runs: int) -> Step:
+def run_phase(win, path: Path, report: Report, *, runs: int, release_wait: float = 5.0) -> Step:
     from editor.commands import SetNodeField
 
     dock = win.run_dock
@@ -334,7 +334,7 @@ def run_phase(win, path: Path, report: Report, *, runs: int) -> Step:
     close_tab(win, tab)
     t = time.perf_counter()
     settled = None
-    while time.perf_counter() - t < 5:
+    while time.perf_counter() - t < release_wait:
         yield 0.1
         if runner.wait_released(0):
             stats = runner.stats()
@@ -384,8 +384,9 @@ def tab_phase(win, paths: list[Path], report: Report, *, cycles: int, block: int
 
 def run_soak(*, model: Path | None = None, nodes: int = 11_812, edits: int = 5000, block: int = 500,
              undo_all: int = 2000, run_model: Path | None = None, runs: int = 8, tab_models: list[Path] | None = None,
-             tabs: int = 50, tab_block: int = 10, app_and_window=None) -> Report:
-    """The soak in one window; returns the figures (see module docstring)."""
+             tabs: int = 50, tab_block: int = 10, app_and_window=None, release_wait: float = 5.0) -> Report:
+    """The soak in one window; returns the figures (see module docstring). ``release_wait``:
+    how long the run phase waits for the worker to release a closed tab's model."""
     import onnx
 
     report = Report()
@@ -404,7 +405,7 @@ def run_soak(*, model: Path | None = None, nodes: int = 11_812, edits: int = 500
             close_tab(win, tab)
             yield 0.2
         if runs:
-            yield from run_phase(win, run_model, report, runs=runs)
+            yield from run_phase(win, run_model, report, runs=runs, release_wait=release_wait)
         if tabs:
             yield from tab_phase(win, tab_models or [], report, cycles=tabs, block=tab_block)
 

@@ -1,6 +1,7 @@
 """The live validator agrees with onnx.checker on the corpus.
 
-* Every corpus model the checker (full) accepts gets no live *errors*.
+* Every corpus model the checker (full) accepts gets no live *errors* (the corpus's fixed
+  sample by default, every model under ``--corpus=all``: tests/conftest.py).
 * Deliberate breakages (unknown op, wrong attribute type, missing required attribute,
   duplicate output name, undefined input, wrong input count, out-of-order node) made with
   commands on real models and a sample of backend models are reported live with the
@@ -21,7 +22,7 @@ from editor.document import Document, FunctionCommand
 from editor.document.ops import InsertItem, RemoveItem, ReplaceItem, node_target, scope_target
 from editor.schema import get_schema
 from editor.validation import Validator, full_check
-from tests.conftest import corpus_models, real_models
+from tests.conftest import corpus_models, corpus_walk, in_walk, real_models, walk_share
 
 A = onnx.AttributeProto
 VARIADIC = 2**31 - 1
@@ -42,7 +43,8 @@ def _checker_accepts(model: onnx.ModelProto) -> bool:
 def test_no_live_errors_on_corpus_models_the_checker_accepts(corpus_dir: Path) -> None:
     false_errors = []
     accepted = 0
-    for path in corpus_models():
+    models = corpus_walk()
+    for path in models:
         model = _load(path)
         if not _checker_accepts(model):
             continue
@@ -50,7 +52,9 @@ def test_no_live_errors_on_corpus_models_the_checker_accepts(corpus_dir: Path) -
         errors = [p for p in Validator(Document(model), live=False).validate_all() if p.severity == "error"]
         if errors:
             false_errors.append(f"{path.relative_to(corpus_dir)}: {errors[0].code}: {errors[0].message}")
-    assert accepted > 1900
+    # the checker accepts nearly every corpus model (more than 1,900 of the whole walk)
+    floor = walk_share(1900, len(models), len(corpus_models()))
+    assert accepted > floor, f"the checker accepts {accepted} of {len(models)} models, expected more than {floor}"
     assert false_errors == [], "\n".join(false_errors[:20])
 
 
@@ -160,7 +164,9 @@ BREAKAGES: list[tuple[str, Callable, str, set[str]]] = [
 
 
 def _sample() -> list[Path]:
-    backend = [p for p in corpus_models(real=False) if "/light/" in str(p)]
+    # the light/ CNNs take 5-11 s each here: the walk's share of them by default, all of them
+    # under --corpus=all
+    backend = [p for p in corpus_models(real=False) if "/light/" in str(p) and in_walk(p)]
     node_tests = [p for p in corpus_models(real=False) if "/light/" not in str(p)]
     return real_models() + backend + node_tests[::60]
 

@@ -18,7 +18,7 @@ from onnx import helper as h
 from editor.cli import main as cli_main
 from editor.document import Document
 from editor.validation import Validator, full_check
-from tests.conftest import CORPUS, corpus_models
+from tests.conftest import CORPUS, corpus_walk
 
 
 def _load(path: Path) -> onnx.ModelProto:
@@ -56,10 +56,11 @@ def test_resampler_full_check_is_not_a_false_alarm() -> None:
 
 @pytest.mark.timeout(300)
 def test_full_check_errors_only_where_onnx_or_onnxruntime_fails(corpus_dir: Path) -> None:
-    """Over every corpus model: an error from the live checks or the full check means the
-    checker rejects the model or onnxruntime will not load it."""
+    """Over every corpus model (the fixed sample by default, every model under
+    ``--corpus=all``): an error from the live checks or the full check means the checker
+    rejects the model or onnxruntime will not load it."""
     false_alarms = []
-    for path in corpus_models():
+    for path in corpus_walk():
         model = _load(path)
         doc = Document(model)
         errors = [p for p in Validator(doc, live=False).validate_all() + full_check(model, doc) if p.is_error]

@@ -39,6 +39,7 @@ from widgets.view.shape_labels import install_shape_labels
 from widgets.editing.shapes_refresh import install_refresh_shapes
 from widgets.generate import install_generate_dock
 from widgets.numeric import install_numeric_dock
+from widgets.quantize import install_quantize
 from widgets.run import install_run_dock
 from widgets.settings.store import Settings
 
@@ -93,6 +94,7 @@ class MainWindow(QMainWindow):
         install_shape_labels(self)  # View ▸ Shapes of the Last Run (registry action view.shapes_of_last_run)
         install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
         install_generate_dock(self)  # sets self.generate_dock (Generate Text), tabbed with Compare Runs
+        install_quantize(self)  # sets self.quantize_dock; Surgery ▸ Quantize… (registry action surgery.quantize)
         install_file_watch(self)  # sets self.file_watch: files changed on disk
         install_view_extras(self)  # Export Image, Minimap toggle, copy names, Diff dock owner (issue 15)
         install_docking(self)  # last of the docks: frames that shrink, bottom docks tabbed together
