@@ -177,6 +177,9 @@ class CanvasWidget(QWidget):
             self.minimap.hide()
             return
         corners = self._corner_rects()
+        if not corners:  # a legend in every corner (a small pane): no room for the minimap
+            self.minimap.hide()
+            return
         current = QRect(self.minimap.geometry())
         if current not in corners:
             current = corners[0]

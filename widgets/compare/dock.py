@@ -25,7 +25,7 @@ from widgets.actions.registry import ActionSpec
 from widgets.actions.view import register_dock
 from widgets.compare.extract import extract_selection, open_new_document
 from widgets.compare.overlay import CanvasDiff
-from widgets.overlays.layer import clear_when_closed
+from widgets.overlays.layer import clear_when_closed, untick
 from widgets.compare.panel import ChangeRef, DiffPanel
 from widgets.compare.task import DiffTask, SideMap, _Relay, snapshot, translate
 from widgets.common.selection import Target
@@ -243,18 +243,10 @@ class CompareDock(QDockWidget):
         overlay = self.overlays.get(key)
         if overlay is None:
             overlay = self.overlays[key] = CanvasDiff(tab)
-            overlay.on_cleared = self._overlay_cleared
+            overlay.on_cleared = lambda: untick(self.panel.overlay_check)
         overlay.set_status(status)
         overlay.set_visible(self.panel.overlay_check.isChecked())
         return overlay
-
-    def _overlay_cleared(self) -> None:
-        """Another overlay took a canvas, or Clear Overlay: the colours checkbox says so."""
-        check = self.panel.overlay_check
-        if check.isChecked():
-            blocked = check.blockSignals(True)
-            check.setChecked(False)
-            check.blockSignals(blocked)
 
     def overlay_for(self, tab) -> CanvasDiff | None:
         return self.overlays.get(id(tab)) if tab is not None else None

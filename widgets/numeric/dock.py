@@ -53,7 +53,7 @@ from editor.debug import (
 from editor.runtime import RunOptions
 from widgets.numeric.detail import PairDetail
 from widgets.numeric.heatmap import ErrorHeatMap, producer_of
-from widgets.overlays.layer import clear_when_closed
+from widgets.overlays.layer import clear_when_closed, untick
 from widgets.numeric.table import ROW_ROLE, SORT_ROLE, ErrorTableModel
 from widgets.numeric.task import BackgroundTask, TaskRelay
 from widgets.common.elided_label import ElidedLabel
@@ -428,7 +428,7 @@ class NumericDock(QDockWidget):
         if tab is not None:
             if self.heatmap is None:
                 self.heatmap = ErrorHeatMap(tab)
-                self.heatmap.on_cleared = lambda: self._uncheck(self.show_heat)
+                self.heatmap.on_cleared = lambda: untick(self.show_heat)
             self.heatmap.set_comparison(comparison)
             self.heatmap.set_visible(self.show_heat.isChecked())
             tab.selection.changed.connect(self._on_canvas_selection, Qt.ConnectionType.UniqueConnection)
@@ -480,12 +480,6 @@ class NumericDock(QDockWidget):
                 finally:
                     self._revealing = False
                 return
-
-    @staticmethod
-    def _uncheck(box: QCheckBox) -> None:
-        blocked = box.blockSignals(True)
-        box.setChecked(False)
-        box.blockSignals(blocked)
 
     def _on_heat_toggled(self, on: bool) -> None:
         if self.heatmap is not None and _alive(self.heatmap.tab):

@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QDockWidget, QFrame, QGridLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QAbstractButton, QDockWidget, QFrame, QGridLayout, QLabel, QToolButton, QWidget
 
-__all__ = ["OverlayLayer", "OverlayLegend", "clear_when_closed", "layer_for"]
+__all__ = ["OverlayLayer", "OverlayLegend", "clear_when_closed", "layer_for", "untick"]
 
 
 class OverlayLegend(QFrame):
@@ -73,12 +73,14 @@ class OverlayLegend(QFrame):
 class OverlayLayer(QObject):
     """The overlay one tab shows (at most one) and its legend on the tab's canvas."""
 
-    def __init__(self, tab) -> None:  # noqa: ANN001
+    def __init__(self, tab, *, with_legend: bool = True) -> None:  # noqa: ANN001
         super().__init__(tab)
         self.tab = tab
         self.active = None
-        self.legend = OverlayLegend(tab.canvas, self.clear)
-        tab.canvas.set_legend(self.legend)
+        #: None where the view explains the colours itself (the diff view's panes)
+        self.legend = OverlayLegend(tab.canvas, self.clear) if with_legend else None
+        if self.legend is not None:
+            tab.canvas.set_legend(self.legend)
 
     def shown(self, overlay) -> None:  # noqa: ANN001
         """``overlay`` is being shown: the one shown before goes (its owner is told)."""
@@ -94,6 +96,8 @@ class OverlayLayer(QObject):
             self.refresh_legend()
 
     def refresh_legend(self) -> None:
+        if self.legend is None:
+            return
         overlay = self.active
         if overlay is None:
             self.legend.hide()
@@ -113,12 +117,21 @@ class OverlayLayer(QObject):
         return True
 
 
-def layer_for(tab, *, create: bool = True) -> OverlayLayer | None:  # noqa: ANN001
-    """The :class:`OverlayLayer` of ``tab`` (made on first use)."""
+def layer_for(tab, *, create: bool = True, with_legend: bool = True) -> OverlayLayer | None:  # noqa: ANN001
+    """The :class:`OverlayLayer` of ``tab`` (made on first use; ``with_legend`` then says
+    whether it floats a legend over the canvas)."""
     layer = getattr(tab, "overlay_layer", None)
     if layer is None and create:
-        layer = tab.overlay_layer = OverlayLayer(tab)
+        layer = tab.overlay_layer = OverlayLayer(tab, with_legend=with_legend)
     return layer
+
+
+def untick(box: QAbstractButton) -> None:
+    """Untick ``box`` without its toggled handler: the layer already took its overlay
+    away (another was shown, Clear Overlay, the source dock closed)."""
+    blocked = box.blockSignals(True)
+    box.setChecked(False)
+    box.blockSignals(blocked)
 
 
 def clear_when_closed(dock: QDockWidget, overlays: Callable[[], Iterable]) -> None:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, Q
 from widgets.common.formatting import human_bytes, human_count
 from widgets.run.heatmap import HeatMap, fmt_us
 from widgets.common.selection import Target
+from widgets.overlays.layer import untick
 
 SOURCE = "cost"
 
@@ -401,12 +402,6 @@ class CostPanel(QWidget):
         indices = node.indices if isinstance(node, GroupRow) else [node.index]
         tab.selection.select([Target.of_node(main, ids[i]) for i in indices if i < len(ids)], SOURCE)
 
-    def _heat_cleared(self) -> None:
-        """Another overlay took the canvas, or Clear Overlay: the checkbox says so."""
-        blocked = self.heat.blockSignals(True)
-        self.heat.setChecked(False)
-        self.heat.blockSignals(blocked)
-
     def _update_heatmap(self) -> None:
         tab = self._tab
         on = self.heat.isChecked() and tab is not None and self.cost is not None
@@ -420,7 +415,7 @@ class CostPanel(QWidget):
         field, fmt = MEASURES[self.measure.currentText()]
         if self.heatmap is None:
             self.heatmap = CostHeatMap(tab, fmt)
-            self.heatmap.on_cleared = self._heat_cleared
+            self.heatmap.on_cleared = lambda: untick(self.heat)
         self.heatmap.fmt = fmt
         self.heatmap.title = f"Cost: {self.measure.currentText()}"
         main = tab.doc.index.main

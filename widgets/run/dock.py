@@ -21,7 +21,7 @@ from widgets.run.controller import RunController, RunService
 from widgets.run.heatmap import HeatMap
 from widgets.common.status_line import Part
 from widgets.docking import ensure_room
-from widgets.overlays.layer import clear_when_closed
+from widgets.overlays.layer import clear_when_closed, untick
 from widgets.run.panel import RunPanel
 
 
@@ -131,9 +131,7 @@ class RunDock(QDockWidget):
 
     def _heat_cleared(self, tab) -> None:
         if tab is self._tab and self.panel.heatmap_check.isChecked():
-            blocked = self.panel.heatmap_check.blockSignals(True)
-            self.panel.heatmap_check.setChecked(False)
-            self.panel.heatmap_check.blockSignals(blocked)
+            untick(self.panel.heatmap_check)
 
     def _forget(self, key: int, controller: RunController) -> None:
         if controller.running:  # the tab closed during its run: end the run and its worker
