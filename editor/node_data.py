@@ -9,7 +9,8 @@ another runtime, an accuracy or sensitivity score per layer, a label per node.
 - CSV: a header row; the node name is the column called ``name`` or ``node`` (else the
   first), the value the column given, else the first other column.
 - onnxruntime's profile (the Chrome-trace JSON list ``SessionOptions.enable_profiling``
-  writes): each node's kernel time in microseconds, summed over its runs
+  writes): each node's kernel time in microseconds, summed over its runs (an unnamed node
+  under onnxruntime's name for it, ``<op type>_<index>``)
   (:func:`editor.runtime.profiling.parse_ort_profile`), so a profile recorded on the target
   device colours the graph as it ran there.
 
@@ -44,6 +45,9 @@ class NodeData:
     source: str = ""
     #: names in the file that no node of the model has (filled by :meth:`match`)
     unmatched: list[str] = field(default_factory=list)
+    #: an onnxruntime profile: an unnamed node is named ``<op type>_<index>`` there
+    #: (:func:`editor.runtime.profiling.profile_node_names`)
+    ort_profile: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -139,7 +143,8 @@ def _from_ort_profile(events: list, p: Path) -> NodeData:
     times = parse_ort_profile(events)
     if not times:
         raise StudioError(f"'{p}' is an onnxruntime profile with no kernel times (was the session run?)")
-    return NodeData({name: float(t.microseconds) for name, t in times.items()}, "kernel time (µs)")
+    return NodeData({name: float(t.microseconds) for name, t in times.items()}, "kernel time (onnxruntime profile)",
+                    ort_profile=True)
 
 
 def _from_csv(text: str, p: Path, column: str | None) -> NodeData:

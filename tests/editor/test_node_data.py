@@ -74,10 +74,12 @@ def test_an_onnxruntime_profile_gives_each_nodes_kernel_time(tmp_path):
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
+    from editor.runtime.profiling import profile_node_names
+
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])
     nodes = [helper.make_node("MatMul", ["x", "x"], ["m"], name="matmul"),
-             helper.make_node("Relu", ["m"], ["y"], name="relu")]
+             helper.make_node("Relu", ["m"], ["y"])]  # no name: onnxruntime calls it Relu_1
     model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
     path = tmp_path / "m.onnx"
     onnx.save(model, path)
@@ -90,6 +92,7 @@ def test_an_onnxruntime_profile_gives_each_nodes_kernel_time(tmp_path):
         session.run(None, {"x": np.ones((64, 64), np.float32)})
     profile = session.end_profiling()
     data = load_node_data(profile)
-    assert data.numeric and data.column == "kernel time (µs)", data.column
-    assert set(data.values) == {"matmul", "relu"}, data.values
+    assert data.numeric and data.ort_profile and data.column == "kernel time (onnxruntime profile)", data.column
+    assert set(data.values) == {"matmul", "Relu_1"}, data.values
     assert all(v > 0 for v in data.values.values()), data.values
+    assert profile_node_names((n.name, n.op_type) for n in nodes) == ["matmul", "Relu_1"]

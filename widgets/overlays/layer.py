@@ -67,6 +67,10 @@ class OverlayLegend(QFrame):
             label = QLabel(text, self)
             self._grid.addWidget(swatch, row, 0)
             self._grid.addWidget(label, row, 1, 1, 2)
+            # NOTE: a child made while the legend shows starts hidden and the layout leaves
+            # it out of the size: the rows were drawn squeezed into the title's height
+            swatch.show()
+            label.show()
         self.adjustSize()
 
 

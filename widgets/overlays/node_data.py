@@ -12,9 +12,10 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from editor.errors import StudioError
+from editor.runtime.profiling import main_profile_names
 from widgets.actions.registry import ActionSpec
 from widgets.overlays.box_overlay import BoxOverlay
-from widgets.run.heatmap import HeatMapOverlay
+from widgets.run.heatmap import HeatMapOverlay, fmt_us
 
 FILTER = "Node data (*.json *.csv *.tsv *.txt);;All files (*)"
 
@@ -24,7 +25,10 @@ class NodeDataOverlay(BoxOverlay):
 
     def __init__(self, tab, data) -> None:
         self.data = data
-        names = {nid: tab.doc.node(nid).name for _scope, nid, _node in tab.doc.index.iter_nodes()}
+        doc = tab.doc
+        names = {nid: doc.node(nid).name for _scope, nid, _node in doc.index.iter_nodes()}
+        if data.ort_profile:  # the main graph's unnamed nodes as onnxruntime names them
+            names.update(main_profile_names(doc))
         self.values = data.match(names)
         super().__init__(tab, HeatMapOverlay())
 
@@ -41,6 +45,8 @@ class NodeDataOverlay(BoxOverlay):
         peak = max(amounts.values(), default=0.0)
         colour = overlay_colour(self.data.numeric)
         entries = legend_entries(values, self.data.numeric)
+        if self.data.ort_profile:  # times (never negative: the amounts are the values)
+            entries = [(a, fmt_us(a)) for a, _text in entries]
         if self.data.numeric:
             entries = list(reversed(entries))  # the largest first, as the heat maps
         return self.title, [(colour(a, peak), text) for a, text in entries[:8]]
@@ -60,6 +66,8 @@ class NodeDataOverlay(BoxOverlay):
         from widgets.canvas.overlay_export import overlay_colour
 
         amounts, text = overlay_amounts(self.by_key(), self.data.numeric)
+        if self.data.ort_profile:
+            text = fmt_us
         self.overlay.set_times(self.scene, amounts, text, overlay_colour(self.data.numeric))
         self.overlay.update()
 
