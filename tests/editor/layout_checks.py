@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from editor.layout import LayoutResult, port_position
@@ -106,3 +108,18 @@ def edges_behind_boxes(dg: DisplayGraph, res: LayoutResult, tol: float = 0.5) ->
             if j != src and j != dst:
                 out.append((names[k], keys[j]))
     return out
+
+
+def kept_up_to_room(before: dict, after: dict) -> tuple[int, int, Counter]:
+    """(boxes that kept their place up to the room an opened frame made, boxes that kept it
+    exactly, the moves) over the keys of ``before`` (key -> (x, y)) also in ``after``.
+
+    Opening a group or a body in place makes room where the box was: what lies below moves
+    down by one offset, what lies right of the grown frames moves right by one offset. A
+    box kept its place when its move is one of those (or none)."""
+    moves = Counter((round(after[k][0] - before[k][0]), round(after[k][1] - before[k][1]))
+                    for k in before if k in after)
+    dx = max(((c, m[0]) for m, c in moves.items() if m[0]), default=(0, 0))[1]
+    dy = max(((c, m[1]) for m, c in moves.items() if m[1]), default=(0, 0))[1]
+    kept = sum(c for m, c in moves.items() if m in {(0, 0), (dx, 0), (0, dy), (dx, dy)})
+    return kept, moves[(0, 0)], moves

@@ -84,11 +84,13 @@ class CanvasWidget(QWidget):
     def toggle_body(self, node_id: int) -> None:
         self.toggle_group(f"g:@{node_id}")
 
-    def set_source(self, graph, node_ids, *, opsets, value_info=None, expanded="auto", sync: bool = False) -> None:
+    def set_source(self, graph, node_ids, *, opsets, value_info=None, expanded="auto", sync: bool = False,
+                   groups=None) -> None:
         """Show a graph scope (GraphProto + stable node ids); fits it once laid out."""
         self._fit_next = True
         self.breadcrumb.set_root_label(graph.name or "Graph")
-        self.controller.set_source(graph, node_ids, opsets=opsets, value_info=value_info, expanded=expanded, sync=sync)
+        self.controller.set_source(graph, node_ids, opsets=opsets, value_info=value_info, expanded=expanded, sync=sync,
+                                   groups=groups)
 
     def _on_laid_out(self) -> None:
         if self._fit_next:

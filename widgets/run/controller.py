@@ -343,11 +343,14 @@ class RunController(QObject):
     def _input_signature(self) -> bytes:
         return b"".join(vi.SerializeToString() for vi in self.doc.model.graph.input)
 
-    def _on_doc_changed(self, _changes) -> None:
+    def _on_doc_changed(self, changes) -> None:
         self._revision = next(_keys)
         self.input_panel.model_edited()
         if self.last_result is not None:
             self.stale = True
+        if not (changes.scope_fields or changes.items or changes.lists_reshaped or changes.values_renamed
+                or changes.structure or changes.graph_replaced):
+            return  # only nodes or model fields changed: the graph's inputs are as they were
         sig = self._input_signature()
         if sig != self._inputs_sig:
             self._inputs_sig = sig

@@ -252,6 +252,9 @@ class MainWindow(QMainWindow):
         tab.layoutFailed.connect(lambda msg: self.statusBar().showMessage(f"layout failed: {msg}", 8000))
         tab.layoutFailed.connect(self.layoutFailed)
         tab.canvas.view.zoomChanged.connect(lambda z: window_layout.update_zoom(self, z))
+        # the group actions that act on the selection follow it (Ctrl+] stayed greyed out
+        # after a click on a group until something else refreshed the registry)
+        tab.canvas.selectionChangedKeys.connect(lambda _keys: self.registry.refresh("view.expand_selection"))
         doc.history_changed.connect(self._update_history)
         # the node count follows every edit (a delete-and-reconnect, an fp16 conversion)
         doc.changed.connect(lambda _c, t=tab: window_layout.update_status(self) if t is self.current_tab() else None)

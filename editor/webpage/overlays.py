@@ -1,0 +1,149 @@
+"""Overlays a page carries: box colours with a legend, as the window's heat maps draw them.
+
+The colours are the window's (``widgets.run.heatmap.heat_colour``: pale yellow -> deep red
+for numbers; ``widgets.canvas.overlay_export.overlay_colour``: a golden-angle hue per
+label) written as CSS; the page draws them over the boxes of every view it holds, so a
+box keeps its colour when a group is opened.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from editor.webpage.page import Overlay
+
+if TYPE_CHECKING:
+    from editor.document import Document
+    from editor.viewmodel import Box
+
+V = TypeVar("V")
+
+__all__ = ["comparison_overlay", "cost_overlay", "every_box_values", "largest", "heat_css", "label_css", "values_overlay", "node_data_overlay"]
+
+
+def heat_css(share: float) -> str:
+    """Pale yellow (0) -> orange -> deep red (1), as ``heat_colour``."""
+    s = max(0.0, min(1.0, share))
+    return f"hsl({55.0 * (1.0 - s):.1f},95%,{(0.62 - 0.22 * s) * 100:.1f}%)"
+
+
+def label_css(amount: float) -> str:
+    """The hue of label number ``amount`` (1..n), as ``overlay_colour(numeric=False)``."""
+    r, g, b = colorsys.hsv_to_rgb(((round(amount) - 1) * 0.618034) % 1.0, 0.7, 0.9)
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+
+
+def values_overlay(values: Mapping[str, float | str], *, title: str, kind: str, numeric: bool) -> Overlay:
+    """Box key -> value (a number or a label) as an overlay: the colour of each box, the
+    text a hover shows, and the legend (:func:`editor.node_data.legend_entries`)."""
+    from editor.node_data import legend_entries, overlay_amounts
+
+    amounts, text = overlay_amounts(values, numeric)
+    peak = max(amounts.values(), default=0.0) or 1.0
+    if numeric:
+        def colour(a: float) -> str:
+            return heat_css(math.sqrt(max(0.0, a) / peak))
+    else:
+        colour = label_css
+    return Overlay(title=title, kind=kind, colours={k: colour(a) for k, a in amounts.items()},
+                   values={k: str(values[k]) if not numeric else text(a) for k, a in amounts.items()},
+                   legend=[[colour(a), t] for a, t in legend_entries(values, numeric)])
+
+
+def every_box_values(values: Mapping[int, V], boxes: Iterable[Box], names: Mapping[int, str]) -> dict[str, list[V]]:
+    """Box key -> the values of the nodes it shows, for every box any view of a page draws:
+    a node box its node's, a closed group box those of every node inside it (by name prefix,
+    as :func:`editor.node_data.by_box` assigns them in one view). Unlike one view, the page
+    draws a node as its own box in one view and inside its group's box in another, so each
+    node counts for both."""
+    boxes = list(boxes)
+    groups = {b.name.rstrip("/"): b.key for b in boxes if b.kind == "group" and b.name}
+    keys = {b.key for b in boxes}
+    out: dict[str, list[V]] = {}
+    for nid, value in values.items():
+        key = f"n:{nid}"
+        if key in keys:
+            out.setdefault(key, []).append(value)
+        parts = names.get(nid, "").split("/")
+        for i in range(len(parts) - 1, 0, -1):
+            g = groups.get("/".join(parts[:i]))
+            if g is not None:
+                out.setdefault(g, []).append(value)
+    return out
+
+
+def largest(vals: list[float | str]) -> float | str:
+    """What a box showing several nodes shows: the largest number, else the commonest label."""
+    numbers = [v for v in vals if isinstance(v, float)]
+    return max(numbers) if numbers else Counter(map(str, vals)).most_common(1)[0][0]
+
+
+def node_data_overlay(doc: Document, path: str | Path, column: str | None = None) -> Callable[[Iterable[Box]], Overlay]:
+    """``render --overlay FILE``: per-node data (JSON or CSV: node name -> number or label),
+    read now; returns the maker :func:`editor.webpage.document_page` calls with every box
+    its views draw (a closed group takes its nodes' largest value, as in the window)."""
+    from editor.node_data import load_node_data
+
+    data = load_node_data(path, column)
+    names = {nid: node.name for _scope, nid, node in doc.index.iter_nodes()}
+    matched = data.match(names)
+
+    def make(boxes: Iterable[Box]) -> Overlay:
+        values = {k: largest(v) for k, v in every_box_values(matched, boxes, names).items()}
+        return values_overlay(values, title=f"{data.column} ({Path(data.source).name})", kind="data",
+                              numeric=data.numeric)
+
+    return make
+
+
+def cost_overlay(doc: Document, measure: str = "macs") -> Callable[[Iterable[Box]], Overlay]:
+    """The cost heat map (the Cost panel's): MACs (or ``params``, ``weight_bytes``,
+    ``output_bytes``) of every main-graph node, symbolic dims at the cost model's sample
+    value; a closed group shows its largest node's."""
+    from editor.cost import SAMPLE_DIM, model_cost
+    from editor.shapes import evaluate
+
+    cost = model_cost(doc.model)
+    ids = list(doc.main.node_ids)
+    amounts: dict[int, float] = {}
+    for n in cost.nodes:
+        value = evaluate(getattr(n, measure), {}, SAMPLE_DIM)
+        if value and n.index < len(ids):
+            amounts[ids[n.index]] = float(value)
+    names = {nid: doc.node(nid).name for nid in amounts}
+
+    def make(boxes: Iterable[Box]) -> Overlay:
+        values = {k: largest(v) for k, v in every_box_values(amounts, boxes, names).items()}
+        return values_overlay(values, title=f"cost: {measure} (dims {SAMPLE_DIM})", kind="cost", numeric=True)
+
+    return make
+
+
+def comparison_overlay(doc: Document, comparison: Any, measure: str = "max_rel") -> Callable[[Iterable[Box]], Overlay]:
+    """The compare error heat map: each node of model A coloured by the error (``max_rel``,
+    ``max_abs`` or ``mean_abs``) of the tensors it makes against model B's
+    (:class:`editor.debug.Comparison`); a node beyond tolerance says so on hover."""
+    by_name = {node.name: nid for _s, nid, node in doc.index.iter_nodes()}
+    amounts: dict[int, float] = {}
+    for t in comparison.tensors:
+        if t.node is None or t.error is None or t.node not in by_name:
+            continue
+        v = getattr(t.error, measure)
+        if v is None or not math.isfinite(v):
+            continue
+        nid = by_name[t.node]
+        amounts[nid] = max(amounts.get(nid, 0.0), float(v))
+    names = {nid: doc.node(nid).name for nid in amounts}
+    first = comparison.first_divergence
+
+    def make(boxes: Iterable[Box]) -> Overlay:
+        values = {k: largest(v) for k, v in every_box_values(amounts, boxes, names).items()}
+        note = f"; first divergence at {first.node}" if first is not None and first.node else ""
+        return values_overlay(values, title=f"compare error: {measure}{note}", kind="compare", numeric=True)
+
+    return make

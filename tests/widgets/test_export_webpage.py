@@ -1,0 +1,70 @@
+"""File ▸ Export ▸ Interactive Web Page… (widgets.export.webpage): the page starts on the
+picture on screen, and a group opened in the page shows the boxes and edges the window
+shows when the same group is opened there (the display model's ids compared)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+
+import pytest
+from PySide6.QtWidgets import QFileDialog
+
+from tests.conftest import CORPUS
+from tests.widgets.conftest import open_model
+
+SILERO = CORPUS / "real" / "silero_vad_16k_op15.onnx"
+
+
+def _embedded(html: str) -> dict:
+    m = re.search(r'<script id="data" type="application/octet-stream">([A-Za-z0-9+/=\s]+)</script>', html)
+    assert m, "the page carries its data"
+    return json.loads(gzip.decompress(base64.b64decode(m.group(1))))
+
+
+def _keys(data: dict, view: dict) -> tuple[list[str], set[str]]:
+    return [data["boxes"][i][0] for i in view["b"]], {data["edges"][i][0] for i in view["e"]}
+
+
+@pytest.mark.timeout(240)
+def test_export_web_page_from_the_file_menu_matches_the_window(qtbot, window, tmp_path, monkeypatch):
+    tab = open_model(qtbot, window, SILERO)
+    canvas = tab.canvas
+    # the user opened a group first: the page starts there
+    group = next(b.key for b in canvas.scene.graph.boxes if b.kind == "group")
+    canvas.controller.toggle_group(group, sync=True)
+    shown_boxes = [b.key for b in canvas.scene.graph.boxes]
+    shown_edges = {e.key for e in canvas.scene.graph.edges}
+    positions = dict(canvas.scene.layout_result.positions)
+
+    out = tmp_path / "silero"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(out), "")))
+    menu = window.registry.menu("File/Export")
+    action = next(a for a in menu.actions() if a.text().replace("&", "") == "Interactive Web Page…")
+    assert action.isEnabled()
+    action.trigger()
+    qtbot.waitUntil(lambda: (tmp_path / "silero.html").exists(), timeout=180_000)
+    data = _embedded((tmp_path / "silero.html").read_text(encoding="utf-8"))["panes"][0]
+    first = data["views"][0]
+    boxes, edges = _keys(data, first)
+    assert boxes == shown_boxes, "the page's first view is the picture on screen (same boxes, same order)"
+    assert edges == shown_edges, "the page's first view has the window's edges"
+    for k, key in enumerate(boxes):
+        x, y = positions[key]
+        assert (first["p"][2 * k], first["p"][2 * k + 1]) == (round(x, 1), round(y, 1)), \
+            f"{key} at {first['p'][2 * k:2 * k + 2]} in the page, at {(x, y)} in the window"
+    assert group[2:] in first["x"], f"the group the user opened is open in the page: {first['x']}"
+
+    # open a second group in the window; the page's view of that state has the same ids
+    other = next(b.key for b in canvas.scene.graph.boxes if b.kind == "group")
+    held = {tuple(v["x"]): v for v in data["views"]}
+    want = tuple(sorted(set(first["x"]) | {other[2:]}))
+    assert want in held, f"the page holds the view with {other[2:]!r} opened from the first view"
+    canvas.controller.toggle_group(other, sync=True)
+    boxes, edges = _keys(data, held[want])
+    assert boxes == [b.key for b in canvas.scene.graph.boxes], \
+        f"opening {other}: the page and the window draw the same boxes"
+    assert edges == {e.key for e in canvas.scene.graph.edges}, f"opening {other}: the same edges"
+    assert "Exported silero.html" in window.statusBar().currentMessage()
