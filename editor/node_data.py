@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from editor.errors import StudioError
 
@@ -68,6 +68,17 @@ class NodeData:
             for nid in ids:
                 out[nid] = value
         return out
+
+
+    def match_doc(self, doc: Any) -> dict[int, float | str]:
+        """:meth:`match` over every node of ``doc`` (an :class:`editor.document.Document`);
+        an onnxruntime profile's unnamed main-graph nodes by onnxruntime's names for them."""
+        names = {nid: node.name for _scope, nid, node in doc.index.iter_nodes()}
+        if self.ort_profile:
+            from editor.runtime.profiling import main_profile_names
+
+            names.update(main_profile_names(doc))
+        return self.match(names)
 
 
 def _value(v: object) -> float | str:

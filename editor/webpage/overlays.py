@@ -91,7 +91,7 @@ def node_data_overlay(doc: Document, path: str | Path, column: str | None = None
 
     data = load_node_data(path, column)
     names = {nid: node.name for _scope, nid, node in doc.index.iter_nodes()}
-    matched = data.match(names)
+    matched = data.match_doc(doc)
 
     def make(boxes: Iterable[Box]) -> Overlay:
         values = {k: largest(v) for k, v in every_box_values(matched, boxes, names).items()}

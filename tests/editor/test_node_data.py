@@ -96,3 +96,10 @@ def test_an_onnxruntime_profile_gives_each_nodes_kernel_time(tmp_path):
     assert set(data.values) == {"matmul", "Relu_1"}, data.values
     assert all(v > 0 for v in data.values.values()), data.values
     assert profile_node_names((n.name, n.op_type) for n in nodes) == ["matmul", "Relu_1"]
+    # matched over a document: the unnamed Relu by onnxruntime's name for it (window, render, web page)
+    from editor.document import Document
+
+    doc = Document.open(path)
+    matched = data.match_doc(doc)
+    ops = sorted(doc.node(nid).op_type for nid in matched)
+    assert ops == ["MatMul", "Relu"] and not data.unmatched, (ops, data.unmatched)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from editor.errors import StudioError
-from editor.runtime.profiling import main_profile_names
 from widgets.actions.registry import ActionSpec
 from widgets.overlays.box_overlay import BoxOverlay
 from widgets.run.heatmap import HeatMapOverlay, fmt_us
@@ -25,11 +24,7 @@ class NodeDataOverlay(BoxOverlay):
 
     def __init__(self, tab, data) -> None:
         self.data = data
-        doc = tab.doc
-        names = {nid: doc.node(nid).name for _scope, nid, _node in doc.index.iter_nodes()}
-        if data.ort_profile:  # the main graph's unnamed nodes as onnxruntime names them
-            names.update(main_profile_names(doc))
-        self.values = data.match(names)
+        self.values = data.match_doc(tab.doc)
         super().__init__(tab, HeatMapOverlay())
 
     @property
