@@ -40,16 +40,9 @@ class NodeTable:
         """Every value name the bodies of node ``i`` read (see ``folding.body_reads``)."""
         out = self._reads.get(i)
         if out is None:
-            from editor.viewmodel.folding import body_reads
+            from editor.viewmodel.folding import node_body_reads
 
-            out = []
-            for a in self.nodes[i].attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    out += body_reads(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    for g in a.graphs:
-                        out += body_reads(g)
-            self._reads[i] = out
+            out = self._reads[i] = node_body_reads(self.nodes[i])
         return out
 
 

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from editor.layout import LayoutResult
     from editor.viewmodel import Box, DisplayGraph
 
-__all__ = ["WebPage", "document_page", "Overlay", "ViewSource", "ViewSet", "compute_views", "document_pane", "page_data", "pane_data",
-           "page_html", "source_of_document", "NOTEBOOK_HEIGHT"]
+__all__ = ["WebPage", "document_page", "document_pane", "Overlay", "ViewSource", "ViewSet", "compute_views",
+           "page_data", "pane_data", "page_html", "source_of_document", "NOTEBOOK_HEIGHT"]
 
 #: height of the page inside a notebook cell, in CSS pixels (its width is the cell's)
 NOTEBOOK_HEIGHT = 560

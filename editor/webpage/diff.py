@@ -10,7 +10,7 @@ the page, ``onnx-studio diff --render`` and the window's diff view colour the sa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from editor.webpage.overlays import every_box_values
@@ -50,8 +50,11 @@ def diff_overlay(doc: Document, display: DiffDisplay, side: str, boxes: Iterable
 
 
 def diff_page(result: SideBySide, *, names: tuple[str, str] = ("A", "B"), dark: bool = False,
-              progress: Callable[[float, str], None] | None = None, **options: Any) -> WebPage:
-    """The page of a side-by-side diff (:func:`editor.diff.side_by_side.side_by_side`)."""
+              progress: Callable[[float, str], None] | None = None,
+              sides: Mapping[str, Mapping[str, Any]] | None = None, **options: Any) -> WebPage:
+    """The page of a side-by-side diff (:func:`editor.diff.side_by_side.side_by_side`).
+    ``sides``: per side (``"a"``, ``"b"``), :func:`editor.webpage.document_pane` options that
+    replace the defaults (the window's diff view passes each pane's picture on screen)."""
     from editor.diff.picture import side_expanded
     from editor.webpage import WebPage, document_pane
 
@@ -64,8 +67,9 @@ def diff_page(result: SideBySide, *, names: tuple[str, str] = ("A", "B"), dark: 
         def make(boxes: list[Box], doc: Document = doc, side: str = side, title: str = title) -> Overlay:
             return diff_overlay(doc, display, side, boxes, title)
 
-        pane, f = document_pane(doc, title=name, expanded=side_expanded(doc, display, side), overlays=[make],
-                                side=f"{'AB'[k]}: {name}", progress=progress, **options)
+        mine = {"expanded": side_expanded(doc, display, side), **options, **dict((sides or {}).get(side, {}))}
+        pane, f = document_pane(doc, title=name, overlays=[make], side=f"{'AB'[k]}: {name}", progress=progress,
+                                **mine)
         links = display.counterparts_a if side == "a" else display.counterparts_b
         pane["links"] = {str(n): list(v) for n, v in links.items() if v}
         pane["linkPane"] = 1 - k

@@ -19,6 +19,7 @@ from editor.webpage.page import Overlay
 
 if TYPE_CHECKING:
     from editor.document import Document
+    from editor.node_data import NodeData
     from editor.viewmodel import Box
 
 V = TypeVar("V")
@@ -83,13 +84,17 @@ def largest(vals: list[float | str]) -> float | str:
     return max(numbers) if numbers else Counter(map(str, vals)).most_common(1)[0][0]
 
 
-def node_data_overlay(doc: Document, path: str | Path, column: str | None = None) -> Callable[[Iterable[Box]], Overlay]:
+def node_data_overlay(doc: Document, source: str | Path | NodeData, column: str | None = None
+                      ) -> Callable[[Iterable[Box]], Overlay]:
     """``render --overlay FILE``: per-node data (JSON or CSV: node name -> number or label),
     read now; returns the maker :func:`editor.webpage.document_page` calls with every box
     its views draw (a closed group takes its nodes' largest value, as in the window)."""
     from editor.node_data import load_node_data
 
-    data = load_node_data(path, column)
+    from editor.node_data import NodeData
+
+    # a file (render --overlay), or the data the window's Node Data Overlay already holds
+    data = source if isinstance(source, NodeData) else load_node_data(source, column)
     names = {nid: node.name for _scope, nid, node in doc.index.iter_nodes()}
     matched = data.match_doc(doc)
 

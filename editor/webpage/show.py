@@ -2,7 +2,7 @@
 notebook shows inline (``WebPage._repr_html_``: the same self-contained page in an iframe
 sized to the cell; no server, no extension).
 
-    show("model.onnx")                 # a path, an onnx.ModelProto or an editor Document
+    show("model.onnx")                 # a path, an onnx.ModelProto, a Document or a script's doc
     show("a.onnx", "b.onnx")           # a diff: both models, coloured, linked
     show(side_by_side(...))            # a diff computed already
     show(compare_runs(a, b))           # model A with the compare error heat map
@@ -26,8 +26,12 @@ __all__ = ["show"]
 def _document(obj: Any) -> Document:
     from editor.document import Document
 
+    from editor.scripting import ScriptAPI
+
     if isinstance(obj, Document):
         return obj
+    if isinstance(obj, ScriptAPI):  # ``doc`` of an edit script or the scripting console
+        return obj.document
     if isinstance(obj, onnx.ModelProto):
         return Document(obj)
     if isinstance(obj, (str, os.PathLike)):
@@ -47,6 +51,9 @@ def show(model: Any, other: Any = None, *, dark: bool = False, overlay: str | No
     from editor.webpage.diff import diff_page
 
     if other is not None:
+        from editor.scripting import ScriptAPI
+
+        model, other = (x.document if isinstance(x, ScriptAPI) else x for x in (model, other))
         names = tuple(_name(x, d) for x, d in ((model, "A"), (other, "B")))
         result = side_by_side(Side(model, name=names[0]), Side(other, name=names[1]))
         try:

@@ -135,6 +135,7 @@
 
   /** Open or close ``path`` (a group, ``@<node>`` bodies); returns whether the picture changed. */
   function toggle(path) {
+    if (!(path in P.parents)) return false;
     if (P.missing[path]) { notice(`"${P.labels[path] || path}": ${P.missing[path]}`); return false; }
     const target = new Set(opened);
     if (target.has(path)) target.delete(path); else { target.add(path); for (const q of anc(path)) target.add(q); }
@@ -152,6 +153,25 @@
     notice(note);
     setView(vi, path);
     return true;
+  }
+
+  /** Go to the view with exactly ``paths`` open, if the page holds it. */
+  function showSet(paths, note) {
+    const vi = viewIndex.get(effKey(new Set(paths)));
+    if (vi === undefined) return false;
+    opened = new Set(paths);
+    notice(note || "");
+    setView(vi, null);
+    fit();
+    return true;
+  }
+  const openAll = () => showSet(Object.keys(P.parents));
+  const closeAll = () => showSet([]);
+  const firstView = () => { showSet(first); firstZoom(); return true; };
+  function barButtons() {
+    $("openall").hidden = !Object.keys(P.parents).length || !viewIndex.has(effKey(new Set(Object.keys(P.parents))));
+    $("closeall").hidden = !Object.keys(P.parents).length || !viewIndex.has("");
+    $("firstview").hidden = !Object.keys(P.parents).length;
   }
 
   // ------------------------------------------------------------------ camera
@@ -444,18 +464,22 @@
 
   // ------------------------------------------------------------------ find
   let found = [], foundAt = -1;
-  function search(q) {
+  /** Node ids whose name contains ``q`` or whose op type is it (case-insensitive): exact
+   * names first, then the op type, then the rest, each in node order. */
+  function matchNodes(q) {
     q = q.trim().toLowerCase();
-    matches = new Set();
-    found = [];
-    if (!q) { $("findinfo").textContent = ""; $("results").hidden = true; redraw(); return found; }
-    for (const [nid, n] of Object.entries(P.nodes)) {
-      const name = (n[2] || "").toLowerCase(), op = n[0].toLowerCase();
-      if (name.includes(q) || op === q || op.includes(q)) found.push(+nid);
-    }
-    // exact names first, then ops, then the rest, each in node order
+    const out = [];
+    if (!q) return out;
+    if (!P.index) P.index = Object.entries(P.nodes).map(([nid, n]) => [+nid, (n[2] || "").toLowerCase(), n[0].toLowerCase()]);
+    for (const [nid, name, op] of P.index) if (name.includes(q) || op.includes(q)) out.push(nid);
     const rank = (nid) => { const n = P.nodes[nid]; const nm = (n[2] || "").toLowerCase(); return nm === q ? 0 : n[0].toLowerCase() === q ? 1 : 2; };
-    found.sort((a, b) => rank(a) - rank(b) || a - b);
+    out.sort((a, b) => rank(a) - rank(b) || a - b);
+    return out;
+  }
+  function search(q) {
+    matches = new Set();
+    found = matchNodes(q);
+    if (!q.trim()) { $("findinfo").textContent = ""; $("results").hidden = true; redraw(); return found; }
     matches = new Set(found);
     foundAt = -1;
     $("findinfo").textContent = found.length ? `${found.length} found` : "nothing found";
@@ -605,6 +629,7 @@
         "+": () => zoomAt(1.25, r.width / 2, r.height / 2), "=": () => zoomAt(1.25, r.width / 2, r.height / 2),
         "-": () => zoomAt(0.8, r.width / 2, r.height / 2), f: fit, F: fit, "0": fit,
         "/": () => $("find").focus(), t: () => setTheme(theme === THEMES.dark ? "light" : "dark"),
+        a: openAll, c: closeAll, Home: firstView,
         Escape: () => { selected = null; $("panel").hidden = true; $("results").hidden = true; redraw(); },
       };
       const fn = keys[ev.key];
@@ -622,6 +647,9 @@
       reveal(found[foundAt]);
     });
     $("fit").onclick = fit;
+    $("openall").onclick = openAll;
+    $("closeall").onclick = closeAll;
+    $("firstview").onclick = firstView;
     $("theme").onclick = () => setTheme(theme === THEMES.dark ? "light" : "dark");
     $("overlay").onchange = () => setOverlay(+$("overlay").value);
     window.addEventListener("resize", resize);
@@ -643,6 +671,7 @@
     for (const b of document.querySelectorAll("#panes button")) b.classList.toggle("on", +b.dataset.k === i);
     selected = null; $("panel").hidden = true; notice("");
     view = buildView(st ? st.view : 0); miniCache = null;
+    barButtons();
     if (st) { scale = st.scale; tx = st.tx; ty = st.ty; sel.value = st.overlay; setOverlay(+st.overlay); }
     else { firstZoom(); if (P.overlays.length) { sel.value = "0"; setOverlay(0); } else setOverlay(-1); }
     if ($("find").value) search($("find").value);
@@ -668,6 +697,7 @@
       setPane(0, true);
       $("loading").remove();
       draw();
+      S.readyMs = performance.now();  // since the page's navigation started: loaded, inflated, drawn
       S.ready = true;
     } catch (err) {
       S.errors.push(String(err && err.stack || err));
@@ -681,7 +711,7 @@
     pane: () => pane, setPane,
     view: () => ({ expanded: [...view.v.x], boxes: view.boxes.map((b) => b.key), edges: view.edges.map((e) => e.key),
       frames: view.frames.map((f) => f.path), scale, notice: $("notice").textContent }),
-    toggle, search, reveal, fit,
+    toggle, search, match: matchNodes, reveal, fit, openAll, closeAll, firstView,
     theme: () => (theme === THEMES.dark ? "dark" : "light"),
     /** client (CSS pixel) coordinates of a point of a box, a frame's title or an edge's route */
     clientOfBox: (key) => { const k = view.byKey.get(key); if (k === undefined) return null; const b = view.boxes[k], r = canvas.getBoundingClientRect(); return [r.left + tx + (b.x + b.w / 2) * scale, r.top + ty + (b.y + Math.min(b.h, 20) / 2) * scale]; },

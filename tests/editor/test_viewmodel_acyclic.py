@@ -13,49 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
-from editor.viewmodel import DisplayGraph, build_display_graph, default_expanded, group_tree
+from editor.viewmodel import build_display_graph, default_expanded, group_tree
 from tests.conftest import CORPUS, corpus_walk
+from tests.editor.layout_checks import level_cycle
 
 SCOPES = ("", "/enc", "/enc/layer", "/enc/layer/attn", "/enc/layer/mlp", "/enc/norm", "/dec", "/dec/layer",
           "/mix", "/layer_1", "/enc/layer_1")
-
-
-def level_cycle(dg: DisplayGraph) -> list[str]:
-    """Children of one level of ``dg`` that form a cycle (``G:<path>`` for a group), or ``[]``."""
-    def chain(key: str) -> list[str]:
-        out, g = [key], dg.box_groups.get(key, "")
-        while g:
-            out.append("G:" + g)
-            g = dg.group_parents.get(g, "")
-        return out[::-1]   # outermost first
-
-    succ: dict[str, set[str]] = {}
-    for e in dg.edges:
-        a, b = chain(e.src), chain(e.dst)
-        j = 0
-        while j < min(len(a), len(b)) and a[j] == b[j]:
-            j += 1
-        if j < len(a) and j < len(b):   # (else one lies inside the other: an edge into an open frame)
-            succ.setdefault(a[j], set()).add(b[j])
-    state: dict[str, int] = {}
-    for root in list(succ):
-        if root in state:
-            continue
-        state[root] = 1
-        stack = [(root, iter(succ[root]))]
-        while stack:
-            v, it = stack[-1]
-            for w in it:
-                if state.get(w) == 1:
-                    return [x for x, _ in stack[[x for x, _ in stack].index(w):]]
-                if w not in state:
-                    state[w] = 1
-                    stack.append((w, iter(succ.get(w, ()))))
-                    break
-            else:
-                state[v] = 2
-                stack.pop()
-    return []
 
 
 def _views(g: onnx.GraphProto, opsets: dict[str, int]):
