@@ -340,12 +340,19 @@
     ctx.moveTo(x + rad, y); ctx.arcTo(x + w, y, x + w, y + h, rad); ctx.arcTo(x + w, y + h, x, y + h, rad);
     ctx.arcTo(x, y + h, x, y, rad); ctx.arcTo(x, y, x + w, y, rad); ctx.closePath();
   }
+  const fitted = new Map();  // (font, width, text) -> the text elided to fit: measured once
   function label(s, x, y, colour, font, maxW, align) {
     ctx.fillStyle = colour; ctx.font = font + " system-ui, sans-serif"; ctx.textAlign = align; ctx.textBaseline = "middle";
-    let t = String(s);
-    if (ctx.measureText(t).width > maxW) {
-      while (t.length > 1 && ctx.measureText(t + "…").width > maxW) t = t.slice(0, -1);
-      t += "…";
+    const key = font + "|" + Math.round(maxW) + "|" + s;
+    let t = fitted.get(key);
+    if (t === undefined) {
+      t = String(s);
+      if (ctx.measureText(t).width > maxW) {
+        let lo = 0, hi = t.length;  // the longest prefix that fits with its ellipsis
+        while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (ctx.measureText(t.slice(0, mid) + "…").width <= maxW) lo = mid; else hi = mid - 1; }
+        t = t.slice(0, Math.max(1, lo)) + "…";
+      }
+      fitted.set(key, t);
     }
     ctx.fillText(t, x, y);
   }
