@@ -117,3 +117,27 @@ def test_first_view_of_the_reused_fixture_has_no_false_cycle():
     exp = default_expanded(g)
     dg = build_display_graph(g, list(range(len(g.node))), opsets={"": 18}, expanded=exp)
     assert not level_cycle(dg), level_cycle(dg)
+
+
+def test_outputs_read_by_one_box_sit_side_by_side():
+    """A DynamicQuantizeLinear's values (0) and zero point (2) feed one MatMulInteger, its
+    scale (1) a Mul: drawn in schema order the scale's edge starts between two edges that end
+    on one box and crosses one of them, whatever the layout does."""
+    from editor.layout import layout_graph, port_position
+    from editor.layout.quality import count_crossings
+
+    w = numpy_helper.from_array(np.ones((4, 4), np.int8), "W")
+    ws = numpy_helper.from_array(np.array(0.5, np.float32), "ws")
+    nodes = [mk("DynamicQuantizeLinear", ["x"], ["q", "s", "zp"], name="dql"),
+             mk("MatMulInteger", ["q", "W", "zp"], ["acc"], name="mmi"),
+             mk("Cast", ["acc"], ["accf"], name="cast", to=TensorProto.FLOAT),
+             mk("Mul", ["s", "ws"], ["scale"], name="scale"),
+             mk("Mul", ["accf", "scale"], ["y"], name="y")]
+    g = _graph(nodes, ["x"], ["y"], inits=[w, ws])
+    dg = build_display_graph(g, list(range(len(nodes))), opsets={"": 18})
+    dql = next(b for b in dg.boxes if b.key == "n:0")
+    xs = [port_position(dql, (0.0, 0.0), "out", p)[0] for p in range(3)]
+    assert sorted(range(3), key=xs.__getitem__) in ([0, 2, 1], [1, 0, 2]), f"outputs 0 and 2 apart: x = {xs}"
+    res = layout_graph(dg)
+    crossings = count_crossings(list(res.routes.values()))
+    assert crossings == 0, f"expected no crossing with the ports side by side, saw {crossings}"
