@@ -89,14 +89,12 @@ def node_data_overlay(doc: Document, source: str | Path | NodeData, column: str 
     """``render --overlay FILE``: per-node data (JSON or CSV: node name -> number or label),
     read now; returns the maker :func:`editor.webpage.document_page` calls with every box
     its views draw (a closed group takes its nodes' largest value, as in the window)."""
-    from editor.node_data import load_node_data
-
-    from editor.node_data import NodeData
+    from editor.node_data import NodeData, load_node_data
 
     # a file (render --overlay), or the data the window's Node Data Overlay already holds
     data = source if isinstance(source, NodeData) else load_node_data(source, column)
     names = {nid: node.name for _scope, nid, node in doc.index.iter_nodes()}
-    matched = data.match(names)
+    matched = data.match_doc(doc)
 
     def make(boxes: Iterable[Box]) -> Overlay:
         values = {k: largest(v) for k, v in every_box_values(matched, boxes, names).items()}

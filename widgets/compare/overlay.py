@@ -92,6 +92,12 @@ class CanvasDiff(BoxOverlay):
         self._status: dict[int, str] = {}
         super().__init__(tab, DiffOverlay())
 
+    title = "Diff"
+
+    def legend(self) -> tuple[str, list[tuple[QColor, str]]]:
+        return self.title, [(status_colour(ADDED), "added"), (status_colour(REMOVED), "removed"),
+                            (status_colour(CHANGED), "changed")]
+
     def set_status(self, status: dict[int, str]) -> None:
         self._status = dict(status)
         self._rebuild()

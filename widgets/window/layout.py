@@ -68,6 +68,9 @@ def build_docks(window) -> None:
     for dock in (window.summary_dock, window.cost_dock):
         window.tabifyDockWidget(window.properties_dock, dock)
     window.properties_dock.raise_()
+    from widgets.overlays.layer import clear_when_closed
+
+    clear_when_closed(window.cost_dock, lambda: [window.cost.heatmap] if window.cost.heatmap is not None else [])
     window.panels += [window.problems, window.summary, window.cost]
     window.docks += [window.problems_dock, window.summary_dock, window.cost_dock]
     window.weights = WeightsView(window)
