@@ -111,6 +111,11 @@ class ErrorHeatMap(BoxOverlay):
         self._shares: dict[int, tuple[float, str, bool]] = {}
         super().__init__(tab, ErrorOverlay())
 
+    @property
+    def shares(self) -> dict[int, tuple[float, str, bool]]:
+        """Node id -> (share of the error scale, label, first divergence): what an export carries."""
+        return dict(self._shares)
+
     def set_comparison(self, comparison: Comparison | None) -> None:
         self._shares = node_shares(comparison, self.tab.doc) if comparison is not None else {}
         self._rebuild()

@@ -108,6 +108,11 @@ class HeatMap(BoxOverlay):
         self._node_times: dict[int, float] = {}
         super().__init__(tab, HeatMapOverlay())
 
+    @property
+    def node_times(self) -> dict[int, float]:
+        """Node id -> amount (what an export of the overlay carries, :mod:`widgets.export.webpage`)."""
+        return dict(self._node_times)
+
     def set_node_times(self, node_times: dict[int, float]) -> None:
         self._node_times = dict(node_times)
         self._rebuild()
