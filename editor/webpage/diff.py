@@ -23,15 +23,22 @@ if TYPE_CHECKING:
     from editor.viewmodel import Box
     from editor.webpage import WebPage
 
-__all__ = ["diff_overlay", "diff_page"]
+__all__ = ["diff_overlay", "diff_page", "status_overlay"]
 
 
 def diff_overlay(doc: Document, display: DiffDisplay, side: str, boxes: Iterable[Box], title: str) -> Overlay:
     """The diff's colours over every box of one side's pane (a group: its strongest status)."""
-    from editor.diff.display import COLOURS, COLOURS_DARK, LEGEND, SAME, strongest
-
     status = display.status_a if side == "a" else display.status_b
     io = display.io_a if side == "a" else display.io_b
+    return status_overlay(doc, status, io, boxes, title)
+
+
+def status_overlay(doc: Document, status: Mapping[int, str], io: Mapping[str, str], boxes: Iterable[Box],
+                   title: str) -> Overlay:
+    """Diff statuses (node id -> status, graph input/output name -> status) as an overlay
+    in the diff's colours and legend, light and dark (:data:`editor.diff.display.LEGEND`)."""
+    from editor.diff.display import COLOURS, COLOURS_DARK, LEGEND, SAME, strongest
+
     boxes = list(boxes)
     names = {nid: doc.node(nid).name for nid in status if doc.has_node(nid)}
     per_box = {k: strongest(v) for k, v in every_box_values(status, boxes, names).items()}

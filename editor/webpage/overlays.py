@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 V = TypeVar("V")
 
-__all__ = ["comparison_overlay", "cost_overlay", "every_box_values", "largest", "heat_css", "label_css", "values_overlay", "node_data_overlay"]
+__all__ = ["comparison_overlay", "cost_overlay", "error_overlay", "heat_overlay", "FIRST_DIVERGENCE", "every_box_values", "largest", "heat_css", "label_css", "values_overlay", "node_data_overlay"]
 
 
 def heat_css(share: float) -> str:
@@ -89,14 +89,12 @@ def node_data_overlay(doc: Document, source: str | Path | NodeData, column: str 
     """``render --overlay FILE``: per-node data (JSON or CSV: node name -> number or label),
     read now; returns the maker :func:`editor.webpage.document_page` calls with every box
     its views draw (a closed group takes its nodes' largest value, as in the window)."""
-    from editor.node_data import load_node_data
-
-    from editor.node_data import NodeData
+    from editor.node_data import NodeData, load_node_data
 
     # a file (render --overlay), or the data the window's Node Data Overlay already holds
     data = source if isinstance(source, NodeData) else load_node_data(source, column)
     names = {nid: node.name for _scope, nid, node in doc.index.iter_nodes()}
-    matched = data.match(names)
+    matched = data.match_doc(doc)
 
     def make(boxes: Iterable[Box]) -> Overlay:
         values = {k: largest(v) for k, v in every_box_values(matched, boxes, names).items()}
@@ -150,5 +148,46 @@ def comparison_overlay(doc: Document, comparison: Any, measure: str = "max_rel")
         values = {k: largest(v) for k, v in every_box_values(amounts, boxes, names).items()}
         note = f"; first divergence at {first.node}" if first is not None and first.node else ""
         return values_overlay(values, title=f"compare error: {measure}{note}", kind="compare", numeric=True)
+
+    return make
+
+
+def heat_overlay(amounts: Mapping[int, float], names: Mapping[int, str], *, title: str, kind: str,
+                 fmt: Callable[[float], str]) -> Callable[[Iterable[Box]], Overlay]:
+    """A heat map of amounts per node (the window's profile and cost heat maps): a closed
+    group shows the sum of its nodes', colours on the heat scale by the square root of the
+    share of the largest box, the legend at the largest, a quarter and a sixteenth of it."""
+
+    def make(boxes: Iterable[Box]) -> Overlay:
+        per_box = {k: float(sum(v)) for k, v in every_box_values(amounts, boxes, names).items()}
+        peak = max(per_box.values(), default=0.0) or 1.0
+        return Overlay(title=title, kind=kind,
+                       colours={k: heat_css(math.sqrt(max(v, 0.0) / peak)) for k, v in per_box.items()},
+                       values={k: fmt(v) for k, v in per_box.items()},
+                       legend=[[heat_css(math.sqrt(f)), fmt(peak * f)] for f in (1.0, 0.25, 1 / 16)] if per_box else [])
+
+    return make
+
+
+#: the compare heat map's colour for the first divergence (the window's purple)
+FIRST_DIVERGENCE = "#9600a0"
+
+
+def error_overlay(shares: Mapping[int, tuple[float, str, bool]], names: Mapping[int, str], *,
+                  title: str) -> Callable[[Iterable[Box]], Overlay]:
+    """The compare error heat map as the window draws it: node -> (share of the error scale,
+    label, first divergence); a closed group shows its worst node, the first divergence
+    in purple."""
+
+    def make(boxes: Iterable[Box]) -> Overlay:
+        per_box: dict[str, tuple[float, str, bool]] = {}
+        for key, cells in every_box_values(shares, boxes, names).items():
+            first = [c for c in cells if c[2]]
+            per_box[key] = first[0] if first else max(cells, key=lambda c: c[0])
+        return Overlay(title=title, kind="compare",
+                       colours={k: FIRST_DIVERGENCE if c[2] else heat_css(c[0]) for k, c in per_box.items()},
+                       values={k: c[1] for k, c in per_box.items()},
+                       legend=[[heat_css(1.0), "1000x the tolerance or more"], [heat_css(1 / 3), "10x the tolerance"],
+                               [heat_css(0.05), "just beyond it"], [FIRST_DIVERGENCE, "first divergence"]])
 
     return make

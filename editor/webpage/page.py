@@ -8,7 +8,8 @@ the data are all in the one file, which opens from disk, a mail attachment or a 
 cell alike.
 
 Box and edge records are tables shared by every view (a box that looks the same in two
-views is stored once); a view lists the records it shows with their positions and routes.
+views is stored once); a view lists the records it shows with their positions and routes
+(``q``: the ends of the edges drawn as references, as the canvas draws them).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from editor.layout import LayoutResult
+from editor.layout import LayoutResult, port_position
 from editor.viewmodel import Box, DisplayGraph, Edge
 from editor.viewmodel.palette import CATEGORY_COLOURS
 from editor.webpage.views import ViewSet
@@ -94,15 +95,24 @@ def _view(t: _Tables, expanded: frozenset[str], display: DisplayGraph, layout: L
             continue
         boxes.append(t.box(b))
         xy += [_r(p[0]), _r(p[1])]
-    edges, routes = [], []
+    edges, routes, refs = [], [], []
+    by_key = {b.key: b for b in display.boxes}
     for e in display.edges:
         r = layout.routes.get(e.key)
         if r is None and e.key not in layout.references:
             continue
+        if r is None:
+            # a reference (an edge too long to route): the canvas draws a stub under the
+            # source's port and one over the target's, each with the value's name
+            if e.src not in pos or e.dst not in pos:
+                continue
+            sx, sy = port_position(by_key[e.src], pos[e.src], "out", e.src_port)
+            dx, dy = port_position(by_key[e.dst], pos[e.dst], "in", e.dst_port)
+            refs.append([len(edges), _r(sx), _r(sy), _r(dx), _r(dy)])
         edges.append(t.edge(e))
         routes.append(None if r is None else [_r(c) for pt in r for c in pt])
     return {
-        "x": sorted(expanded), "b": boxes, "p": xy, "e": edges, "r": routes,
+        "x": sorted(expanded), "b": boxes, "p": xy, "e": edges, "r": routes, "q": refs,
         "f": {g: [_r(v) for v in f] for g, f in layout.frames.items()},
         "fl": {g: display.group_labels.get(g, g) for g in layout.frames},
         "badge": _badges(display),

@@ -8,7 +8,7 @@
   const S = (window.studio = { ready: false, errors: [] });
   window.addEventListener("error", (e) => S.errors.push(String(e.message || e)));
 
-  const FRAME_TITLE = 24, TITLE_H = 26, LINE_H = 13;
+  const FRAME_TITLE = 24, TITLE_H = 26, LINE_H = 13, STUB = 16;
   const THEMES = {
     light: { bg: "#f7f8fa", fill: "#ffffff", border: "#b4bac3", text: "#1f2328", header: "#ffffff",
       muted: "#5b636e", edge: "#737a84", ref: "#9a6700", hover: "#0969da", sel: "#0969da",
@@ -96,6 +96,12 @@
       }
       return { rec: r, key: r[0], pts, bb: [x0, y0, x1, y1] };
     });
+    for (const [k, sx, sy, dx, dy] of v.q || []) {
+      // a reference: a stub under the source's port and one over the target's (the canvas's)
+      const e = edges[k];
+      e.stubs = [sx, sy, sx, sy + STUB, dx, dy - STUB, dx, dy];
+      e.bb = [Math.min(sx, dx) - 1, Math.min(sy, dy - STUB), Math.max(sx, dx) + 1, Math.max(sy + STUB, dy)];
+    }
     const frames = Object.entries(v.f).map(([path, f]) => ({ path, x: f[0], y: f[1], w: f[2], h: f[3], label: v.fl[path] || path }));
     frames.sort((a, b) => a.path.length - b.path.length);
     return { i, v, boxes, byKey, edges, frames, w: v.w, h: v.h };
@@ -255,13 +261,20 @@
       path.moveTo(p[0], p[1]);
       for (let j = 2; j < p.length; j += 2) path.lineTo(p[j], p[j + 1]);
     }
-    ctx.lineWidth = Math.max(px, 1.1); ctx.strokeStyle = T.edge;
+    const stubs = new Path2D();
+    for (const e of view.edges) {
+      const q = e.stubs;
+      if (!q || !seen(e.bb[0], e.bb[1], e.bb[2] - e.bb[0], e.bb[3] - e.bb[1])) continue;
+      stubs.moveTo(q[0], q[1]); stubs.lineTo(q[2], q[3]); stubs.moveTo(q[4], q[5]); stubs.lineTo(q[6], q[7]);
+    }
+    ctx.lineWidth = Math.max(px, 1.1); ctx.strokeStyle = T.ref; ctx.stroke(stubs);
+    ctx.strokeStyle = T.edge;
     ctx.stroke(solid);
     ctx.setLineDash([5, 4]); ctx.stroke(dashed); ctx.setLineDash([]);
-    if (hoverEdge >= 0 && view.edges[hoverEdge] && view.edges[hoverEdge].pts) {
-      const p = view.edges[hoverEdge].pts, hp = new Path2D();
-      hp.moveTo(p[0], p[1]);
-      for (let j = 2; j < p.length; j += 2) hp.lineTo(p[j], p[j + 1]);
+    if (hoverEdge >= 0 && view.edges[hoverEdge] && (view.edges[hoverEdge].pts || view.edges[hoverEdge].stubs)) {
+      const he = view.edges[hoverEdge], hp = new Path2D();
+      const parts = he.pts ? [he.pts] : [he.stubs.slice(0, 4), he.stubs.slice(4)];
+      for (const p of parts) { hp.moveTo(p[0], p[1]); for (let j = 2; j < p.length; j += 2) hp.lineTo(p[j], p[j + 1]); }
       ctx.lineWidth = Math.max(3 * px, 2.5); ctx.strokeStyle = T.hover; ctx.stroke(hp);
     }
     // arrow heads where text shows
@@ -273,6 +286,18 @@
         const x = p[p.length - 2], y = p[p.length - 1];
         if (!seen(x - 5, y - 8, 10, 8)) continue;
         ctx.beginPath(); ctx.moveTo(x, y); ctx.lineTo(x - 3.5, y - 7); ctx.lineTo(x + 3.5, y - 7); ctx.fill();
+      }
+    }
+    if (text) {
+      const placed = new Set();
+      for (const e of view.edges) {
+        const q = e.stubs;
+        if (!q || !seen(e.bb[0] - 200, e.bb[1], e.bb[2] - e.bb[0] + 400, e.bb[3] - e.bb[1])) continue;
+        const value = e.rec[3], from = e.rec[1] + "|" + value;
+        if (!placed.has(from)) { placed.add(from); label(value + " ⇢", q[0] + 5, q[1] + STUB - 5, T.ref, "10px", 220, "left"); }
+        label("⇢ " + value, q[6] + 5, q[7] - STUB + 2, T.ref, "10px", 220, "left");
+        ctx.fillStyle = T.ref;
+        ctx.beginPath(); ctx.moveTo(q[6], q[7]); ctx.lineTo(q[6] - 3.5, q[7] - 7); ctx.lineTo(q[6] + 3.5, q[7] - 7); ctx.fill();
       }
     }
     // boxes
@@ -340,12 +365,19 @@
     ctx.moveTo(x + rad, y); ctx.arcTo(x + w, y, x + w, y + h, rad); ctx.arcTo(x + w, y + h, x, y + h, rad);
     ctx.arcTo(x, y + h, x, y, rad); ctx.arcTo(x, y, x + w, y, rad); ctx.closePath();
   }
+  const fitted = new Map();  // (font, width, text) -> the text elided to fit: measured once
   function label(s, x, y, colour, font, maxW, align) {
     ctx.fillStyle = colour; ctx.font = font + " system-ui, sans-serif"; ctx.textAlign = align; ctx.textBaseline = "middle";
-    let t = String(s);
-    if (ctx.measureText(t).width > maxW) {
-      while (t.length > 1 && ctx.measureText(t + "…").width > maxW) t = t.slice(0, -1);
-      t += "…";
+    const key = font + "|" + Math.round(maxW) + "|" + s;
+    let t = fitted.get(key);
+    if (t === undefined) {
+      t = String(s);
+      if (ctx.measureText(t).width > maxW) {
+        let lo = 0, hi = t.length;  // the longest prefix that fits with its ellipsis
+        while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (ctx.measureText(t.slice(0, mid) + "…").width <= maxW) lo = mid; else hi = mid - 1; }
+        t = t.slice(0, Math.max(1, lo)) + "…";
+      }
+      fitted.set(key, t);
     }
     ctx.fillText(t, x, y);
   }
@@ -393,9 +425,10 @@
     const tol = 5 / scale;
     let best = -1, bestD = tol * tol;
     for (let k = 0; k < view.edges.length; k++) {
-      const e = view.edges[k], p = e.pts;
+      const e = view.edges[k], p = e.pts || e.stubs;
       if (!p || wx < e.bb[0] - tol || wx > e.bb[2] + tol || wy < e.bb[1] - tol || wy > e.bb[3] + tol) continue;
       for (let j = 2; j < p.length; j += 2) {
+        if (!e.pts && j === 4) continue;  // a reference's two stubs are not joined
         const d = segDist2(wx, wy, p[j - 2], p[j - 1], p[j], p[j + 1]);
         if (d < bestD) { bestD = d; best = k; }
       }
@@ -421,7 +454,8 @@
     const v = P.values[value];
     const shape = v ? `${v[0]}  (${v[1]})` : lab ? `${lab}` : "shape unknown";
     const how = kind === "body" ? "\nread inside the bodies of " + boxTitle(dst) : "";
-    return `${value}\n${shape}\n${boxTitle(src)} → ${boxTitle(dst)}${how}`;
+    const ref = e.stubs ? "\ndrawn as a reference: too long to route" : "";
+    return `${value}\n${shape}\n${boxTitle(src)} → ${boxTitle(dst)}${how}${ref}`;
   }
   function showTip(text, cx, cy) {
     const tip = $("tip");
@@ -716,8 +750,19 @@
     /** client (CSS pixel) coordinates of a point of a box, a frame's title or an edge's route */
     clientOfBox: (key) => { const k = view.byKey.get(key); if (k === undefined) return null; const b = view.boxes[k], r = canvas.getBoundingClientRect(); return [r.left + tx + (b.x + b.w / 2) * scale, r.top + ty + (b.y + Math.min(b.h, 20) / 2) * scale]; },
     clientOfFrame: (path) => { const f = view.frames.find((x) => x.path === path); if (!f) return null; const r = canvas.getBoundingClientRect(); return [r.left + tx + (f.x + Math.min(f.w / 2, 60)) * scale, r.top + ty + (f.y + FRAME_TITLE / 2) * scale]; },
+    /** centre the view on an edge (its middle; a reference: its target's stub) */
+    showEdge: (key) => {
+      const e = view.edges.find((x) => x.key === key); if (!e) return false;
+      if (e.stubs) centreOn(e.stubs[6], e.stubs[7] - STUB / 2, 0.6);
+      else if (e.pts) { const p = e.pts, j = 2 * Math.floor((p.length / 2 - 1) / 2); centreOn((p[j] + p[j + 2]) / 2, (p[j + 1] + p[j + 3]) / 2, 0.6); }
+      else return false;
+      draw();
+      return true;
+    },
     clientOfEdge: (key) => {
-      const e = view.edges.find((x) => x.key === key); if (!e || !e.pts || e.pts.length < 4) return null;
+      const e = view.edges.find((x) => x.key === key); if (!e) return null;
+      if (e.stubs) { const q = e.stubs, r = canvas.getBoundingClientRect(); return [r.left + tx + q[6] * scale, r.top + ty + (q[7] - STUB / 2) * scale]; }
+      if (!e.pts || e.pts.length < 4) return null;
       const p = e.pts, j = 2 * Math.floor((p.length / 2 - 1) / 2), r = canvas.getBoundingClientRect();
       return [r.left + tx + ((p[j] + p[j + 2]) / 2) * scale, r.top + ty + ((p[j + 1] + p[j + 3]) / 2) * scale];
     },

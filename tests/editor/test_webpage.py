@@ -239,6 +239,7 @@ def test_click_opens_a_group_and_hover_shows_an_edge_shape(browser, page_file: P
     edge_rec = {e[0]: e for e in page["edges"]}
     key = next(k for k in after["edges"] if edge_rec[k][3] in page["values"]
                and browser.execute_script("return window.studio.clientOfEdge(arguments[0])", k))
+    assert browser.execute_script("return window.studio.showEdge(arguments[0])", key)
     ex, ey = browser.execute_script("return window.studio.clientOfEdge(arguments[0])", key)
     _move(browser, ex, ey)
     tip = browser.execute_script("return window.studio.tip()")
@@ -361,4 +362,42 @@ def test_show_in_a_notebook_is_the_page_in_an_iframe(browser, tmp_path: Path) ->
         assert browser.find_element(By.ID, "legend").is_displayed(), "the heat map's legend shows"
     finally:
         browser.switch_to.default_content()
+    assert not _severe(browser)
+
+
+def test_references_are_drawn_and_hovered_as_the_canvas_draws_them(browser, tmp_path: Path) -> None:
+    """An edge too long to route (a reference: the canvas draws a stub at each end, named)
+    is in the page with both ends at the boxes' ports, and a hover on its stub says so."""
+    import importlib.util
+
+    from editor.layout import port_position
+
+    spec = importlib.util.spec_from_file_location("tts_standin", ROOT / "tests" / "benchmarks" / "fixtures" / "tts_standin.py")
+    fixture = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fixture)
+    doc = Document(fixture.tts_standin(layers=2))
+    page = document_page(doc, weights=False)
+    pane = page.panes[0]
+    k, view = next((k, v) for k, v in enumerate(pane["views"]) if v["q"])
+    from editor.webpage.source import source_of_document
+
+    display = source_of_document(doc).build(set(view["x"]))
+    boxes = {b.key: b for b in display.boxes}
+    pos = {pane["boxes"][i][0]: (view["p"][2 * j], view["p"][2 * j + 1]) for j, i in enumerate(view["b"])}
+    local, sx, sy, dx, dy = view["q"][0]
+    edge = pane["edges"][view["e"][local]]
+    want_src = port_position(boxes[edge[1]], pos[edge[1]], "out", next(e.src_port for e in display.edges if e.key == edge[0]))
+    assert (sx, sy) == tuple(round(c, 1) for c in want_src), f"the stub starts at {edge[1]}'s port"
+    out = tmp_path / "refs.html"
+    page.write(out)
+    _open(browser, out)
+    path = next(p for p in view["x"] if p not in pane["views"][0]["x"]) if k else None
+    if path is not None:
+        assert browser.execute_script("return window.studio.toggle(arguments[0])", path)
+    assert browser.execute_script("return window.studio.view().expanded") == view["x"]
+    assert browser.execute_script("return window.studio.showEdge(arguments[0])", edge[0])
+    x, y = browser.execute_script("return window.studio.clientOfEdge(arguments[0])", edge[0])
+    _move(browser, x, y)
+    tip = browser.execute_script("return window.studio.tip()")
+    assert tip and edge[3] in tip and "reference" in tip, f"hovering the reference's stub names it: {tip!r}"
     assert not _severe(browser)

@@ -104,3 +104,29 @@ def test_export_web_page_of_a_diff_view_has_both_panes_as_shown(qtbot, window, t
         assert edges == {e.key for e in scene.graph.edges}, f"side {side}: same edges"
         nid = next(k for k, n in pane["nodes"].items() if n[2] == edit["conv"])
         assert pane["overlays"][0]["colours"][f"n:{nid}"] == COLOURS["changed"], f"side {side}: the edit is marked"
+
+
+@pytest.mark.timeout(120)
+def test_the_tabs_heat_map_goes_with_the_page(qtbot, window, tmp_path):
+    """The overlay the tab's layer shows (here the profile heat map) is the page's, with the
+    window's legend: the heat scale at the largest box, a quarter and a sixteenth of it."""
+    from widgets.export.webpage import active_overlay, tab_page
+    from widgets.run.heatmap import HeatMap, fmt_us
+
+    tab = open_model(qtbot, window, CORPUS / "real" / "magika_standard_v3_3.onnx")
+    ids = list(tab.doc.main.node_ids)
+    heat = HeatMap(tab)
+    heat.set_node_times({nid: float(100 * (k + 1)) for k, nid in enumerate(ids[:10])})
+    heat.set_visible(True)
+    makers = active_overlay(tab)
+    assert len(makers) == 1, "the shown heat map is exported"
+    page = tab_page(tab, overlays=makers)()
+    overlay = page.panes[0]["overlays"][0]
+    assert overlay["kind"] == "profile" and overlay["title"] == heat.title, overlay["title"]
+    node = f"n:{ids[9]}"
+    drawn = {b[0] for b in page.panes[0]["boxes"]}
+    assert node in drawn and overlay["values"][node] == fmt_us(1000.0), "a node's box shows its own time"
+    assert len(overlay["legend"]) == 3 and overlay["legend"][0][1] in overlay["values"].values(), \
+        f"the legend starts at the largest box's amount: {overlay['legend']}"
+    heat.set_visible(False)
+    assert active_overlay(tab) == [], "nothing shown, nothing exported"

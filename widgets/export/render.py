@@ -297,9 +297,11 @@ def _overlay(args: argparse.Namespace, display: Any, model: Any, doc: Any) -> tu
     data = load_node_data(args.overlay, getattr(args, "overlay_column", None))
     if doc is not None:
         names = {nid: node.name for _scope, nid, node in doc.index.iter_nodes()}
+        matched = data.match_doc(doc)
     else:
         names = {k: node.name for k, node in enumerate(model.graph.node)}
-    values = box_values(((b.key, b.name) for b in display.boxes), data.match(names), names)
+        matched = data.match(names)
+    values = box_values(((b.key, b.name) for b in display.boxes), matched, names)
     amounts, text = overlay_amounts(values, data.numeric)
     note = f"; {len(data.unmatched)} names in the file match no node" if data.unmatched else ""
     print(f"overlay '{data.column}': {len(values)} boxes coloured{note}", file=sys.stderr)

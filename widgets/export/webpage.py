@@ -4,8 +4,9 @@ The page starts on the picture on screen: the canvas's own display model and lay
 open groups and bodies, its edge labels and display settings (``GraphController.
 view_source``); the core (:mod:`editor.webpage`) lays out the views a click reaches from
 there, off the GUI thread with a progress dialog that can cancel, and the page is written
-when it is done. The theme is the window's; the tab's Node Data Overlay, when it is on,
-goes with the page with its legend. From a side-by-side diff view: both panes as they are
+when it is done. The theme is the window's; the overlay the tab shows (node data, profile
+or cost heat map, compare errors, diff colours: :func:`active_overlay`) goes with the page
+with its legend. From a side-by-side diff view: both panes as they are
 on screen, coloured by the view's diff, each node linked to its counterpart.
 """
 
@@ -34,6 +35,41 @@ def tab_page(tab, *, dark: bool = False, overlays=(), progress=None):
         return document_page(tab.doc, title=title, dark=dark, overlays=overlays, progress=progress, **snap)
 
     return make
+
+
+def active_overlay(tab) -> list:
+    """The overlay the tab shows (its managed overlay layer, :mod:`widgets.overlays.layer`)
+    as the page's overlay makers: node data, the profile or cost heat map, the compare error
+    heat map, the Diff dock's colours; [] when none is shown."""
+    from editor.webpage import overlays as page
+    from widgets.compare.overlay import CanvasDiff
+    from widgets.numeric.heatmap import ErrorHeatMap
+    from widgets.overlays.layer import layer_for
+    from widgets.overlays.node_data import NodeDataOverlay
+    from widgets.run.heatmap import HeatMap
+
+    layer = layer_for(tab, create=False)
+    shown = layer.active if layer is not None else None
+    if shown is None or not shown.visible:
+        return []
+    doc = tab.doc
+    if isinstance(shown, NodeDataOverlay):
+        return [page.node_data_overlay(doc, shown.data)]
+    if isinstance(shown, HeatMap):
+        from widgets.panels.cost import CostHeatMap
+
+        times = shown.node_times
+        kind = "cost" if isinstance(shown, CostHeatMap) else "profile"
+        return [page.heat_overlay(times, shown.node_names(times), title=shown.title, kind=kind, fmt=shown.fmt)]
+    if isinstance(shown, ErrorHeatMap):
+        shares = shown.shares
+        return [page.error_overlay(shares, shown.node_names(shares), title=shown.title)]
+    if isinstance(shown, CanvasDiff):
+        from editor.webpage.diff import status_overlay
+
+        status = shown.status
+        return [lambda boxes: status_overlay(doc, status, {}, boxes, shown.title)]
+    return []
 
 
 def _snapshot(tab) -> dict:
@@ -92,12 +128,7 @@ def export_web_page(window, path: str | Path | None = None):
         control.report(fraction, message)
 
     dark = bool(window.theme and window.theme.dark)
-    overlays = []
-    node_data = window.node_data_overlays.get(id(tab)) if tab is not None else None
-    if node_data is not None and node_data.visible:
-        from editor.webpage.overlays import node_data_overlay
-
-        overlays.append(node_data_overlay(tab.doc, node_data.data))
+    overlays = active_overlay(tab) if tab is not None else []
     try:
         if tab is not None:
             make = tab_page(tab, dark=dark, overlays=overlays, progress=progress)

@@ -107,6 +107,9 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
         else:
+            from widgets.docking import hide_idle_docks
+
+            hide_idle_docks(self)  # now: not drawn in the first frames
             QTimer.singleShot(0, lambda: window_layout.default_dock_sizes(self))
         if theme is not None:
             theme.themeChanged.connect(self._on_theme)
