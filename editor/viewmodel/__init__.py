@@ -34,7 +34,7 @@ from editor.viewmodel.categories import CATEGORIES, category_of
 from editor.viewmodel.folding import DEAD, body_reads, chain_texts, fold_weight_chains
 from editor.viewmodel.plumbing import fold_plumbing
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name, scopes_of
-from editor.viewmodel.nodetable import node_table
+from editor.viewmodel.nodetable import NodeTable, node_table
 from editor.attr_names import enum_name
 from editor.schema import get_schema
 from editor.types import dims_text, dtype_name, shape_dims
@@ -343,7 +343,12 @@ def build_display_graph(
     nodes = graph.node
     if len(node_ids) != len(nodes):
         raise ValueError(f"node_ids has {len(node_ids)} ids for {len(nodes)} nodes")
-    b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values)
+    # the tree's node table is this graph's when the tree is (a view change rebuilds with the
+    # same tree: reading 3k NodeProtos again cost as much as onnx.load of the file)
+    table = groups.table if groups is not None and expanded is not None else None
+    if table is None or table.nodes is not nodes or len(table) != len(nodes):
+        table = node_table(nodes)
+    b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values, table)
     b.index_values()
     b.open_set = set(expanded) if bodies is not None and expanded is not None else set()
     b.group_and_fold(expanded, groups, unfold, show_plumbing)
@@ -370,7 +375,7 @@ class _DisplayBuild:
     def __init__(self, graph: onnx.GraphProto, node_ids: Sequence[int], opsets: Mapping[str, int],
                  value_info: Mapping[str, onnx.ValueInfoProto] | None,
                  captured: list[tuple[str, str, int]] | None, outer_weights: Mapping[str, str] | None,
-                 outer_values: Mapping[str, str] | None = None) -> None:
+                 outer_values: Mapping[str, str] | None = None, table: NodeTable | None = None) -> None:
         self.graph = graph
         self.nodes = graph.node
         self.node_ids = node_ids
@@ -381,7 +386,7 @@ class _DisplayBuild:
         self.values: dict[str, str] = dict(outer_values or {})   # small weight -> its value text
         self.chain_results: set[str] = set()   # results of folded weight-preparation chains
         self.open_set: set[str] = set()         # open groups and bodies
-        self.table = node_table(graph.node)
+        self.table = table if table is not None else node_table(graph.node)
         self.has_body = self.table.body
         self.boxes: list[Box] = []
         self.edges: dict[str, Edge] = {}
@@ -896,22 +901,49 @@ class _Numel(Mapping[str, int]):
 
 
 def _with_used_ports(boxes: list[Box], edges) -> list[Box]:
-    """Boxes with ``in_ports``/``out_ports`` set where some of their ports carry no edge."""
+    """Boxes with ``in_ports``/``out_ports`` set where some of their ports carry no edge,
+    and ``out_x`` where outputs read by the same boxes are not side by side (see
+    :func:`_side_by_side`)."""
     used_in: dict[str, set[int]] = {}
     used_out: dict[str, set[int]] = {}
+    readers: dict[tuple[str, int], set[str]] = {}
     for e in edges:
         used_in.setdefault(e.dst, set()).add(e.dst_port)
         used_out.setdefault(e.src, set()).add(e.src_port)
+        readers.setdefault((e.src, e.src_port), set()).add(e.dst)
     out = []
     for b in boxes:
         ui = used_in.get(b.key, ())
         uo = used_out.get(b.key, ())
         ip = tuple(sorted(ui)) if ui and len(ui) < b.n_in else ()
         op = tuple(sorted(uo)) if uo and len(uo) < b.n_out else ()
-        if ip != b.in_ports or op != b.out_ports:
-            b = replace(b, in_ports=ip, out_ports=op)
+        ox = _side_by_side(b.key, op or range(b.n_out), readers) if len(uo) > 2 and not b.out_x else b.out_x
+        if ip != b.in_ports or op != b.out_ports or ox != b.out_x:
+            b = replace(b, in_ports=ip, out_ports=op, out_x=ox)
         out.append(b)
     return out
+
+
+def _side_by_side(key: str, ports: Sequence[int], readers: Mapping[tuple[str, int], set[str]]) -> tuple[float, ...]:
+    """Where a box's output ``ports`` sit (fractions of its width, as ``Box.out_x``) so that
+    outputs read by the same boxes are neighbours; ``()`` when schema order does that.
+
+    # NOTE: a DynamicQuantizeLinear's outputs 0 and 2 (values, zero point) both feed one
+    # ConvInteger/MatMulInteger and output 1 (scale) a Mul: in schema order the scale's edge
+    # starts between two edges that end on one box, and crosses one of them in any drawing
+    # (all 43 crossings of an int8 OCR model's picture). Ports are drawn unlabelled (the
+    # edges carry the values' names), so their order is free."""
+    first: dict[frozenset[str], int] = {}
+    key_of = {}
+    for p in ports:
+        rs = frozenset(readers.get((key, p), ()))
+        key_of[p] = (first.setdefault(rs, p), p)
+    order = sorted(ports, key=key_of.__getitem__)
+    if list(order) == list(ports):
+        return ()
+    n = len(order)
+    slot = {p: k for k, p in enumerate(order)}
+    return tuple((slot[p] + 1) / (n + 1) for p in ports)
 
 
 def document_bodies(doc) -> Callable[[int], list[tuple[str, onnx.GraphProto, Sequence[int]]]]:

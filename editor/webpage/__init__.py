@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from editor.webpage.page import Overlay, page_data, page_html
+from editor.webpage.page import Overlay, page_data, page_html, pane_data
 from editor.webpage.source import ViewSource, source_of_document
 from editor.webpage.views import ViewSet, compute_views
 
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from editor.layout import LayoutResult
     from editor.viewmodel import Box, DisplayGraph
 
-__all__ = ["WebPage", "document_page", "Overlay", "ViewSource", "ViewSet", "compute_views", "page_data",
-           "page_html", "source_of_document", "NOTEBOOK_HEIGHT"]
+__all__ = ["WebPage", "document_page", "document_pane", "Overlay", "ViewSource", "ViewSet", "compute_views",
+           "page_data", "pane_data", "page_html", "source_of_document", "NOTEBOOK_HEIGHT"]
 
 #: height of the page inside a notebook cell, in CSS pixels (its width is the cell's)
 NOTEBOOK_HEIGHT = 560
@@ -42,6 +42,11 @@ class WebPage:
     data: dict[str, Any]
     #: facts about how it was made (views held, seconds), for the CLI and the README figures
     facts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def panes(self) -> list[dict[str, Any]]:
+        """The page's panes: one per model (a diff's page has two)."""
+        return self.data["panes"]
 
     @property
     def html(self) -> str:
@@ -60,22 +65,33 @@ class WebPage:
     def _repr_html_(self) -> str:
         # NOTE: the page goes into an iframe's srcdoc: its script and style stay apart from
         # the notebook's own (ids, keys, CSS), and the cell sizes it; no server is involved
-        return (f'<iframe srcdoc="{_html.escape(self.html, quote=True)}" style="width:100%;'
+        return (f'<iframe srcdoc="{_html.escape(self.html, quote=True)}" style="width:100%;box-sizing:border-box;'
                 f'height:{NOTEBOOK_HEIGHT}px;border:1px solid #d0d7de;border-radius:4px" '
                 f'title="{_html.escape(str(self.data.get("title", "")))}"></iframe>')
 
 
-def document_page(doc: Document, *, title: str | None = None, expanded: Collection[str] | None | str = "auto",
-                  first: tuple[DisplayGraph, LayoutResult] | None = None, dark: bool = False,
+def document_page(doc: Document, *, title: str | None = None, dark: bool = False, **options: Any) -> WebPage:
+    """The page of ``doc``'s main graph (one pane; ``options``: :func:`document_pane`'s)."""
+    name = title or _title(doc)
+    pane, facts = document_pane(doc, title=name, **options)
+    return WebPage(page_data([pane], title=name, dark=dark), facts)
+
+
+def _title(doc: Document) -> str:
+    return doc.path.name if getattr(doc, "path", None) else doc.main.graph.name or "model"
+
+
+def document_pane(doc: Document, *, title: str | None = None, expanded: Collection[str] | None | str = "auto",
+                  first: tuple[DisplayGraph, LayoutResult] | None = None,
                   inferred_shapes: bool = True, show_plumbing: bool = False,
                   overlays: Sequence[Overlay | Callable[[list[Box]], Overlay]] = (), weights: bool = True,
-                  source: ViewSource | None = None, max_boxes: int | None = None,
-                  progress: Callable[[float, str], None] | None = None) -> WebPage:
-    """The page of ``doc``'s main graph opening on ``expanded`` (``"auto"``: the window's
-    first view, None: flat). ``first``: that view's display model and layout when the
-    caller has them (the window), ``source``: the graph and display settings it draws with
-    (default: the main graph as ``onnx-studio render`` draws it). ``overlays``:
-    overlays, or makers called with every box the page's views draw."""
+                  source: ViewSource | None = None, max_boxes: int | None = None, side: str = "",
+                  progress: Callable[[float, str], None] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the pane of ``doc``'s main graph, facts about it) opening on ``expanded``
+    (``"auto"``: the window's first view, None: flat). ``first``: that view's display model
+    and layout when the caller has them (the window), ``source``: the graph and display
+    settings it draws with (default: the main graph as ``onnx-studio render`` draws it).
+    ``overlays``: overlays, or makers called with every box the page's views draw."""
     import time
 
     from editor.viewmodel import default_expanded
@@ -95,15 +111,15 @@ def document_page(doc: Document, *, title: str | None = None, expanded: Collecti
                       | set(_all_node_ids(doc)))
     values = value_texts(doc, source.value_info)
     nodes, stats = node_records(doc, node_ids, values, weights=weights)
-    name = title or (doc.path.name if getattr(doc, "path", None) else doc.main.graph.name or "model")
     every = list({b.key: b for v in views.views for b in v.display.boxes}.values())
     made = [o if isinstance(o, Overlay) else o(every) for o in overlays]
-    data = page_data(views, title=name, nodes=nodes, weights=stats, values=values, dark=dark, overlays=made)
+    pane = pane_data(views, title=title or _title(doc), nodes=nodes, weights=stats, values=values, overlays=made,
+                     side=side)
     t3 = time.perf_counter()
     facts = {"views": len(views.views), "missing": len(views.missing), "boxes": len(views.views[0].display.boxes),
              "edges": len(views.views[0].display.edges), "nodes": len(nodes),
              "timings": {"shapes": t1 - t0, "views": t2 - t1, "details": t3 - t2}}
-    return WebPage(data, facts)
+    return pane, facts
 
 
 def _all_node_ids(doc: Document) -> list[int]:

@@ -84,7 +84,7 @@ def weight_summaries(doc: Document, names: Collection[str]) -> dict[str, dict[st
         if w.name not in wanted or w.name in out:
             continue
         try:
-            s = weight_stats(doc, w, bins=0)
+            s = weight_stats(doc, w, bins=1)
         except Exception as exc:  # noqa: BLE001 - a summary that cannot be read says why, the page still opens
             out[w.name] = {"dtype": w.dtype, "shape": list(w.shape), "note": f"not read: {exc}"}
             continue

@@ -8,7 +8,8 @@ the data are all in the one file, which opens from disk, a mail attachment or a 
 cell alike.
 
 Box and edge records are tables shared by every view (a box that looks the same in two
-views is stored once); a view lists the records it shows with their positions and routes.
+views is stored once); a view lists the records it shows with their positions and routes
+(``q``: the ends of the edges drawn as references, as the canvas draws them).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from editor.layout import LayoutResult
+from editor.layout import LayoutResult, port_position
 from editor.viewmodel import Box, DisplayGraph, Edge
 from editor.viewmodel.palette import CATEGORY_COLOURS
 from editor.webpage.views import ViewSet
 
-__all__ = ["page_data", "page_html", "Overlay", "FORMAT_VERSION"]
+__all__ = ["page_data", "page_html", "pane_data", "Overlay", "FORMAT_VERSION"]
 
 #: bumped when the data's shape changes (the script refuses data it does not know)
 FORMAT_VERSION = 1
@@ -94,15 +95,24 @@ def _view(t: _Tables, expanded: frozenset[str], display: DisplayGraph, layout: L
             continue
         boxes.append(t.box(b))
         xy += [_r(p[0]), _r(p[1])]
-    edges, routes = [], []
+    edges, routes, refs = [], [], []
+    by_key = {b.key: b for b in display.boxes}
     for e in display.edges:
         r = layout.routes.get(e.key)
         if r is None and e.key not in layout.references:
             continue
+        if r is None:
+            # a reference (an edge too long to route): the canvas draws a stub under the
+            # source's port and one over the target's, each with the value's name
+            if e.src not in pos or e.dst not in pos:
+                continue
+            sx, sy = port_position(by_key[e.src], pos[e.src], "out", e.src_port)
+            dx, dy = port_position(by_key[e.dst], pos[e.dst], "in", e.dst_port)
+            refs.append([len(edges), _r(sx), _r(sy), _r(dx), _r(dy)])
         edges.append(t.edge(e))
         routes.append(None if r is None else [_r(c) for pt in r for c in pt])
     return {
-        "x": sorted(expanded), "b": boxes, "p": xy, "e": edges, "r": routes,
+        "x": sorted(expanded), "b": boxes, "p": xy, "e": edges, "r": routes, "q": refs,
         "f": {g: [_r(v) for v in f] for g, f in layout.frames.items()},
         "fl": {g: display.group_labels.get(g, g) for g in layout.frames},
         "badge": _badges(display),
@@ -110,19 +120,24 @@ def _view(t: _Tables, expanded: frozenset[str], display: DisplayGraph, layout: L
     }
 
 
-def page_data(views: ViewSet, *, title: str, nodes: Mapping[str, Any], weights: Mapping[str, Any],
-              values: Mapping[str, tuple[str, str]], dark: bool = False,
-              overlays: list[Overlay] | None = None, sides: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Everything the viewer draws (see the module docstring). ``values``: value name ->
-    (type text, ``"declared"`` | ``"inferred"``), for the shapes a hover on an edge shows.
-    ``sides``: further panes drawn beside this one (the other model of a diff)."""
+def page_data(panes: list[dict[str, Any]], *, title: str, dark: bool = False) -> dict[str, Any]:
+    """Everything the viewer draws: one pane per model (a diff has two, switched in the page's
+    bar), the category colours, the theme it opens in."""
+    return {"version": FORMAT_VERSION, "title": title, "dark": dark, "colours": CATEGORY_COLOURS,
+            "panes": list(panes)}
+
+
+def pane_data(views: ViewSet, *, title: str, nodes: Mapping[str, Any], weights: Mapping[str, Any],
+              values: Mapping[str, tuple[str, str]], overlays: list[Overlay] | None = None,
+              side: str = "") -> dict[str, Any]:
+    """One model's pane (see the module docstring). ``values``: value name -> (type text,
+    ``"declared"`` | ``"inferred"``), for the shapes a hover on an edge shows; ``side``: the
+    pane's name in the bar (``"A"``, ``"B"``) when there are several."""
     t = _Tables()
     vs = [_view(t, v.expanded, v.display, v.layout) for v in views.views]
     return {
-        "version": FORMAT_VERSION,
         "title": title,
-        "dark": dark,
-        "colours": CATEGORY_COLOURS,
+        "side": side,
         "boxes": t.boxes,
         "edges": t.edges,
         "views": vs,
@@ -135,7 +150,6 @@ def page_data(views: ViewSet, *, title: str, nodes: Mapping[str, Any], weights: 
         "weights": weights,
         "values": {k: list(v) for k, v in values.items()},
         "overlays": list(overlays or []),
-        "sides": list(sides or []),
     }
 
 

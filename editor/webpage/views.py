@@ -13,7 +13,8 @@ each laid out ahead by the core, exactly as the window lays it out.
 #   the groups around it), or closed when it was open. Opening a group inside an opened
 #   group is again such a view, so drilling down and back up is always exact;
 # * opening a second, unrelated group lands on the nearest view the page holds (that group
-#   opened from the first view) and the page says so.
+#   opened from the first view) and the page says so;
+# * everything open and everything closed (Open All / Close All), budget allowing.
 #
 # Views are laid out incrementally from the first one (``previous=``), as the window does
 # after a click, and added shallow groups first until a budget of boxes is spent; a toggle
@@ -34,8 +35,10 @@ __all__ = ["View", "ViewSet", "compute_views", "effective", "MAX_VIEW_BOXES"]
 
 #: Boxes of every precomputed view together; past it, further toggles are not held.
 MAX_VIEW_BOXES = 60_000
-#: Seconds of layout work the page may cost before it stops adding views.
-MAX_VIEW_SECONDS = 90.0
+#: CPU seconds of layout work the page may cost before it stops adding views: a guard for
+#: pathological models only (CPU, not wall time: the same model gives the same page on a
+#: busy machine; the box budget is what bounds a page in practice)
+MAX_VIEW_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -118,9 +121,12 @@ def compute_views(source: ViewSource, expanded: Collection[str] | None, *,
     window's canvas), so the page starts on exactly the picture on screen. ``progress(fraction,
     message)`` is called before each view (raise from it to cancel)."""
     t0 = time.perf_counter()
+    c0 = time.process_time()
     if expanded is None:
         display, layout = first if first is not None else _laid(source, None, None)
-        return ViewSet({}, {}, [View(frozenset(), display, layout)], seconds=time.perf_counter() - t0)
+        home, host = _homes(source, display, {})
+        return ViewSet({}, {}, [View(frozenset(), display, layout)], home=home, host=host,
+                       seconds=time.perf_counter() - t0)
     full = source.build(source.everything())
     parents, labels = _openable(source, full)
     start = effective(expanded, parents)
@@ -140,20 +146,32 @@ def compute_views(source: ViewSource, expanded: Collection[str] | None, *,
             target = effective(set(start) | {p, *_ancestors(p, parents)}, parents)
         if target in seen:
             continue
-        if spent >= max_boxes or time.perf_counter() - t0 > max_seconds:
+        if spent >= max_boxes or time.process_time() - c0 > max_seconds:
             missing[p] = "this page holds no layout for it (too big to lay out ahead); open the model in ONNX Studio"
             continue
         d, lay = _laid(source, target, layout)
         views.append(View(target, d, lay))
         seen.add(target)
         spent += len(d.boxes)
-    home, host = _homes(full, parents)
+    # Open All and Close All, as the window's View menu has them, when the budget still allows
+    for target in (frozenset(parents), frozenset()):
+        if target in seen or not parents:
+            continue
+        if spent >= max_boxes or time.process_time() - c0 > max_seconds:
+            break
+        d, lay = _laid(source, target, layout)
+        views.append(View(target, d, lay))
+        seen.add(target)
+        spent += len(d.boxes)
+    home, host = _homes(source, full, parents)
     return ViewSet(parents, labels, views, missing, home, host, time.perf_counter() - t0)
 
 
-def _homes(full: DisplayGraph, parents: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """(node id -> innermost openable path around it, folded node id -> its host box) in
-    the view with everything open."""
+def _homes(source: ViewSource, full: DisplayGraph, parents: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(node id -> innermost openable path around it, node id -> the box that shows a node
+    without a box of its own) in the view with everything open. Without a box: a weight's
+    preparation chain (folded into its consumer's weight rows), a small constant shown by
+    its value on the node that reads it, shape plumbing shown as a row of its reader."""
     home: dict[str, str] = {}
     for b in full.boxes:
         if b.node_id is None:
@@ -168,7 +186,37 @@ def _homes(full: DisplayGraph, parents: Mapping[str, str]) -> tuple[dict[str, st
             continue
         for nid in ids:
             host[str(nid)] = key
-            home.setdefault(str(nid), home.get(key[2:], "") if key.startswith("n:") else "")
+    boxed = {b.key for b in full.boxes}
+    scopes = [(source.graph, source.node_ids)] + [(b.graph, b.node_ids) for b in source.body_scopes()]
+    readers: dict[str, list[int]] = {}
+    outputs: dict[int, list[str]] = {}
+    for graph, ids in scopes:
+        for node, nid in zip(graph.node, ids):
+            outputs[nid] = [o for o in node.output if o]
+            for name in node.input:
+                readers.setdefault(name, []).append(nid)
+
+    def shown_in(nid: int, depth: int = 0) -> str | None:
+        key = f"n:{nid}"
+        if key in boxed:
+            return key
+        if str(nid) in host or depth > 8:
+            return host.get(str(nid))
+        for name in outputs.get(nid, ()):
+            for r in readers.get(name, ()):
+                k = shown_in(r, depth + 1)
+                if k is not None:
+                    return k
+        return None
+
+    for nid in outputs:
+        if f"n:{nid}" in boxed or str(nid) in host:
+            continue
+        k = shown_in(nid)
+        if k is not None:
+            host[str(nid)] = k
+    for nid, key in host.items():
+        home.setdefault(nid, home.get(key[2:], "") if key.startswith("n:") else "")
     return home, host
 
 

@@ -8,7 +8,7 @@
   const S = (window.studio = { ready: false, errors: [] });
   window.addEventListener("error", (e) => S.errors.push(String(e.message || e)));
 
-  const FRAME_TITLE = 24, TITLE_H = 26, LINE_H = 13;
+  const FRAME_TITLE = 24, TITLE_H = 26, LINE_H = 13, STUB = 16;
   const THEMES = {
     light: { bg: "#f7f8fa", fill: "#ffffff", border: "#b4bac3", text: "#1f2328", header: "#ffffff",
       muted: "#5b636e", edge: "#737a84", ref: "#9a6700", hover: "#0969da", sel: "#0969da",
@@ -20,7 +20,7 @@
   const $ = (id) => document.getElementById(id);
   const canvas = $("canvas"), ctx = canvas.getContext("2d");
   const mini = $("minimap"), mctx = mini.getContext("2d");
-  let D = null, theme = null, view = null, viewIndex = new Map(), opened = new Set(), first = null;
+  let D = null, P = null, pane = 0, paneState = [], theme = null, view = null, viewIndex = new Map(), opened = new Set(), first = null;
   let scale = 1, tx = 0, ty = 0, dpr = window.devicePixelRatio || 1;
   let hoverEdge = -1, hoverBox = -1, selected = null, matches = new Set(), overlay = null;
   let miniCache = null, pending = false;
@@ -36,14 +36,14 @@
 
   function anc(p) {
     const out = [];
-    let q = D.parents[p] || "";
-    while (q) { out.push(q); q = D.parents[q] || ""; }
+    let q = P.parents[p] || "";
+    while (q) { out.push(q); q = P.parents[q] || ""; }
     return out;
   }
   function effKey(set) {
     const out = [];
     for (const p of set) {
-      if (!(p in D.parents)) continue;
+      if (!(p in P.parents)) continue;
       if (anc(p).every((q) => set.has(q))) out.push(p);
     }
     out.sort();
@@ -82,20 +82,26 @@
 
   // ------------------------------------------------------------------ views
   function buildView(i) {
-    const v = D.views[i];
+    const v = P.views[i];
     const boxes = v.b.map((bi, k) => {
-      const r = D.boxes[bi];
+      const r = P.boxes[bi];
       return { rec: r, key: r[0], kind: r[1], x: v.p[2 * k], y: v.p[2 * k + 1], w: r[5], h: r[6] };
     });
     const byKey = new Map(boxes.map((b, k) => [b.key, k]));
     const edges = v.e.map((ei, k) => {
-      const r = D.edges[ei], pts = v.r[k];
+      const r = P.edges[ei], pts = v.r[k];
       let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
       if (pts) for (let j = 0; j < pts.length; j += 2) {
         x0 = Math.min(x0, pts[j]); x1 = Math.max(x1, pts[j]); y0 = Math.min(y0, pts[j + 1]); y1 = Math.max(y1, pts[j + 1]);
       }
       return { rec: r, key: r[0], pts, bb: [x0, y0, x1, y1] };
     });
+    for (const [k, sx, sy, dx, dy] of v.q || []) {
+      // a reference: a stub under the source's port and one over the target's (the canvas's)
+      const e = edges[k];
+      e.stubs = [sx, sy, sx, sy + STUB, dx, dy - STUB, dx, dy];
+      e.bb = [Math.min(sx, dx) - 1, Math.min(sy, dy - STUB), Math.max(sx, dx) + 1, Math.max(sy + STUB, dy)];
+    }
     const frames = Object.entries(v.f).map(([path, f]) => ({ path, x: f[0], y: f[1], w: f[2], h: f[3], label: v.fl[path] || path }));
     frames.sort((a, b) => a.path.length - b.path.length);
     return { i, v, boxes, byKey, edges, frames, w: v.w, h: v.h };
@@ -127,15 +133,16 @@
   /** The path a frame's title closes: its own, or for a body's sub-frame (``@12/then_branch``)
    * its owner's bodies, as the window's title does. */
   function closerOf(path) {
-    if (path in D.parents) return path;
+    if (path in P.parents) return path;
     const m = /^(@\d+)\/[^/]+$/.exec(path);
-    return m && m[1] in D.parents ? m[1] : null;
+    return m && m[1] in P.parents ? m[1] : null;
   }
   function notice(text) { $("notice").textContent = text || ""; $("notice").title = text || ""; }
 
   /** Open or close ``path`` (a group, ``@<node>`` bodies); returns whether the picture changed. */
   function toggle(path) {
-    if (D.missing[path]) { notice(`"${D.labels[path] || path}": ${D.missing[path]}`); return false; }
+    if (!(path in P.parents)) return false;
+    if (P.missing[path]) { notice(`"${P.labels[path] || path}": ${P.missing[path]}`); return false; }
     const target = new Set(opened);
     if (target.has(path)) target.delete(path); else { target.add(path); for (const q of anc(path)) target.add(q); }
     let vi = viewIndex.get(effKey(target)), note = "";
@@ -144,14 +151,33 @@
       const t2 = new Set(first);
       if (t2.has(path) && !target.has(path)) t2.delete(path); else { t2.add(path); for (const q of anc(path)) t2.add(q); }
       vi = viewIndex.get(effKey(t2));
-      if (vi === undefined) { notice(`"${D.labels[path] || path}" cannot be opened in this page`); return false; }
-      note = `Showing "${D.labels[path] || path}" from the first view: this page holds each group's view from the sender's, not every combination`;
+      if (vi === undefined) { notice(`"${P.labels[path] || path}" cannot be opened in this page`); return false; }
+      note = `Showing "${P.labels[path] || path}" from the first view: this page holds each group's view from the sender's, not every combination`;
       target.clear(); for (const p of t2) target.add(p);
     }
     opened = target;
     notice(note);
     setView(vi, path);
     return true;
+  }
+
+  /** Go to the view with exactly ``paths`` open, if the page holds it. */
+  function showSet(paths, note) {
+    const vi = viewIndex.get(effKey(new Set(paths)));
+    if (vi === undefined) return false;
+    opened = new Set(paths);
+    notice(note || "");
+    setView(vi, null);
+    fit();
+    return true;
+  }
+  const openAll = () => showSet(Object.keys(P.parents));
+  const closeAll = () => showSet([]);
+  const firstView = () => { showSet(first); firstZoom(); return true; };
+  function barButtons() {
+    $("openall").hidden = !Object.keys(P.parents).length || !viewIndex.has(effKey(new Set(Object.keys(P.parents))));
+    $("closeall").hidden = !Object.keys(P.parents).length || !viewIndex.has("");
+    $("firstview").hidden = !Object.keys(P.parents).length;
   }
 
   // ------------------------------------------------------------------ camera
@@ -235,13 +261,20 @@
       path.moveTo(p[0], p[1]);
       for (let j = 2; j < p.length; j += 2) path.lineTo(p[j], p[j + 1]);
     }
-    ctx.lineWidth = Math.max(px, 1.1); ctx.strokeStyle = T.edge;
+    const stubs = new Path2D();
+    for (const e of view.edges) {
+      const q = e.stubs;
+      if (!q || !seen(e.bb[0], e.bb[1], e.bb[2] - e.bb[0], e.bb[3] - e.bb[1])) continue;
+      stubs.moveTo(q[0], q[1]); stubs.lineTo(q[2], q[3]); stubs.moveTo(q[4], q[5]); stubs.lineTo(q[6], q[7]);
+    }
+    ctx.lineWidth = Math.max(px, 1.1); ctx.strokeStyle = T.ref; ctx.stroke(stubs);
+    ctx.strokeStyle = T.edge;
     ctx.stroke(solid);
     ctx.setLineDash([5, 4]); ctx.stroke(dashed); ctx.setLineDash([]);
-    if (hoverEdge >= 0 && view.edges[hoverEdge] && view.edges[hoverEdge].pts) {
-      const p = view.edges[hoverEdge].pts, hp = new Path2D();
-      hp.moveTo(p[0], p[1]);
-      for (let j = 2; j < p.length; j += 2) hp.lineTo(p[j], p[j + 1]);
+    if (hoverEdge >= 0 && view.edges[hoverEdge] && (view.edges[hoverEdge].pts || view.edges[hoverEdge].stubs)) {
+      const he = view.edges[hoverEdge], hp = new Path2D();
+      const parts = he.pts ? [he.pts] : [he.stubs.slice(0, 4), he.stubs.slice(4)];
+      for (const p of parts) { hp.moveTo(p[0], p[1]); for (let j = 2; j < p.length; j += 2) hp.lineTo(p[j], p[j + 1]); }
       ctx.lineWidth = Math.max(3 * px, 2.5); ctx.strokeStyle = T.hover; ctx.stroke(hp);
     }
     // arrow heads where text shows
@@ -255,8 +288,20 @@
         ctx.beginPath(); ctx.moveTo(x, y); ctx.lineTo(x - 3.5, y - 7); ctx.lineTo(x + 3.5, y - 7); ctx.fill();
       }
     }
+    if (text) {
+      const placed = new Set();
+      for (const e of view.edges) {
+        const q = e.stubs;
+        if (!q || !seen(e.bb[0] - 200, e.bb[1], e.bb[2] - e.bb[0] + 400, e.bb[3] - e.bb[1])) continue;
+        const value = e.rec[3], from = e.rec[1] + "|" + value;
+        if (!placed.has(from)) { placed.add(from); label(value + " ⇢", q[0] + 5, q[1] + STUB - 5, T.ref, "10px", 220, "left"); }
+        label("⇢ " + value, q[6] + 5, q[7] - STUB + 2, T.ref, "10px", 220, "left");
+        ctx.fillStyle = T.ref;
+        ctx.beginPath(); ctx.moveTo(q[6], q[7]); ctx.lineTo(q[6] - 3.5, q[7] - 7); ctx.lineTo(q[6] + 3.5, q[7] - 7); ctx.fill();
+      }
+    }
     // boxes
-    const ov = overlay ? overlay.colours : null;
+    const ov = overlay ? (theme === THEMES.dark && overlay.coloursDark ? overlay.coloursDark : overlay.colours) : null;
     for (let k = 0; k < view.boxes.length; k++) {
       const b = view.boxes[k];
       if (!seen(b.x, b.y, b.w, b.h)) continue;
@@ -291,7 +336,7 @@
       ctx.setLineDash([4 * px, 3 * px]); ctx.strokeRect(b.x, b.y, b.w, b.h); ctx.setLineDash([]);
       if (text) {
         const path = b.key.slice(2);
-        const sign = D.missing[path] ? "· " : "▸ ";
+        const sign = P.missing[path] ? "· " : "▸ ";
         label(sign + r[2], b.x + 8, b.y + TITLE_H / 2, T.text, "600 12px", b.w - 12, "left");
         const badge = view.v.badge[b.key];
         label(badge || `${r[12]} nodes`, b.x + 8, b.y + TITLE_H + 4, T.muted, "10px", b.w - 12, "left");
@@ -320,12 +365,19 @@
     ctx.moveTo(x + rad, y); ctx.arcTo(x + w, y, x + w, y + h, rad); ctx.arcTo(x + w, y + h, x, y + h, rad);
     ctx.arcTo(x, y + h, x, y, rad); ctx.arcTo(x, y, x + w, y, rad); ctx.closePath();
   }
+  const fitted = new Map();  // (font, width, text) -> the text elided to fit: measured once
   function label(s, x, y, colour, font, maxW, align) {
     ctx.fillStyle = colour; ctx.font = font + " system-ui, sans-serif"; ctx.textAlign = align; ctx.textBaseline = "middle";
-    let t = String(s);
-    if (ctx.measureText(t).width > maxW) {
-      while (t.length > 1 && ctx.measureText(t + "…").width > maxW) t = t.slice(0, -1);
-      t += "…";
+    const key = font + "|" + Math.round(maxW) + "|" + s;
+    let t = fitted.get(key);
+    if (t === undefined) {
+      t = String(s);
+      if (ctx.measureText(t).width > maxW) {
+        let lo = 0, hi = t.length;  // the longest prefix that fits with its ellipsis
+        while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (ctx.measureText(t.slice(0, mid) + "…").width <= maxW) lo = mid; else hi = mid - 1; }
+        t = t.slice(0, Math.max(1, lo)) + "…";
+      }
+      fitted.set(key, t);
     }
     ctx.fillText(t, x, y);
   }
@@ -373,9 +425,10 @@
     const tol = 5 / scale;
     let best = -1, bestD = tol * tol;
     for (let k = 0; k < view.edges.length; k++) {
-      const e = view.edges[k], p = e.pts;
+      const e = view.edges[k], p = e.pts || e.stubs;
       if (!p || wx < e.bb[0] - tol || wx > e.bb[2] + tol || wy < e.bb[1] - tol || wy > e.bb[3] + tol) continue;
       for (let j = 2; j < p.length; j += 2) {
+        if (!e.pts && j === 4) continue;  // a reference's two stubs are not joined
         const d = segDist2(wx, wy, p[j - 2], p[j - 1], p[j], p[j + 1]);
         if (d < bestD) { bestD = d; best = k; }
       }
@@ -398,10 +451,11 @@
   }
   function edgeTip(e) {
     const [, src, dst, value, lab, kind] = e.rec;
-    const v = D.values[value];
+    const v = P.values[value];
     const shape = v ? `${v[0]}  (${v[1]})` : lab ? `${lab}` : "shape unknown";
     const how = kind === "body" ? "\nread inside the bodies of " + boxTitle(dst) : "";
-    return `${value}\n${shape}\n${boxTitle(src)} → ${boxTitle(dst)}${how}`;
+    const ref = e.stubs ? "\ndrawn as a reference: too long to route" : "";
+    return `${value}\n${shape}\n${boxTitle(src)} → ${boxTitle(dst)}${how}${ref}`;
   }
   function showTip(text, cx, cy) {
     const tip = $("tip");
@@ -414,7 +468,7 @@
 
   function fmt(x) { return x === null || x === undefined ? "–" : typeof x === "number" ? String(+x.toPrecision(6)) : String(x); }
   function showDetails(nid) {
-    const n = D.nodes[String(nid)];
+    const n = P.nodes[String(nid)];
     const p = $("panel");
     if (!n) { p.hidden = true; return; }
     const [op, domain, name, attrs, ins, outs] = n;
@@ -426,35 +480,45 @@
     }
     h += "<h3>Attributes</h3>" + (attrs.length ? "<table>" + attrs.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join("") + "</table>" : "<div class=src>none</div>");
     const io = (rows) => "<table>" + rows.map(([nm, t, src]) => {
-      const w = D.weights[nm];
+      const w = P.weights[nm];
       let cell = t ? `${esc(t)} <span class="src">${esc(src)}</span>` : `<span class="src">shape unknown</span>`;
       if (w) cell += `<div class="src">weight ${esc(w.dtype)}[${w.shape.join(",")}] min ${fmt(w.min)} · max ${fmt(w.max)} · mean ${fmt(w.mean)} · std ${fmt(w.std)} · zeros ${fmt(w.zeros)}${w.nan ? " · NaN " + w.nan : ""}${w.inf ? " · Inf " + w.inf : ""}${w.note ? " · " + esc(w.note) : ""}</div>`;
       return `<tr><td>${esc(nm || "(none)")}</td><td>${cell}</td></tr>`;
     }).join("") + "</table>";
+    const link = P.links ? P.links[String(nid)] : null;
+    if (link && link.length) {
+      const other = D.panes[P.linkPane];
+      h += `<h3>In ${esc(other.side || other.title)}</h3>` + link.map((m) => `<div><a class="cp" role="button" tabindex="0" data-n="${m}">${esc((other.nodes[String(m)] || ["", "", String(m)])[2] || other.nodes[String(m)][0])}</a></div>`).join("");
+    }
     h += "<h3>Inputs</h3>" + io(ins) + "<h3>Outputs</h3>" + io(outs);
     p.innerHTML = h; p.hidden = false;
+    for (const a of p.querySelectorAll("a.cp")) a.onclick = (ev) => { ev.preventDefault(); const m = +a.dataset.n; setPane(P.linkPane); reveal(m); };
     p.querySelector(".close").onclick = () => { p.hidden = true; selected = null; redraw(); };
   }
 
   // ------------------------------------------------------------------ find
   let found = [], foundAt = -1;
-  function search(q) {
+  /** Node ids whose name contains ``q`` or whose op type is it (case-insensitive): exact
+   * names first, then the op type, then the rest, each in node order. */
+  function matchNodes(q) {
     q = q.trim().toLowerCase();
+    const out = [];
+    if (!q) return out;
+    if (!P.index) P.index = Object.entries(P.nodes).map(([nid, n]) => [+nid, (n[2] || "").toLowerCase(), n[0].toLowerCase()]);
+    for (const [nid, name, op] of P.index) if (name.includes(q) || op.includes(q)) out.push(nid);
+    const rank = (nid) => { const n = P.nodes[nid]; const nm = (n[2] || "").toLowerCase(); return nm === q ? 0 : n[0].toLowerCase() === q ? 1 : 2; };
+    out.sort((a, b) => rank(a) - rank(b) || a - b);
+    return out;
+  }
+  function search(q) {
     matches = new Set();
-    found = [];
-    if (!q) { $("findinfo").textContent = ""; $("results").hidden = true; redraw(); return found; }
-    for (const [nid, n] of Object.entries(D.nodes)) {
-      const name = (n[2] || "").toLowerCase(), op = n[0].toLowerCase();
-      if (name.includes(q) || op === q || op.includes(q)) found.push(+nid);
-    }
-    // exact names first, then ops, then the rest, each in node order
-    const rank = (nid) => { const n = D.nodes[nid]; const nm = (n[2] || "").toLowerCase(); return nm === q ? 0 : n[0].toLowerCase() === q ? 1 : 2; };
-    found.sort((a, b) => rank(a) - rank(b) || a - b);
+    found = matchNodes(q);
+    if (!q.trim()) { $("findinfo").textContent = ""; $("results").hidden = true; redraw(); return found; }
     matches = new Set(found);
     foundAt = -1;
     $("findinfo").textContent = found.length ? `${found.length} found` : "nothing found";
     const list = $("results");
-    list.innerHTML = found.slice(0, 200).map((nid, k) => `<div data-k="${k}">${esc(D.nodes[nid][2] || "(no name)")}<span class="op">${esc(D.nodes[nid][0])}</span></div>`).join("");
+    list.innerHTML = found.slice(0, 200).map((nid, k) => `<div data-k="${k}">${esc(P.nodes[nid][2] || "(no name)")}<span class="op">${esc(P.nodes[nid][0])}</span></div>`).join("");
     list.hidden = !found.length;
     redraw();
     return found;
@@ -462,10 +526,10 @@
   /** Show node ``nid``: open the groups around it if needed, centre it and select it. */
   function reveal(nid) {
     let key = "n:" + nid;
-    const host = D.host[String(nid)];
+    const host = P.host[String(nid)];
     if (host) key = host;
     if (!view.byKey.has(key)) {
-      const home = D.home[String(nid)];
+      const home = P.home[String(nid)];
       if (home) {
         const target = new Set(opened); target.add(home); for (const q of anc(home)) target.add(q);
         let vi = viewIndex.get(effKey(target));
@@ -480,8 +544,8 @@
     let k = view.byKey.get(key);
     if (k === undefined) {
       // still closed: point at the innermost group box that holds it
-      let g = D.home[String(nid)] || "";
-      while (g && !view.byKey.has("g:" + g)) g = D.parents[g] || "";
+      let g = P.home[String(nid)] || "";
+      while (g && !view.byKey.has("g:" + g)) g = P.parents[g] || "";
       if (g) k = view.byKey.get("g:" + g);
       notice(k === undefined ? "this node is not drawn in this page's views" : "this node lies in a group this page cannot open");
       if (k === undefined) return false;
@@ -501,10 +565,11 @@
 
   // ------------------------------------------------------------------ overlays
   function setOverlay(i) {
-    overlay = i >= 0 ? D.overlays[i] : null;
+    overlay = i >= 0 ? P.overlays[i] : null;
     const lg = $("legend");
     if (!overlay) { lg.hidden = true; redraw(); return; }
-    lg.innerHTML = `<b>${esc(overlay.title)}</b>` + overlay.legend.map(([c, t]) => `<div><i style="background:${esc(c)}"></i>${esc(t)}</div>`).join("");
+    const entries = theme === THEMES.dark && overlay.legendDark ? overlay.legendDark : overlay.legend;
+    lg.innerHTML = `<b>${esc(overlay.title)}</b>` + entries.map(([c, t]) => `<div><i style="background:${esc(c)}"></i>${esc(t)}</div>`).join("");
     lg.hidden = false;
     redraw();
   }
@@ -514,6 +579,7 @@
     document.body.className = name;
     $("theme").textContent = name === "dark" ? "Light" : "Dark";
     colourCache.clear(); miniCache = null;
+    if (overlay) setOverlay(+$("overlay").value);
     redraw();
   }
 
@@ -536,7 +602,7 @@
       if (ek !== hoverEdge || bk !== hoverBox) { hoverEdge = ek; hoverBox = bk; redraw(); }
       if (ek >= 0) showTip(edgeTip(view.edges[ek]), cx, cy);
       else if (bk >= 0) {
-        const b = view.boxes[bk], nid = b.rec[9], n = nid !== null ? D.nodes[String(nid)] : null;
+        const b = view.boxes[bk], nid = b.rec[9], n = nid !== null ? P.nodes[String(nid)] : null;
         let t = n ? `${n[0]}  ${n[2] || ""}` : b.rec[3] || b.rec[2];
         if (b.kind === "group") t += `\n${b.rec[12]} nodes · click to open`;
         if (b.rec[13].length) t += "\nbodies: " + b.rec[13].join(", ") + " · double-click to open";
@@ -586,7 +652,7 @@
     window.addEventListener("keydown", (ev) => {
       const inFind = document.activeElement === $("find");
       if (inFind) {
-        if (ev.key === "Enter") { next(ev.shiftKey ? -1 : 1); ev.preventDefault(); }
+        if (ev.key === "Enter") { $("results").hidden = true; next(ev.shiftKey ? -1 : 1); ev.preventDefault(); }
         if (ev.key === "Escape") { $("find").blur(); $("results").hidden = true; }
         return;
       }
@@ -597,6 +663,7 @@
         "+": () => zoomAt(1.25, r.width / 2, r.height / 2), "=": () => zoomAt(1.25, r.width / 2, r.height / 2),
         "-": () => zoomAt(0.8, r.width / 2, r.height / 2), f: fit, F: fit, "0": fit,
         "/": () => $("find").focus(), t: () => setTheme(theme === THEMES.dark ? "light" : "dark"),
+        a: openAll, c: closeAll, Home: firstView,
         Escape: () => { selected = null; $("panel").hidden = true; $("results").hidden = true; redraw(); },
       };
       const fn = keys[ev.key];
@@ -614,32 +681,57 @@
       reveal(found[foundAt]);
     });
     $("fit").onclick = fit;
+    $("openall").onclick = openAll;
+    $("closeall").onclick = closeAll;
+    $("firstview").onclick = firstView;
     $("theme").onclick = () => setTheme(theme === THEMES.dark ? "light" : "dark");
     $("overlay").onchange = () => setOverlay(+$("overlay").value);
     window.addEventListener("resize", resize);
   }
 
   // ------------------------------------------------------------------ start
+  /** Show pane ``i`` (one model; a diff has two), keeping each pane's place and open groups. */
+  function setPane(i, fresh) {
+    if (P && !fresh) paneState[pane] = { scale, tx, ty, opened: new Set(opened), view: view.i, overlay: $("overlay").value };
+    pane = i; P = D.panes[i];
+    viewIndex = new Map();
+    P.views.forEach((v, k) => viewIndex.set(v.x.join("\n"), k));
+    first = new Set(P.views[0].x);
+    const st = paneState[i];
+    opened = st ? new Set(st.opened) : new Set(first);
+    const sel = $("overlay");
+    sel.innerHTML = `<option value="-1">No overlay</option>` + P.overlays.map((o, k) => `<option value="${k}">${esc(o.title)}</option>`).join("");
+    sel.hidden = !P.overlays.length;
+    for (const b of document.querySelectorAll("#panes button")) b.classList.toggle("on", +b.dataset.k === i);
+    selected = null; $("panel").hidden = true; notice("");
+    view = buildView(st ? st.view : 0); miniCache = null;
+    barButtons();
+    if (st) { scale = st.scale; tx = st.tx; ty = st.ty; sel.value = st.overlay; setOverlay(+st.overlay); }
+    else { firstZoom(); if (P.overlays.length) { sel.value = "0"; setOverlay(0); } else setOverlay(-1); }
+    if ($("find").value) search($("find").value);
+    redraw();
+  }
+
   async function start() {
     try {
       D = await load();
       if (D.version !== 1) throw new Error(`page data version ${D.version} is not one this viewer reads`);
       document.title = D.title + " — ONNX Studio";
       $("title").textContent = D.title;
-      D.views.forEach((v, i) => viewIndex.set(v.x.join("\n"), i));
-      first = new Set(D.views[0].x);
-      opened = new Set(first);
-      const sel = $("overlay");
-      sel.innerHTML = `<option value="-1">No overlay</option>` + D.overlays.map((o, i) => `<option value="${i}">${esc(o.title)}</option>`).join("");
-      sel.hidden = !D.overlays.length;
+      const panes = $("panes");
+      if (D.panes.length > 1) {
+        panes.innerHTML = D.panes.map((p, k) => `<button type="button" data-k="${k}" title="${esc(p.title)}">${esc(p.side || p.title)}</button>`).join("");
+        for (const b of panes.querySelectorAll("button")) b.onclick = () => setPane(+b.dataset.k);
+      } else panes.hidden = true;
       setTheme(document.body.className === "dark" ? "dark" : "light");
-      view = buildView(0);
       wire();
+      P = D.panes[0];
+      view = buildView(0);
       resize();
-      firstZoom();
-      if (D.overlays.length) { sel.value = "0"; setOverlay(0); }
+      setPane(0, true);
       $("loading").remove();
       draw();
+      S.readyMs = performance.now();  // since the page's navigation started: loaded, inflated, drawn
       S.ready = true;
     } catch (err) {
       S.errors.push(String(err && err.stack || err));
@@ -650,15 +742,27 @@
 
   // the page's API (tests, and a notebook's own script if it wants one)
   Object.assign(S, {
+    pane: () => pane, setPane,
     view: () => ({ expanded: [...view.v.x], boxes: view.boxes.map((b) => b.key), edges: view.edges.map((e) => e.key),
       frames: view.frames.map((f) => f.path), scale, notice: $("notice").textContent }),
-    toggle, search, reveal, fit,
+    toggle, search, match: matchNodes, reveal, fit, openAll, closeAll, firstView,
     theme: () => (theme === THEMES.dark ? "dark" : "light"),
     /** client (CSS pixel) coordinates of a point of a box, a frame's title or an edge's route */
     clientOfBox: (key) => { const k = view.byKey.get(key); if (k === undefined) return null; const b = view.boxes[k], r = canvas.getBoundingClientRect(); return [r.left + tx + (b.x + b.w / 2) * scale, r.top + ty + (b.y + Math.min(b.h, 20) / 2) * scale]; },
     clientOfFrame: (path) => { const f = view.frames.find((x) => x.path === path); if (!f) return null; const r = canvas.getBoundingClientRect(); return [r.left + tx + (f.x + Math.min(f.w / 2, 60)) * scale, r.top + ty + (f.y + FRAME_TITLE / 2) * scale]; },
+    /** centre the view on an edge (its middle; a reference: its target's stub) */
+    showEdge: (key) => {
+      const e = view.edges.find((x) => x.key === key); if (!e) return false;
+      if (e.stubs) centreOn(e.stubs[6], e.stubs[7] - STUB / 2, 0.6);
+      else if (e.pts) { const p = e.pts, j = 2 * Math.floor((p.length / 2 - 1) / 2); centreOn((p[j] + p[j + 2]) / 2, (p[j + 1] + p[j + 3]) / 2, 0.6); }
+      else return false;
+      draw();
+      return true;
+    },
     clientOfEdge: (key) => {
-      const e = view.edges.find((x) => x.key === key); if (!e || !e.pts || e.pts.length < 4) return null;
+      const e = view.edges.find((x) => x.key === key); if (!e) return null;
+      if (e.stubs) { const q = e.stubs, r = canvas.getBoundingClientRect(); return [r.left + tx + q[6] * scale, r.top + ty + (q[7] - STUB / 2) * scale]; }
+      if (!e.pts || e.pts.length < 4) return null;
       const p = e.pts, j = 2 * Math.floor((p.length / 2 - 1) / 2), r = canvas.getBoundingClientRect();
       return [r.left + tx + ((p[j] + p[j + 2]) / 2) * scale, r.top + ty + ((p[j + 1] + p[j + 3]) / 2) * scale];
     },

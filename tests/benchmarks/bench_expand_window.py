@@ -8,11 +8,17 @@ Without models it builds the 3.6k-node int8 TTS stand-in (``fixtures/tts_standin
 window (offscreen, default docks) opens it and, once everything it started on open has
 finished, the user's gestures run through the event loop:
 
-* **expand the largest group** of the first view (as a double-click does), timed until
-  its picture is on screen, against ``layout_graph`` of the same display model (with the
-  first view's layout as ``previous``, as the window passes it) and against the layout of
-  ``onnx-studio render --expanded`` (the flat view, columns included), both in this process;
-* **Expand All** (the flat view) against the same ``render --expanded`` layout.
+* **expand the largest group** of the first view (as a double-click does);
+* **Collapse All**, then a double-click on the largest group of the top level (the 3.4k-node
+  ``encoder`` of issue 30);
+* **Expand Selected Groups** on that group from the top level (every group inside it open,
+  in frames: the compound layout at its biggest);
+* **Expand All** (the flat view).
+
+Each is timed until its picture is on screen, against ``layout_graph`` of the same display
+model in this process (with the picture before it as ``previous``, as the window passes
+it); the last column is the layout of ``onnx-studio render --expanded`` (the flat view,
+columns included) for scale.
 
 Times are CPU seconds of the whole process (the layout runs on a worker thread; threads
 count), so a loaded machine does not inflate them; wall seconds are printed beside. The
@@ -36,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 TARGET_S = 2.0
 
 
-def _wait(app, cond, timeout: float = 900.0) -> None:
+def _wait(app, cond, timeout: float = 300.0) -> None:
     from PySide6.QtCore import QEventLoop
 
     t = time.perf_counter()
@@ -82,23 +88,42 @@ def bench(app, win, path: Path) -> list[tuple[str, float, float, float, float]]:
     _wait(app, lambda: not controller.runner.is_running())
     _settle(app, win)
     scene = canvas.scene
-    groups = [it for it in scene.node_items().values() if it.box.kind == "group"]
     rows = []
-    if groups:
-        big = max(groups, key=lambda it: it.box.child_count)
-        first = scene.layout_result
-        cpu, wall = _timed(app, controller, lambda: canvas.view.groupToggled.emit(big.key))
+
+    def gesture(what: str, start) -> None:
+        """Time ``start()`` in the window, then the same layout headless (the picture
+        before it as ``previous``, as the window passes it)."""
+        before = scene.layout_result
+        cpu, wall = _timed(app, controller, start)
         display = scene.graph
-        t_same, _ = _cpu(lambda: layout_graph(display, previous=first))
-        rows.append([f"expand {big.key[2:]} ({big.box.child_count:,} nodes; {len(display.boxes):,} boxes)",
-                     cpu, wall, t_same])
+        t_same, _ = _cpu(lambda: layout_graph(display, previous=before))
+        rows.append([f"{what} ({len(display.boxes):,} boxes)", cpu, wall, t_same])
+        print(f"  ... {rows[-1][0]}: window {cpu:.2f} ({wall:.1f}), headless {t_same:.2f}", file=sys.stderr)
         _settle(app, win)
-    cpu, wall = _timed(app, controller, lambda: win.registry.action("view.expand_all").trigger())
-    flat = scene.graph
+
+    def largest_group():
+        groups = [it for it in scene.node_items().values() if it.box.kind == "group"]
+        return max(groups, key=lambda it: it.box.child_count) if groups else None
+
+    big = largest_group()
+    if big is not None:
+        gesture(f"first view: expand {big.key[2:]} ({big.box.child_count:,} nodes)",
+                lambda: canvas.view.groupToggled.emit(big.key))
+    gesture("Collapse All", lambda: win.registry.action("view.collapse_all").trigger())
+    big = largest_group()
+    if big is not None:
+        gesture(f"collapsed: expand {big.key[2:]} ({big.box.child_count:,} nodes)",
+                lambda: canvas.view.groupToggled.emit(big.key))
+        win.registry.action("view.collapse_all").trigger()
+        _wait(app, lambda: not controller.runner.is_running())
+        _settle(app, win)
+        scene.select_keys([big.key])
+        _wait(app, win.registry.action("view.expand_selection").isEnabled, timeout=10.0)
+        gesture(f"collapsed: Expand Selected {big.key[2:]} (every group inside)",
+                lambda: win.registry.action("view.expand_selection").trigger())
+    gesture("Expand All", lambda: win.registry.action("view.expand_all").trigger())
     # render --expanded lays out this display model, in columns
-    t_flat, _ = _cpu(lambda: layout_graph(flat, wrap=True))
-    t_same, _ = _cpu(lambda: layout_graph(flat))
-    rows.append([f"Expand All ({len(flat.boxes):,} boxes)", cpu, wall, t_same])
+    t_flat, _ = _cpu(lambda: layout_graph(scene.graph, wrap=True))
     return [(what, cpu, wall, same, t_flat) for what, cpu, wall, same in rows]
 
 

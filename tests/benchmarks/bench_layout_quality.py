@@ -53,9 +53,11 @@ from editor.viewmodel import build_display_graph, default_expanded, group_tree  
 PT = 72.0  # dot's plain output is in inches; our layout units are points
 
 
-def _slot(used: tuple[int, ...], port: int) -> int:
-    """A port's slot among the used ones, as our boxes spread them (``port_position``)."""
-    return bisect_left(used, port) if used else port
+def _slot(used: tuple[int, ...], port: int, at: tuple[float, ...] = ()) -> int:
+    """A port's place from the left among the used ones, as our boxes spread them
+    (``port_position``; ``at``: ``Box.out_x``/``in_x`` where they are not in port order)."""
+    slot = bisect_left(used, port) if used else port
+    return sorted(range(len(at)), key=at.__getitem__).index(slot) if at else slot
 
 
 def dot_source(dg, routed: set[str], *, ports: bool = True, clusters: bool = False) -> str:
@@ -99,8 +101,8 @@ def dot_source(dg, routed: set[str], *, ports: bool = True, clusters: bool = Fal
     for e in dg.edges:
         if e.key in routed:
             if ports:
-                sp = _slot(by_key[e.src].out_ports, e.src_port)
-                dp = _slot(by_key[e.dst].in_ports, e.dst_port)
+                sp = _slot(by_key[e.src].out_ports, e.src_port, by_key[e.src].out_x)
+                dp = _slot(by_key[e.dst].in_ports, e.dst_port, by_key[e.dst].in_x)
                 lines.append(f"  n{index[e.src]}:o{sp}:s -> n{index[e.dst]}:i{dp}:n;")
             else:
                 lines.append(f"  n{index[e.src]} -> n{index[e.dst]};")

@@ -1,4 +1,4 @@
-"""Invariant checks of a layout, shared by the layout tests (numpy, no Qt)."""
+"""Invariant checks of a layout and of the display model's levels, shared by the layout and view-model tests (numpy, no Qt)."""
 
 from __future__ import annotations
 
@@ -123,3 +123,41 @@ def kept_up_to_room(before: dict, after: dict) -> tuple[int, int, Counter]:
     dy = max(((c, m[1]) for m, c in moves.items() if m[1]), default=(0, 0))[1]
     kept = sum(c for m, c in moves.items() if m in {(0, 0), (dx, 0), (0, dy), (dx, dy)})
     return kept, moves[(0, 0)], moves
+
+
+def level_cycle(dg: DisplayGraph) -> list[str]:
+    """Children of one level of ``dg`` that form a cycle (``G:<path>`` for a group), or ``[]``."""
+    def chain(key: str) -> list[str]:
+        out, g = [key], dg.box_groups.get(key, "")
+        while g:
+            out.append("G:" + g)
+            g = dg.group_parents.get(g, "")
+        return out[::-1]   # outermost first
+
+    succ: dict[str, set[str]] = {}
+    for e in dg.edges:
+        a, b = chain(e.src), chain(e.dst)
+        j = 0
+        while j < min(len(a), len(b)) and a[j] == b[j]:
+            j += 1
+        if j < len(a) and j < len(b):   # (else one lies inside the other: an edge into an open frame)
+            succ.setdefault(a[j], set()).add(b[j])
+    state: dict[str, int] = {}
+    for root in list(succ):
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, iter(succ[root]))]
+        while stack:
+            v, it = stack[-1]
+            for w in it:
+                if state.get(w) == 1:
+                    return [x for x, _ in stack[[x for x, _ in stack].index(w):]]
+                if w not in state:
+                    state[w] = 1
+                    stack.append((w, iter(succ.get(w, ()))))
+                    break
+            else:
+                state[v] = 2
+                stack.pop()
+    return []

@@ -64,9 +64,9 @@ def test_first_view_is_the_windows_first_view(vad: Document, page) -> None:
                                   expanded=default_expanded(graph),
                                   bodies=document_bodies(vad))
     layout = layout_graph(display)
-    first = page.data["views"][0]
-    boxes = [page.data["boxes"][i][0] for i in first["b"]]
-    edges = [page.data["edges"][i][0] for i in first["e"]]
+    first = page.panes[0]["views"][0]
+    boxes = [page.panes[0]["boxes"][i][0] for i in first["b"]]
+    edges = [page.panes[0]["edges"][i][0] for i in first["e"]]
     assert boxes == [b.key for b in display.boxes], "the page's first view draws the window's boxes, in order"
     assert sorted(edges) == sorted(e.key for e in display.edges), "the page's first view draws the window's edges"
     for k, key in enumerate(boxes):
@@ -77,7 +77,7 @@ def test_first_view_is_the_windows_first_view(vad: Document, page) -> None:
 
 def test_views_cover_every_group_and_body(page) -> None:
     """Every openable path has a view one click away from the first view (this model is small)."""
-    d = page.data
+    d = page.panes[0]
     held = {tuple(v["x"]) for v in d["views"]}
     assert not d["missing"], f"nothing is left out of a small model's page: {d['missing']}"
     first = set(d["views"][0]["x"])
@@ -96,7 +96,7 @@ def test_views_cover_every_group_and_body(page) -> None:
 
 
 def test_every_node_is_findable_and_no_weight_is_carried(vad: Document, page) -> None:
-    d = page.data
+    d = page.panes[0]
     names = {node.name for scope, _nid, node in vad.index.iter_nodes() if scope.kind != "function"}
     assert {n[2] for n in d["nodes"].values()} == names, "every node of the model (bodies too) is in the page"
     assert d["weights"], "the weights a node reads are summarised"
@@ -109,7 +109,7 @@ def test_every_node_is_findable_and_no_weight_is_carried(vad: Document, page) ->
 
 def test_page_is_self_contained(page) -> None:
     html = page.html
-    assert _embedded(html)["title"] == page.data["title"]
+    assert _embedded(html)["title"] == page.data["title"] and len(_embedded(html)["panes"]) == 1
     # no address the browser would fetch: no src/href attributes, no http(s) URL in code or style
     assert not re.search(r'\s(src|href)\s*=', html), "nothing is loaded from outside the page"
     assert not re.search(r'https?://', html), "no network address in the page"
@@ -124,7 +124,7 @@ def test_render_cli_writes_a_page_without_qt(tmp_path: Path) -> None:
                        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "boxes" in r.stderr and out.stat().st_size > 10_000, (r.stderr, out.stat().st_size)
-    assert _embedded(out.read_text(encoding="utf-8"))["views"], "the page has views"
+    assert _embedded(out.read_text(encoding="utf-8"))["panes"][0]["views"], "the page has views"
 
 
 # ---------------------------------------------------------------------------- in Chromium
@@ -208,7 +208,7 @@ def test_find_a_node_by_name(browser, page_file: Path, vad: Document) -> None:
 
     _open(browser, page_file)
     first = set(browser.execute_script("return window.studio.view().expanded"))
-    page = _embedded(page_file.read_text(encoding="utf-8"))
+    page = _embedded(page_file.read_text(encoding="utf-8"))["panes"][0]
     # a node inside a group that is closed in the first view
     nid, target = next((nid, n) for nid, n in page["nodes"].items()
                   if page["home"].get(nid) and page["home"][nid] not in first and n[2] and n[0] != "Constant"
@@ -235,10 +235,11 @@ def test_click_opens_a_group_and_hover_shows_an_edge_shape(browser, page_file: P
         f"a click on {group} opens it: {after['expanded']}"
     assert group[2:] in after["frames"], "the opened group is drawn as a frame"
     # hover the middle of an edge that carries a known shape
-    page = _embedded(page_file.read_text(encoding="utf-8"))
+    page = _embedded(page_file.read_text(encoding="utf-8"))["panes"][0]
     edge_rec = {e[0]: e for e in page["edges"]}
     key = next(k for k in after["edges"] if edge_rec[k][3] in page["values"]
                and browser.execute_script("return window.studio.clientOfEdge(arguments[0])", k))
+    assert browser.execute_script("return window.studio.showEdge(arguments[0])", key)
     ex, ey = browser.execute_script("return window.studio.clientOfEdge(arguments[0])", key)
     _move(browser, ex, ey)
     tip = browser.execute_script("return window.studio.tip()")
@@ -257,7 +258,7 @@ def test_bodies_open_and_the_theme_switches(browser, page_file: Path) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
 
     _open(browser, page_file)
-    page = _embedded(page_file.read_text(encoding="utf-8"))
+    page = _embedded(page_file.read_text(encoding="utf-8"))["panes"][0]
     view = browser.execute_script("return window.studio.view()")
     owner = next(b[0] for b in page["boxes"] if b[13] and b[0] in view["boxes"])
     assert browser.execute_script("return window.studio.toggle(arguments[0])", "@" + owner[2:])
@@ -266,4 +267,137 @@ def test_bodies_open_and_the_theme_switches(browser, page_file: Path) -> None:
     assert browser.execute_script("return window.studio.theme()") == "light"
     ActionChains(browser).send_keys("t").perform()
     assert browser.execute_script("return window.studio.theme()") == "dark", "T switches to the dark theme"
+    assert not _severe(browser)
+
+
+# ---------------------------------------------------------------------------- a diff, a notebook
+
+@pytest.fixture(scope="module")
+def diff_file(tmp_path_factory) -> tuple[Path, dict]:
+    """``onnx-studio diff A B --render diff.html`` on a real model and a copy with three
+    planted edits (an attribute, a deleted node, a renamed value)."""
+    import argparse
+
+    from tests.diff_support import CLS, planted_file
+    from widgets.diffview.render import add_parser, run
+
+    tmp = tmp_path_factory.mktemp("webdiff")
+    b, names = planted_file(CLS, tmp / "b.onnx")
+    out = tmp / "diff.html"
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    args = parser.parse_args(["diff", str(CLS), str(b), "--render", str(out)])
+    assert run(args) == 1, "1: the models differ"
+    return out, names
+
+
+def test_diff_page_colours_both_sides_and_links_counterparts(diff_file) -> None:
+    from editor.diff.display import COLOURS, LEGEND
+
+    out, names = diff_file
+    data = _embedded(out.read_text(encoding="utf-8"))
+    a, b = data["panes"]
+    assert a["side"].startswith("A: ") and b["side"].startswith("B: "), (a["side"], b["side"])
+
+    def coloured(pane: dict, node_name: str) -> str | None:
+        nid = next(k for k, n in pane["nodes"].items() if n[2] == node_name)
+        return pane["overlays"][0]["colours"].get(f"n:{nid}"), nid
+
+    colour, conv_a = coloured(a, names["conv"])
+    assert colour == COLOURS["changed"], f"the planted attribute edit is 'changed' in A: {colour}"
+    colour, _ = coloured(a, names["victim"])
+    assert colour == COLOURS["removed"], f"the deleted node is 'removed' in A: {colour}"
+    conv_b = a["links"][conv_a]
+    assert [b["nodes"][str(m)][2] for m in conv_b] == [names["conv"]], "A's Conv links to its counterpart in B"
+    assert coloured(b, names["conv"])[0] == COLOURS["changed"], "and B colours it too"
+    legend = [t for _c, t in a["overlays"][0]["legend"]]
+    assert [t.split(":")[0] for t in legend] == [e.label for e in LEGEND], "the diff's own legend"
+
+
+def test_diff_page_switches_sides_in_the_browser(browser, diff_file) -> None:
+    from selenium.webdriver.common.by import By
+
+    out, names = diff_file
+    _open(browser, out)
+    assert browser.execute_script("return window.studio.pane()") == 0
+    found = browser.execute_script("return window.studio.search(arguments[0])", names["conv"])
+    assert browser.execute_script("return window.studio.reveal(arguments[0])", found[0])
+    link = browser.find_element(By.CSS_SELECTOR, "#panel a.cp")
+    link.click()
+    assert browser.execute_script("return window.studio.pane()") == 1, "the counterpart link shows side B"
+    panel = browser.execute_script("return window.studio.panel()")
+    assert names["conv"] in panel and "changed" in panel, f"B's node and its status: {panel!r}"
+    legend = browser.find_element(By.ID, "legend").text
+    assert "removed" in legend and "added" in legend, f"the diff's legend shows: {legend!r}"
+    browser.find_element(By.CSS_SELECTOR, "#panes button[data-k='0']").click()
+    assert browser.execute_script("return window.studio.pane()") == 0
+    assert not _severe(browser)
+
+
+def test_show_in_a_notebook_is_the_page_in_an_iframe(browser, tmp_path: Path) -> None:
+    """``from editor import show``: the page in an iframe sized to the cell (as Jupyter puts
+    ``_repr_html_`` into the output area), with the cost heat map asked for."""
+    from editor import show
+
+    page = show(ROOT / "resources" / "magika_standard_v3_3.onnx", overlay="cost")
+    cell = page._repr_html_()
+    assert cell.startswith("<iframe srcdoc=") and "width:100%" in cell, cell[:200]
+    overlay = page.panes[0]["overlays"][0]
+    assert overlay["kind"] == "cost" and overlay["colours"] and overlay["legend"], "the cost heat map is carried"
+    notebook = tmp_path / "notebook.html"
+    notebook.write_text(f"<!doctype html><html><body><div style='width:900px'>{cell}</div></body></html>",
+                        encoding="utf-8")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(notebook.as_uri())
+    frame = browser.find_element(By.TAG_NAME, "iframe")
+    width = frame.size["width"]
+    assert 880 <= width <= 900, f"the page takes the cell's width: {width}"
+    browser.switch_to.frame(frame)
+    try:
+        WebDriverWait(browser, 60).until(lambda d: d.execute_script(
+            "return !!window.studio && (window.studio.ready || window.studio.errors.length > 0)"))
+        assert not browser.execute_script("return window.studio.errors")
+        assert browser.find_element(By.ID, "legend").is_displayed(), "the heat map's legend shows"
+    finally:
+        browser.switch_to.default_content()
+    assert not _severe(browser)
+
+
+def test_references_are_drawn_and_hovered_as_the_canvas_draws_them(browser, tmp_path: Path) -> None:
+    """An edge too long to route (a reference: the canvas draws a stub at each end, named)
+    is in the page with both ends at the boxes' ports, and a hover on its stub says so."""
+    import importlib.util
+
+    from editor.layout import port_position
+
+    spec = importlib.util.spec_from_file_location("tts_standin", ROOT / "tests" / "benchmarks" / "fixtures" / "tts_standin.py")
+    fixture = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fixture)
+    doc = Document(fixture.tts_standin(layers=2))
+    page = document_page(doc, weights=False)
+    pane = page.panes[0]
+    k, view = next((k, v) for k, v in enumerate(pane["views"]) if v["q"])
+    from editor.webpage.source import source_of_document
+
+    display = source_of_document(doc).build(set(view["x"]))
+    boxes = {b.key: b for b in display.boxes}
+    pos = {pane["boxes"][i][0]: (view["p"][2 * j], view["p"][2 * j + 1]) for j, i in enumerate(view["b"])}
+    local, sx, sy, dx, dy = view["q"][0]
+    edge = pane["edges"][view["e"][local]]
+    want_src = port_position(boxes[edge[1]], pos[edge[1]], "out", next(e.src_port for e in display.edges if e.key == edge[0]))
+    assert (sx, sy) == tuple(round(c, 1) for c in want_src), f"the stub starts at {edge[1]}'s port"
+    out = tmp_path / "refs.html"
+    page.write(out)
+    _open(browser, out)
+    path = next(p for p in view["x"] if p not in pane["views"][0]["x"]) if k else None
+    if path is not None:
+        assert browser.execute_script("return window.studio.toggle(arguments[0])", path)
+    assert browser.execute_script("return window.studio.view().expanded") == view["x"]
+    assert browser.execute_script("return window.studio.showEdge(arguments[0])", edge[0])
+    x, y = browser.execute_script("return window.studio.clientOfEdge(arguments[0])", edge[0])
+    _move(browser, x, y)
+    tip = browser.execute_script("return window.studio.tip()")
+    assert tip and edge[3] in tip and "reference" in tip, f"hovering the reference's stub names it: {tip!r}"
     assert not _severe(browser)

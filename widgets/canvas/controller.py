@@ -56,11 +56,11 @@ class GraphController(QObject):
         self._runner.progress.connect(self.progress)
         self._runner.cancelled.connect(self._on_cancelled)
         self._graph = None
-        self._source_groups = None  # see set_source
         self._node_ids: Sequence[int] = ()
         self._opsets: Mapping[str, int] = {}
         self._value_info = None
         self._expanded: set[str] | None = set()
+        self._tree = None   # the source's group tree, built once per source (see groups())
         self._scoped: dict[str, str] = {}
         self._filter: Callable | None = None
         self._bodies: Callable | None = None
@@ -105,28 +105,21 @@ class GraphController(QObject):
 
         ``None`` = flat (every node), ``"auto"`` = the view model's first view
         (``default_expanded``: big enough to be useful, small enough to lay out at once).
-        ``groups``: the group tree of ``graph`` (``editor.viewmodel.group_tree``) when the
-        caller has it, for this first build only (building it again cost a third of the
-        first display model of the 11.8k-node export).
+        ``groups``: the graph's ``group_tree`` when the caller has it already.
         """
         from editor.viewmodel import default_expanded, scoped_name
 
         self._graph = graph
+        self._tree = groups
         self._node_ids = list(node_ids)
         self._opsets = dict(opsets)
         self._value_info = value_info
         if expanded == "auto":
-            expanded = default_expanded(graph)
+            expanded = default_expanded(graph, groups=self.groups())
         self._expanded = None if expanded is None else set(expanded)
         self._scoped = {f"n:{nid}": scoped_name(node) for nid, node in zip(self._node_ids, graph.node)}
         self._shown_state = None  # a new source: the picture on screen no longer matches it
-        # NOTE: not kept for later builds: an edit changes the graph in place before the
-        # coalesced set_source that follows it, and a view change in between builds afresh
-        self._source_groups = groups
-        try:
-            self.relayout(keep_positions=False, sync=sync)
-        finally:
-            self._source_groups = None
+        self.relayout(keep_positions=False, sync=sync)
 
     def rename_nodes(self, nodes: Mapping[int, object]):
         """Node ids -> renamed NodeProtos of the source graph: relabel their boxes in place
@@ -181,8 +174,19 @@ class GraphController(QObject):
         display = build_display_graph(self._graph, self._node_ids, opsets=self._opsets,
                                       value_info=self._value_info, expanded=self._expanded, bodies=self._bodies,
                                       unfold=self._unfold, show_plumbing=self._show_plumbing,
-                                      groups=self._source_groups)
+                                      groups=None if self._expanded is None else self.groups())
         return self._filter(display) if self._filter is not None else display
+
+    def groups(self):
+        """The source's group tree (``editor.viewmodel.group_tree``), built once per source:
+        every view change used to group the whole graph again (0.1 s on a 3k-node model)."""
+        from editor.viewmodel import group_tree
+
+        tree = self._tree
+        if tree is None or tree.table is None or tree.table.nodes is not self._graph.node \
+                or len(tree.table) != len(self._graph.node):
+            tree = self._tree = group_tree(self._graph)
+        return tree
 
     def relayout(self, *, keep_positions: bool = True, sync: bool = False) -> None:
         """Rebuild the display model and lay it out (off the GUI thread unless ``sync``)."""
@@ -249,11 +253,9 @@ class GraphController(QObject):
     def expand_deep(self, paths: Collection[str], *, sync: bool = False) -> bool:
         """Open groups ``paths`` and every group inside them (a body path ``@<id>`` opens
         that node's bodies), with one re-layout; False when nothing was closed."""
-        from editor.viewmodel import group_tree
-
         if self._graph is None:
             return False
-        parents = group_tree(self._graph).parent
+        parents = self.groups().parent
         wanted = set(paths)
         opened = set()
         for g in parents:
@@ -289,9 +291,7 @@ class GraphController(QObject):
         self.relayout(sync=sync)
 
     def _all_groups(self) -> set[str]:
-        from editor.viewmodel import group_tree
-
-        return set(group_tree(self._graph).parent)
+        return set(self.groups().parent)
 
     def set_show_plumbing(self, on: bool, *, sync: bool = False) -> None:
         """Draw shape computations as boxes (True) or as rows of their readers."""

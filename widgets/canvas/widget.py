@@ -41,6 +41,8 @@ class CanvasWidget(QWidget):
         self.minimap = Minimap(self.view, self.view)
         self.busy = LayoutBusy(self.controller, self.view)
         self._minimap_enabled = True
+        #: a legend floating over the view's top-left corner (the overlay layer's), or None
+        self.legend: QWidget | None = None
         self._current_key: str | None = None  # the box the breadcrumb names
         self.view.scope_resolver = self.controller.scope_of
         layout = QVBoxLayout(self)
@@ -137,14 +139,32 @@ class CanvasWidget(QWidget):
     def minimap_enabled(self) -> bool:
         return self._minimap_enabled
 
+    def set_legend(self, legend: QWidget | None) -> None:
+        """Float ``legend`` (what an overlay's colours mean) over the view's top-left
+        corner, where the minimap then never goes; None removes it."""
+        if self.legend is not None and self.legend is not legend:
+            self.legend.hide()
+        self.legend = legend
+        if legend is not None:
+            if legend.parent() is not self.view:
+                legend.setParent(self.view)
+            vp = self.view.viewport().geometry()
+            legend.adjustSize()
+            legend.move(vp.left() + MINIMAP_MARGIN, vp.top() + MINIMAP_MARGIN)
+            legend.raise_()
+        self._place_minimap()
+
     def _corner_rects(self) -> list[QRect]:
         """Where the minimap may sit (viewport coords), preferred first: bottom-right,
-        bottom-left, top-right, top-left."""
+        bottom-left, top-right, top-left; never over a shown legend."""
         vp = self.view.viewport().geometry()
         w, h = self.minimap.width(), self.minimap.height()
         left, right = vp.left() + MINIMAP_MARGIN, vp.right() - w - MINIMAP_MARGIN
         top, bottom = vp.top() + MINIMAP_MARGIN, vp.bottom() - h - MINIMAP_MARGIN
-        return [QRect(x, y, w, h) for x, y in ((right, bottom), (left, bottom), (right, top), (left, top))]
+        corners = [QRect(x, y, w, h) for x, y in ((right, bottom), (left, bottom), (right, top), (left, top))]
+        if self.legend is not None and self.legend.isVisibleTo(self):
+            corners = [c for c in corners if not c.intersects(self.legend.geometry())]
+        return corners
 
     def _covered(self, rect: QRect) -> int:
         """How many boxes the minimap would hide at ``rect`` (view widget coordinates)."""
@@ -159,6 +179,9 @@ class CanvasWidget(QWidget):
             self.minimap.hide()
             return
         corners = self._corner_rects()
+        if not corners:  # a legend in every corner (a small pane): no room for the minimap
+            self.minimap.hide()
+            return
         current = QRect(self.minimap.geometry())
         if current not in corners:
             current = corners[0]

@@ -100,8 +100,9 @@ def _opsets(model: Any) -> dict[str, int]:
     return {op.domain: op.version for op in model.opset_import}
 
 
-def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
-    """Set of open group paths for the requested mode and scope (None = flat).
+def _expanded_for(model: Any, args: argparse.Namespace, tree: Any = None) -> set[str] | None:
+    """Set of open group paths for the requested mode and scope (None = flat); ``tree``:
+    the graph's group tree when the caller has it.
 
     ``--collapsed`` is the editor's first view (``editor.viewmodel.default_expanded``: the
     top groups opened while the picture stays small), not a single box.
@@ -110,8 +111,9 @@ def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
 
     scope = args.scope.rstrip("/")
     if not scope:
-        return None if args.expanded else default_expanded(model.graph)
-    tree = group_tree(model.graph)
+        return None if args.expanded else default_expanded(model.graph, groups=tree)
+    if tree is None:
+        tree = group_tree(model.graph)
     if scope not in tree:
         known = sorted(tree.parent)[:8]
         raise LoadError(f"no group {scope!r} in the model (groups include: {', '.join(known) or 'none'})")
@@ -134,7 +136,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     ``doc`` (the model's document) is needed for ``--bodies``: body nodes are drawn under
     their document ids, as in the window."""
     from editor.layout import layout_graph
-    from editor.viewmodel import build_display_graph
+    from editor.viewmodel import build_display_graph, group_tree
 
     out = Path(output)
     suffix = out.suffix.lower()
@@ -142,8 +144,10 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         raise StudioError(f"unknown output format {out.suffix!r} (use .png or .svg)")
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    expanded = _expanded_for(model, args)
     graph = model.graph
+    # grouped once: the first view, a scope's path and the build read the same tree
+    tree = group_tree(graph) if args.scope or not args.expanded or getattr(args, "bodies", False) else None
+    expanded = _expanded_for(model, args, tree)
     ids = list(node_ids) if node_ids is not None else list(range(len(graph.node)))
     bodies = None
     if getattr(args, "bodies", False) and doc is not None:
@@ -153,9 +157,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         bodies = document_bodies(doc)
         flat = expanded is None
         if flat:  # every group open, and every body with every group inside it
-            from editor.viewmodel import group_tree
-
-            expanded = set(group_tree(graph).parent)
+            expanded = set(tree.parent)
         expanded = expanded | all_body_paths(doc, groups="all" if flat else "default")
     value_info = None
     if not getattr(args, "no_inferred_shapes", False):
@@ -165,7 +167,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         # every edge gets a shape: the file's where it has one, the shape engine's elsewhere
         value_info = label_value_info(graph, infer_model(model), bodies=bodies is not None)
     display = build_display_graph(graph, ids, opsets=_opsets(model), expanded=expanded, value_info=value_info,
-                                  bodies=bodies, show_plumbing=getattr(args, "plumbing", False))
+                                  bodies=bodies, show_plumbing=getattr(args, "plumbing", False), groups=tree)
     overlay = _overlay(args, display, model, doc)
     timings["viewmodel"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -295,9 +297,11 @@ def _overlay(args: argparse.Namespace, display: Any, model: Any, doc: Any) -> tu
     data = load_node_data(args.overlay, getattr(args, "overlay_column", None))
     if doc is not None:
         names = {nid: node.name for _scope, nid, node in doc.index.iter_nodes()}
+        matched = data.match_doc(doc)
     else:
         names = {k: node.name for k, node in enumerate(model.graph.node)}
-    values = box_values(((b.key, b.name) for b in display.boxes), data.match(names), names)
+        matched = data.match(names)
+    values = box_values(((b.key, b.name) for b in display.boxes), matched, names)
     amounts, text = overlay_amounts(values, data.numeric)
     note = f"; {len(data.unmatched)} names in the file match no node" if data.unmatched else ""
     print(f"overlay '{data.column}': {len(values)} boxes coloured{note}", file=sys.stderr)

@@ -105,13 +105,25 @@ class ErrorOverlay(BoxOverlayItem):
 class ErrorHeatMap(BoxOverlay):
     """Keeps an :class:`ErrorOverlay` on one tab's scene in step with its layout."""
 
+    title = "Compare: error against side B"
+
     def __init__(self, tab) -> None:  # noqa: ANN001
         self._shares: dict[int, tuple[float, str, bool]] = {}
         super().__init__(tab, ErrorOverlay())
 
+    @property
+    def shares(self) -> dict[int, tuple[float, str, bool]]:
+        """Node id -> (share of the error scale, label, first divergence): what an export carries."""
+        return dict(self._shares)
+
     def set_comparison(self, comparison: Comparison | None) -> None:
         self._shares = node_shares(comparison, self.tab.doc) if comparison is not None else {}
         self._rebuild()
+        self.refresh_legend()
+
+    def legend(self) -> tuple[str, list[tuple[QColor, str]]]:
+        return self.title, [(heat_colour(1.0), "1000x the tolerance or more"), (heat_colour(1 / 3), "10x the tolerance"),
+                            (heat_colour(0.05), "just beyond it"), (QColor(150, 0, 160), "first divergence")]
 
     def _rebuild(self) -> None:
         if not self._visible:

@@ -14,6 +14,7 @@ recomputation).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, replace
 from html import escape
 
@@ -27,6 +28,7 @@ from editor.shapes import symbolic as S
 from widgets.common.formatting import human_bytes, human_count
 from widgets.run.heatmap import HeatMap, fmt_us
 from widgets.common.selection import Target
+from widgets.overlays.layer import untick
 
 SOURCE = "cost"
 #: NOTE: imports at module level: PySide6 wraps ``__import__``, so an import statement inside
@@ -375,6 +377,8 @@ class CostPanel(QWidget):
         self._tab = None
         self.cost = None
         self.heatmap: CostHeatMap | None = None
+        #: each tab's dims text (tabs are weakly held: a closed tab's text goes with it)
+        self._dims_by_tab: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.totals = QLabel(self)
         self.totals.setWordWrap(True)
         self.totals.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -434,6 +438,7 @@ class CostPanel(QWidget):
     def set_tab(self, tab) -> None:
         if self._tab is not None:
             self._tab.doc.changed.disconnect(self._on_changed)
+            self._dims_by_tab[self._tab] = self.dims_edit.text()
         if self._waiting is not None:
             self._waiting.ready.disconnect(self._on_tab_ready)
             self._waiting = None
@@ -441,6 +446,8 @@ class CostPanel(QWidget):
             self.heatmap.set_visible(False)
             self.heatmap = None
         self._tab = tab
+        # the dims are the tab's own: the field kept the previous model's text
+        self.dims_edit.setText(self._dims_by_tab.get(tab, "") if tab is not None else "")
         if tab is not None:
             tab.doc.changed.connect(self._on_changed)
             if not tab.is_ready:
@@ -612,7 +619,9 @@ class CostPanel(QWidget):
         field, fmt = MEASURES[self.measure.currentText()]
         if self.heatmap is None:
             self.heatmap = CostHeatMap(tab, fmt)
+            self.heatmap.on_cleared = lambda: untick(self.heat)
         self.heatmap.fmt = fmt
+        self.heatmap.title = f"Cost: {self.measure.currentText()}"
         main = tab.doc.index.main
         ids = tab.doc.index.scopes[main].node_ids
         dims = self.dims()

@@ -35,6 +35,7 @@ from PySide6.QtCore import QObject, QThread, Signal
 from editor.errors import StudioError
 from editor.runtime import ModelSource, Runner, RunOptions, RunResult
 from editor.runtime.intermediates import value_scopes
+from editor.runtime.profiling import main_profile_names
 from editor.runtime.result import Attempt
 
 
@@ -474,10 +475,13 @@ class RunController(QObject):
         the document (fused or generated kernels of onnxruntime have no such node)."""
         times = self.profile_times()
         out: dict[int, float] = {}
+        names = main_profile_names(self.doc)
         for sid, nid, node in self.doc.index.iter_nodes():
-            if node.name and node.name in times:
-                out[nid] = out.get(nid, 0.0) + times[node.name]
+            name = names.get(nid, node.name)
+            if name and name in times:
+                out[nid] = out.get(nid, 0.0) + times[name]
         return out
+
 
 
 def describe_failure(result: RunResult) -> str:

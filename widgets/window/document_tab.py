@@ -265,10 +265,8 @@ class DocumentTab(QWidget):
         self._graph = display_graph_of(scope)
         expanded = self.canvas.controller.expanded()
         value_info = self._edge_shapes(scope)
-        # the tab's group tree (it reveals nodes) is the one the display model draws: built once
         self.canvas.controller.set_source(self._graph, list(scope.node_ids), opsets=self.doc.opsets(),
-                                          value_info=value_info, expanded=expanded,
-                                          groups=self._tree() if expanded is not None else None)
+                                          value_info=value_info, expanded=expanded, groups=self._tree())
 
     # -- selection: canvas -> targets ---------------------------------------------------------
     def _on_canvas_selection(self, keys: list) -> None:

@@ -108,6 +108,9 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
         else:
+            from widgets.docking import hide_idle_docks
+
+            hide_idle_docks(self)  # now: not drawn in the first frames
             QTimer.singleShot(0, lambda: window_layout.default_dock_sizes(self))
         if theme is not None:
             theme.themeChanged.connect(self._on_theme)
@@ -263,6 +266,9 @@ class MainWindow(QMainWindow):
         tab.layoutFailed.connect(lambda _msg, t=tab: self._panels_follow(t) if not t.is_ready else None)
         tab.layoutFailed.connect(self.layoutFailed)
         tab.canvas.view.zoomChanged.connect(lambda z: window_layout.update_zoom(self, z))
+        # the group actions that act on the selection follow it (Ctrl+] stayed greyed out
+        # after a click on a group until something else refreshed the registry)
+        tab.canvas.selectionChangedKeys.connect(lambda _keys: self.registry.refresh("view.expand_selection"))
         doc.history_changed.connect(self._update_history)
         # the node count follows every edit (a delete-and-reconnect, an fp16 conversion)
         doc.changed.connect(lambda _c, t=tab: window_layout.update_status(self) if t is self.current_tab() else None)
