@@ -3,6 +3,7 @@ of the same file in the same process; fails loudly when a phase moves (not part 
 default test run).
 
     QT_QPA_PLATFORM=offscreen python tests/benchmarks/bench_render_speed.py [--model PATH] [--repeat 3]
+        [--baseline OTHER_CHECKOUT]
 
 The model is ``llama_200x128`` (11,812 nodes, 218 MB) from
 ``../shared/corpus/make_large_models.py`` when ``/tmp/onnx-large/llama_200x128/model.onnx``
@@ -22,6 +23,11 @@ check (``BOUNDS``), so a slower or faster machine moves both sides together. Pha
   PNG would be hundreds of millions of pixels, see ``QUICK_PNG_PIXELS``);
 * draw SVG: the whole readable picture as SVG.
 
+``--baseline DIR`` measures open, view model and layout with the code of another checkout
+too (``git worktree add --detach DIR 7985eee``: the commit of the README's first figures),
+in a process of its own, each against its own ``onnx.load``: what the headless path pays for
+since then.
+
 Exit status 1, with every phase over its bound named, when a ratio exceeds ``BOUNDS``.
 """
 
@@ -29,14 +35,17 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-ROOT = Path(__file__).resolve().parents[2]
+#: the code measured: this checkout, or another one (``--baseline`` runs this script on it)
+ROOT = Path(os.environ.get("BENCH_RENDER_TREE") or Path(__file__).resolve().parents[2])
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
@@ -140,23 +149,35 @@ def best_cpu(fn, repeat: int):
     return best, out
 
 
-def measure(path: Path, repeat: int) -> dict[str, float]:
+def measure(path: Path, repeat: int, *, baseline: bool = False) -> dict[str, float]:
+    """CPU seconds of every phase; ``baseline``: only those an older checkout has too (open,
+    view model without the shape engine's labels, layout with columns when it has them)."""
+    import inspect
+
     from editor.document import Document
     from editor.layout import layout_graph
-    from editor.shapes import infer_model
-    from editor.shapes.declare import label_value_info
     from editor.viewmodel import build_display_graph
-    from widgets.canvas.export import (
-        QUICK_OVERVIEW_PIXELS, export_graph_svg, fit_scale, headless_application, layout_rect, overview_png,
-    )
 
-    headless_application()
     t: dict[str, float] = {}
     t["onnx.load"], _ = best_cpu(lambda: onnx.load(str(path)), repeat)
     t["open"], doc = best_cpu(lambda: Document.open(path), repeat)
     model, graph = doc.model, doc.model.graph
     ids = list(doc.main.node_ids)
     opsets = {o.domain: o.version for o in model.opset_import}
+    if baseline:
+        wrap = {"wrap": True} if "wrap" in inspect.signature(layout_graph).parameters else {}
+        t["view model"], display = best_cpu(lambda: build_display_graph(graph, ids, opsets=opsets, expanded=None),
+                                            repeat)
+        t["layout"], _ = best_cpu(lambda: layout_graph(display, **wrap), repeat)
+        t["boxes"] = len(display.boxes)
+        return t
+    from editor.shapes import infer_model
+    from editor.shapes.declare import label_value_info
+    from widgets.canvas.export import (
+        QUICK_OVERVIEW_PIXELS, export_graph_svg, fit_scale, headless_application, layout_rect, overview_png,
+    )
+
+    headless_application()
     t["shapes"], vi = best_cpu(lambda: label_value_info(graph, infer_model(model)), repeat)
     t["view model"], display = best_cpu(
         lambda: build_display_graph(graph, ids, opsets=opsets, expanded=None, value_info=vi), repeat)
@@ -174,6 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline", type=Path, default=None, metavar="CHECKOUT",
+                    help="also measure open, view model and layout with the code of another checkout (e.g. a "
+                         "worktree of the commit whose figures the README quoted), in a process of its own")
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)   # what --baseline reads back
     args = ap.parse_args(argv)
     path = args.model or (LLAMA if LLAMA.is_file() else None)
     tmp = None
@@ -182,6 +207,15 @@ def main(argv: list[str] | None = None) -> int:
         path = Path(tmp.name) / "llama_stand_in.onnx"
         print(f"{LLAMA} not found: building a stand-in of the same size", file=sys.stderr)
         stand_in(path)
+    if args.json:   # run by --baseline on another checkout
+        print(json.dumps(measure(path, args.repeat, baseline=True)))
+        return 0
+    base = None
+    if args.baseline is not None:
+        env = dict(os.environ, BENCH_RENDER_TREE=str(args.baseline.resolve()))
+        out = subprocess.run([sys.executable, __file__, "--model", str(path), "--repeat", str(args.repeat), "--json"],
+                             env=env, capture_output=True, text=True, check=True, cwd=args.baseline)
+        base = json.loads(out.stdout.strip().splitlines()[-1])
     t = measure(path, args.repeat)
     ref = t["onnx.load"]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -193,6 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {phase} | {t[phase]:.3f} | {ratio:.2f} | {bound:.1f} |")
         if ratio > bound:
             over.append(f"{phase} took {ratio:.2f}x onnx.load (bound {bound:.1f}x)")
+    if base is not None:
+        print(f"\n{args.baseline} (its own onnx.load {base['onnx.load']:.3f} s; {int(base['boxes']):,} boxes):\n"
+              f"| phase | CPU s | x its onnx.load | this checkout, x onnx.load |\n|---|---:|---:|---:|")
+        for phase in ("open", "view model", "layout"):
+            print(f"| {phase} | {base[phase]:.3f} | {base[phase] / base['onnx.load']:.2f} | {t[phase] / ref:.2f} |")
     total = sum(t[p] for p in ("open", "shapes", "view model", "layout", "draw PNG"))
     print(f"render --expanded to PNG after the interpreter starts: {total:.2f} s CPU ({total / ref:.2f}x onnx.load)")
     if tmp is not None:
