@@ -118,7 +118,9 @@ def update_status(window) -> None:
     doc = tab.doc
     total = sum(len(s.node_ids) for s in doc.index.scopes.values() if s.kind != "function")
     main = len(doc.main.node_ids)
-    nodes = f"{main:,} nodes" if total == main else f"{main:,} nodes ({total:,} with subgraphs)"
+    nodes = f"{main:,} node{'s' if main != 1 else ''}"  # an extract of one node said "1 nodes"
+    if total != main:
+        nodes += f" ({total:,} with subgraphs)"
     size = human_bytes(doc.file_size) if getattr(doc, "file_size", 0) else ""
     ext = ""
     store = getattr(doc, "store", None)
