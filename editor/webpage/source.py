@@ -91,12 +91,10 @@ class ViewSource:
         self._bodies_cache = out
         return out
 
-    def body_paths(self, max_depth: int | None = None) -> set[str]:
-        """``@<owner>`` of every body (of depth below ``max_depth``) with every group inside it."""
+    def body_paths(self) -> set[str]:
+        """``@<owner>`` of every body with every group inside it."""
         out: set[str] = set()
         for b in self.body_scopes():
-            if max_depth is not None and b.depth >= max_depth:
-                continue
             out.add(body_key(b.owner))
             out |= {b.prefix + g for g in group_tree(b.graph).parent}
         return out
