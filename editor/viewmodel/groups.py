@@ -375,12 +375,15 @@ def _adopt_scopeless(node_dir: list[str], preds: Sequence[tuple[int, ...]]) -> N
     # top level, such a node sits outside the group around it, so the closed group would
     # feed it and be fed by it, and the group would be split around it. When every
     # neighbour lies in one scope, the node belongs there."""
-    succs: list[list[int]] = [[] for _ in node_dir]
+    succs: dict[int, list[int]] = {k: [] for k, d in enumerate(node_dir) if not d}
+    if not succs:
+        return
     for k, ps in enumerate(preds):
         for p in ps:
-            succs[p].append(k)
-    for k, d in enumerate(node_dir):
-        if d or not preds[k] or not succs[k]:
+            if p in succs:
+                succs[p].append(k)
+    for k in succs:
+        if not preds[k] or not succs[k]:
             continue
         common: list[str] | None = None
         for q in (*preds[k], *succs[k]):

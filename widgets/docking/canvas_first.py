@@ -107,12 +107,14 @@ class ProblemsButton(QToolButton):
 
 
 class FocusMode(QObject):
-    """View ▸ Focus on Canvas: hides every dock, and shows again the ones it hid."""
+    """View ▸ Focus on Canvas: hides every dock, and brings the layout back as it was."""
 
     def __init__(self, window: QMainWindow) -> None:
         super().__init__(window)
         self.window_ = window
         self.hidden: list[QDockWidget] = []
+        #: the window's dock layout before focus mode (which dock in front, the splits)
+        self._state = None
         #: True while focus mode hides or shows docks (their overlays stay: nothing closed)
         self.switching = False
         self.action = window.registry.add(ActionSpec(
@@ -128,13 +130,21 @@ class FocusMode(QObject):
         self.switching = True
         try:
             if on and not self.on:
+                self._state = self.window_.saveState()
                 self.hidden = [d for d in self.window_.findChildren(QDockWidget) if d.isVisible()]
                 for dock in self.hidden:
                     dock.hide()
             elif not on and self.on:
-                for dock in self.hidden:
+                # NOTE: the saved state, not show() of each hidden dock: a dock shown again
+                # joined its tab group behind the one Qt put in front meanwhile (Summary
+                # over Properties) and the column's split moved
+                opened = [d for d in self.window_.findChildren(QDockWidget) if d.isVisible()]
+                if self._state is None or not self.window_.restoreState(self._state):
+                    for dock in self.hidden:
+                        dock.show()
+                for dock in opened:  # opened during focus mode (Ctrl+F): still open
                     dock.show()
-                self.hidden = []
+                self.hidden, self._state = [], None
         finally:
             self.switching = False
         if self.action.isChecked() != self.on:
