@@ -127,6 +127,16 @@ def test_render_cli_writes_a_page_without_qt(tmp_path: Path) -> None:
     assert _embedded(out.read_text(encoding="utf-8"))["panes"][0]["views"], "the page has views"
 
 
+def test_render_page_with_bodies_opens_every_body(vad: Document, tmp_path: Path) -> None:
+    from widgets.export.render import main
+
+    out = tmp_path / "bodies.html"
+    assert main([str(VAD), "-o", str(out), "--bodies"]) == 0
+    first = _embedded(out.read_text(encoding="utf-8"))["panes"][0]["views"][0]
+    owners = {f"@{nid}" for nid, scopes in vad.index.children.items() if scopes}
+    assert owners and owners <= set(first["x"]), f"every If's bodies are open in the first view: {first['x']}"
+
+
 # ---------------------------------------------------------------------------- in Chromium
 
 def _chromium_missing() -> str | None:
