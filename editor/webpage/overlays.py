@@ -127,29 +127,15 @@ def cost_overlay(doc: Document, measure: str = "macs") -> Callable[[Iterable[Box
     return make
 
 
-def comparison_overlay(doc: Document, comparison: Any, measure: str = "max_rel") -> Callable[[Iterable[Box]], Overlay]:
-    """The compare error heat map: each node of model A coloured by the error (``max_rel``,
-    ``max_abs`` or ``mean_abs``) of the tensors it makes against model B's
-    (:class:`editor.debug.Comparison`); a node beyond tolerance says so on hover."""
-    by_name = {node.name: nid for _s, nid, node in doc.index.iter_nodes()}
-    amounts: dict[int, float] = {}
-    for t in comparison.tensors:
-        if t.node is None or t.error is None or t.node not in by_name:
-            continue
-        v = getattr(t.error, measure)
-        if v is None or not math.isfinite(v):
-            continue
-        nid = by_name[t.node]
-        amounts[nid] = max(amounts.get(nid, 0.0), float(v))
-    names = {nid: doc.node(nid).name for nid in amounts}
-    first = comparison.first_divergence
+def comparison_overlay(doc: Document, comparison: Any) -> Callable[[Iterable[Box]], Overlay]:
+    """The compare error heat map of an :class:`editor.debug.Comparison` over model A, as the
+    window's Compare Runs draws it (:func:`editor.debug.shares.node_shares`: only nodes
+    beyond tolerance, on the error scale; the first divergence marked)."""
+    from editor.debug.shares import TITLE, node_shares
 
-    def make(boxes: Iterable[Box]) -> Overlay:
-        values = {k: largest(v) for k, v in every_box_values(amounts, boxes, names).items()}
-        note = f"; first divergence at {first.node}" if first is not None and first.node else ""
-        return values_overlay(values, title=f"compare error: {measure}{note}", kind="compare", numeric=True)
-
-    return make
+    shares = node_shares(comparison, doc)
+    names = {nid: doc.node(nid).name for nid in shares if doc.has_node(nid)}
+    return error_overlay(shares, names, title=TITLE)
 
 
 def heat_overlay(amounts: Mapping[int, float], names: Mapping[int, str], *, title: str, kind: str,

@@ -19,7 +19,6 @@ import gzip
 import html
 import json
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
 from editor.layout import LayoutResult, port_position
@@ -154,7 +153,10 @@ def pane_data(views: ViewSet, *, title: str, nodes: Mapping[str, Any], weights: 
 
 
 def _resource(name: str) -> str:
-    return resources.files("resources").joinpath("webpage", name).read_text(encoding="utf-8")
+    """The viewer's page, script or style, as shipped (wheel, checkout, bundle alike)."""
+    from resources import resource_path
+
+    return resource_path(f"webpage/{name}").read_text(encoding="utf-8")
 
 
 def encode_data(data: Mapping[str, Any]) -> str:

@@ -401,3 +401,34 @@ def test_references_are_drawn_and_hovered_as_the_canvas_draws_them(browser, tmp_
     tip = browser.execute_script("return window.studio.tip()")
     assert tip and edge[3] in tip and "reference" in tip, f"hovering the reference's stub names it: {tip!r}"
     assert not _severe(browser)
+
+
+def test_show_a_comparison_colours_where_the_numbers_went_wrong(tmp_path: Path) -> None:
+    """``show(compare_runs(...))``: model A with the window's error heat map: the node whose
+    weight was scaled is the first divergence, nodes within tolerance are not coloured."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    from editor import show
+    from editor.debug import RunSpec, compare_runs
+    from editor.webpage.overlays import FIRST_DIVERGENCE
+
+    a = ROOT / "resources" / "magika_standard_v3_3.onnx"
+    model = onnx.load(a)
+    matmul = next(n for n in model.graph.node if n.op_type == "MatMul")
+    weights = {t.name: t for t in model.graph.initializer}
+    name = next(i for i in matmul.input if i in weights)
+    scaled = numpy_helper.from_array(numpy_helper.to_array(weights[name]) * np.float32(1.5), name)
+    weights[name].CopyFrom(scaled)
+    b = tmp_path / "b.onnx"
+    onnx.save(model, b)
+    comparison = compare_runs(RunSpec(a), RunSpec(b))
+    assert comparison.first_divergence is not None, "the scaled weight changes the numbers"
+    page = show(comparison)
+    pane = page.panes[0]
+    overlay = pane["overlays"][0]
+    nid = next(k for k, n in pane["nodes"].items() if n[2] == matmul.name)
+    assert overlay["kind"] == "compare" and overlay["colours"].get(f"n:{nid}") == FIRST_DIVERGENCE, \
+        f"{matmul.name} is the first divergence: {overlay['colours'].get(f'n:{nid}')}"
+    assert len(overlay["colours"]) < len({b[0] for b in pane["boxes"]}), "nodes within tolerance are not coloured"

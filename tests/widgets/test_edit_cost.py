@@ -117,3 +117,46 @@ def test_no_window_edit_costs_more_than_a_few_frames(qtbot, window) -> None:
               for r in results}
     assert all(r.ratio <= MAX_RATIO for r in results), \
         f"model: (edit ms, frame ms, ratio); a ratio over {MAX_RATIO} is whole-model work per edit: {report}"
+
+
+def test_the_first_picture_comes_before_the_panels_and_the_heap_is_frozen(qtbot, window) -> None:
+    """Opening a model paints its picture before the panels fill in (the outline of a big
+    model held the first paint back), and freezes the objects alive then out of the garbage
+    collector's full passes (thawed when the tab closes)."""
+    import gc
+
+    from PySide6.QtCore import QEvent, QObject
+
+    events: list[str] = []
+
+    class FirstPaint(QObject):
+        """On the new tab's viewport: its first paint once laid out, then it goes."""
+
+        def __init__(self, tab) -> None:
+            super().__init__(tab.canvas.view.viewport())
+            self.tab = tab
+
+        def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.Paint and self.tab.is_ready:
+                events.append("paint")
+                obj.removeEventFilter(self)
+            return False
+
+    def watch(_index: int) -> None:
+        tab = window.current_tab()
+        if tab is not None:
+            tab.canvas.view.viewport().installEventFilter(FirstPaint(tab))
+            events.append("tab")
+
+    window.tabs.currentChanged.connect(watch)
+    outline = window.outline.model
+    # the outline showing a model (it is emptied while the model is laid out)
+    outline.modelReset.connect(lambda: events.append("outline") if outline._doc is not None else None)  # noqa: SLF001
+    gc.unfreeze()
+    tab = open_model(qtbot, window, SILERO_V6)
+    window.tabs.currentChanged.disconnect(watch)
+    assert outline._doc is tab.doc  # noqa: SLF001 - the outline shows the model
+    assert events[:3] == ["tab", "paint", "outline"], f"expected the picture painted, then the outline: {events}"
+    assert gc.get_freeze_count() > 0, "the objects alive once the model is shown should be frozen"
+    window.close_tab(window.tabs.indexOf(tab))
+    assert gc.get_freeze_count() == 0, "closing a model should thaw the heap"

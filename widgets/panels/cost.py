@@ -361,7 +361,10 @@ class _CostJob(QRunnable):
             table, error = cost_table(cost, self.dims, self.depth, self.cache), ""
         except Exception as exc:  # noqa: BLE001 - a panel that cannot compute shows why, never a traceback
             cost, table, error = None, None, f"{type(exc).__name__}: {exc}"
-        self.signals.done.emit(self.generation, cost, table, error)
+        try:
+            self.signals.done.emit(self.generation, cost, table, error)
+        except RuntimeError:  # the window closed while the job ran (quitting): no one to tell
+            pass
 
 
 class CostPanel(QWidget):
