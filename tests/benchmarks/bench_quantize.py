@@ -3,6 +3,7 @@ against onnxruntime's plain `quantize_static` defaults on the same calibration d
 time of ours against onnxruntime's own call on a 50 MB model with 32 calibration sets.
 
     python tests/benchmarks/bench_quantize.py [--models DIR] [--only NAME,...] [--sets 32]
+                                              [--rows reference,default,auto]
                                               [--timing-only | --no-timing] [--md OUT.md]
 
 Models: the corpus's PP-OCRv4 text detector and PP-OCR direction classifier, and from
@@ -27,8 +28,10 @@ Conv/MatMul MACs in int8 (the cost model on the float graph).
 
 Timing: a 50 MB BERT-like encoder made here (4 layers, hidden 512, random weights), 32
 calibration sets; ours = the whole `onnx-studio quantize` path (pre-processing, calibration,
-quantization, the proof on 8 held-back sets) vs `quantize_static` alone on the same 32 sets,
-in this process, alternated, the ratio of medians reported with the load average.
+quantization with per-channel weights, the proof on 8 held-back sets) vs `quantize_static`
+alone on the same 32 sets, with its defaults (per-tensor weights) and with
+``per_channel=True`` (ours' request), in this process, alternated, the ratios of medians
+reported with the load average.
 """
 
 from __future__ import annotations
@@ -281,7 +284,8 @@ def models(extra: Path, sets: int, work: Path) -> list[tuple[str, Path, list[str
     return found
 
 
-def accuracy(extra: Path, sets: int, only: list[str], work: Path) -> list[tuple[str, Path, list[dict]]]:
+def accuracy(extra: Path, sets: int, only: list[str], work: Path,
+             rows_wanted: tuple[str, ...] = ("reference", "default", "auto")) -> list[tuple[str, Path, list[dict]]]:
     from editor.quantize.sources import load_calibration
     from editor.runtime import Runner
 
@@ -296,10 +300,13 @@ def accuracy(extra: Path, sets: int, only: list[str], work: Path) -> list[tuple[
         rows = []
         sub = work / path.stem
         sub.mkdir(exist_ok=True)
-        with Runner() as runner:
-            rows.append(_reference_row(path, data, sub, runner))
-        print("  ", _fmt(rows[-1]), flush=True)
-        for label, more in (("ours (default)", []), ("ours --auto 0.01", ["--auto", "0.01"])):
+        if "reference" in rows_wanted:
+            with Runner() as runner:
+                rows.append(_reference_row(path, data, sub, runner))
+            print("  ", _fmt(rows[-1]), flush=True)
+        for key, label, more in (("default", "ours (default)", []), ("auto", "ours --auto 0.01", ["--auto", "0.01"])):
+            if key not in rows_wanted:
+                continue
             rows.append(_ours_row(path, [*extra_args, *more], label, sub, data_dir))
             print("  ", _fmt(rows[-1]), flush=True)
         table.append((name, path, rows))
@@ -403,6 +410,9 @@ def encoder(path: Path, layers: int = 4, hidden: int = 512, inner: int = 2048, s
 
 
 def timing(work: Path, sets: int, repeats: int) -> dict:
+    """Ours (the whole path, per-channel weights: our default) against onnxruntime's
+    ``quantize_static`` with its defaults (per-tensor weights) and with ``per_channel=True``
+    (the same request as ours), alternated in this process; medians and ratios."""
     from onnxruntime.quantization import CalibrationDataReader, quantize_static
 
     from editor.quantize import QuantizeOptions
@@ -415,28 +425,32 @@ def timing(work: Path, sets: int, repeats: int) -> dict:
     rng = np.random.default_rng(0)
     held = sets // 4
     all_sets = [{"x": rng.standard_normal((1, 128, 512)).astype(np.float32)} for _ in range(sets + held)]
-    ours_s, ort_s = [], []
+    times: dict[str, list[float]] = {"ort": [], "ort_per_channel": [], "ours": []}
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.it = iter(all_sets[:sets])
+
+        def get_next(self):  # noqa: ANN202
+            return next(self.it, None)
+
     for r in range(repeats):
-        class Reader(CalibrationDataReader):
-            def __init__(self) -> None:
-                self.it = iter(all_sets[:sets])
-
-            def get_next(self):  # noqa: ANN202
-                return next(self.it, None)
-
-        t0 = time.perf_counter()
-        quantize_static(str(path), str(work / "ort.onnx"), Reader())
-        ort_s.append(time.perf_counter() - t0)
+        for key, kwargs in (("ort", {}), ("ort_per_channel", {"per_channel": True})):
+            t0 = time.perf_counter()
+            quantize_static(str(path), str(work / "ort.onnx"), Reader(), **kwargs)
+            times[key].append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         data = feeds_calibration(model, all_sets, "timing sets", held_back=held)
         with QuantizeSession(model, data, source=str(path)) as session:
             outcome = session.run(QuantizeOptions())
         onnx.save(outcome.quantized.model, str(work / "ours.onnx"))
-        ours_s.append(time.perf_counter() - t0)
-        print(f"  timing round {r + 1}: onnxruntime quantize_static {ort_s[-1]:.1f} s, ours {ours_s[-1]:.1f} s "
-              f"({outcome.quantized.seconds})", flush=True)
-    ratio = statistics.median(ours_s) / statistics.median(ort_s)
-    return {"model_mb": mb, "sets": sets, "held_back": held, "ours_s": ours_s, "ort_s": ort_s, "ratio": ratio,
+        times["ours"].append(time.perf_counter() - t0)
+        print(f"  timing round {r + 1}: onnxruntime quantize_static {times['ort'][-1]:.1f} s, with per_channel=True "
+              f"{times['ort_per_channel'][-1]:.1f} s, ours {times['ours'][-1]:.1f} s "
+              f"({ {k: round(v, 1) for k, v in outcome.quantized.seconds.items()} })", flush=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {"model_mb": mb, "sets": sets, "held_back": held, "times": times, "median": med,
+            "ratio": med["ours"] / med["ort"], "ratio_same": med["ours"] / med["ort_per_channel"],
             "load": os.getloadavg()}
 
 
@@ -447,6 +461,7 @@ def main() -> int:
     p.add_argument("--only", default="")
     p.add_argument("--sets", type=int, default=32)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--rows", default="reference,default,auto", help="which rows: reference, default, auto")
     p.add_argument("--timing-only", action="store_true")
     p.add_argument("--no-timing", action="store_true")
     p.add_argument("--md", type=Path)
@@ -454,15 +469,18 @@ def main() -> int:
     print(f"load average at start: {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-quantize-") as tmp:
         work = Path(tmp)
-        table = [] if args.timing_only else accuracy(args.models, args.sets, [o for o in args.only.split(",") if o], work)
+        table = [] if args.timing_only else accuracy(args.models, args.sets, [o for o in args.only.split(",") if o], work,
+                                                      tuple(r for r in args.rows.split(",") if r))
         md = markdown(table) if table else ""
         if table:
             print(md)
         if not args.no_timing:
             t = timing(work, args.sets, args.repeats)
+            m = t["median"]
             line = (f"timing: {t['model_mb']:.0f} MB encoder, {t['sets']} calibration sets: ours (the whole quantize "
-                    f"path, proof on {t['held_back']} held-back sets) median {statistics.median(t['ours_s']):.1f} s, "
-                    f"onnxruntime quantize_static median {statistics.median(t['ort_s']):.1f} s: ratio {t['ratio']:.2f} "
+                    f"path, per-channel weights, proof on {t['held_back']} held-back sets) median {m['ours']:.1f} s; "
+                    f"onnxruntime quantize_static median {m['ort']:.1f} s with its defaults (ratio {t['ratio']:.2f}), "
+                    f"{m['ort_per_channel']:.1f} s with per_channel=True (ratio {t['ratio_same']:.2f}) "
                     f"(load average {t['load'][0]:.1f})")
             print(line)
             md += "\n\n" + line

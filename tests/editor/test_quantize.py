@@ -239,7 +239,8 @@ def test_auto_keeps_the_planted_node_in_float_and_reaches_tolerance(spiked, runn
     assert found.reached and found.kept and found.kept[0] == "fc2", found.lines()
     assert len(found.kept) < len(found.quantized.prepared.graph.node), found.lines()
     assert found.outputs[0].rel_range <= 0.02, found.outputs[0].text()
-    assert found.probes[0][0] == 0 and len(found.probes) <= 6, found.probes
+    # the whole model, the free nodes, every node, then two bisections over at most 6 and 4 nodes
+    assert found.probes[0][0] == 0 and len(found.probes) <= 9, found.probes
     # every op type outside the Conv/MatMul family was measured alone in float, once
     assert {t for t, _ in found.types} == {n.op_type for n in found.quantized.prepared.graph.node
                                            if n.op_type in ("Relu", "Add", "Flatten", "GlobalAveragePool")}, found.types
@@ -249,12 +250,14 @@ def _row(node: str, op: str, added: float) -> NodeSensitivity:
     return NodeSensitivity(node, op, "int8", added, added, None, node + "_out")
 
 
-def test_search_order_puts_helpful_free_types_first_then_the_mac_ops_by_added_error() -> None:
+def test_search_order_puts_the_helpful_types_first_and_no_mac_op() -> None:
     sens = Sensitivity([_row("conv1", "Conv", 0.5), _row("sm", "Softmax", 0.3), _row("add1", "Add", 0.2),
-                        _row("mm", "MatMul", 0.1), _row("add2", "Add", 0.05), _row("relu", "Relu", 0.01)], sets=1)
+                        _row("mm", "MatMul", 0.1), _row("relu", "Relu", 0.08), _row("add2", "Add", 0.05),
+                        _row("gap", "GlobalAveragePool", 0.01)], sets=1)
     # full error 0.2, tol 0.01: Softmax alone in float brings it to 0.05, Add to 0.15, Relu does nothing
-    order = search_order(sens, [("Softmax", 0.05), ("Add", 0.15), ("Relu", 0.2)], 0.2, 0.01, skip={"mm"})
-    assert order == ["sm", "add1", "add2", "conv1", "relu"], order
+    order = search_order(sens, [("Softmax", 0.05), ("Add", 0.15), ("Relu", 0.2), ("GlobalAveragePool", 0.2)],
+                         0.2, 0.01, skip={"gap"})
+    assert order == ["sm", "add1", "add2", "relu"], order
 
 
 # -- the command line ----------------------------------------------------------------------------
