@@ -8,6 +8,11 @@ another runtime, an accuracy or sensitivity score per layer, a label per node.
   or ``{"nodes": [...]}`` of the same.
 - CSV: a header row; the node name is the column called ``name`` or ``node`` (else the
   first), the value the column given, else the first other column.
+- onnxruntime's profile (the Chrome-trace JSON list ``SessionOptions.enable_profiling``
+  writes): each node's kernel time in microseconds, summed over its runs (an unnamed node
+  under onnxruntime's name for it, ``<op type>_<index>``)
+  (:func:`editor.runtime.profiling.parse_ort_profile`), so a profile recorded on the target
+  device colours the graph as it ran there.
 
 Numbers stay numbers (the canvas colours them as a heat map); anything else is a label.
 Bad input raises :class:`~editor.errors.StudioError` with one line that says what is wrong.
@@ -22,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from editor.errors import StudioError
 
@@ -40,6 +45,9 @@ class NodeData:
     source: str = ""
     #: names in the file that no node of the model has (filled by :meth:`match`)
     unmatched: list[str] = field(default_factory=list)
+    #: an onnxruntime profile: an unnamed node is named ``<op type>_<index>`` there
+    #: (:func:`editor.runtime.profiling.profile_node_names`)
+    ort_profile: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -60,6 +68,17 @@ class NodeData:
             for nid in ids:
                 out[nid] = value
         return out
+
+
+    def match_doc(self, doc: Any) -> dict[int, float | str]:
+        """:meth:`match` over every node of ``doc`` (an :class:`editor.document.Document`);
+        an onnxruntime profile's unnamed main-graph nodes by onnxruntime's names for them."""
+        names = {nid: node.name for _scope, nid, node in doc.index.iter_nodes()}
+        if self.ort_profile:
+            from editor.runtime.profiling import main_profile_names
+
+            names.update(main_profile_names(doc))
+        return self.match(names)
 
 
 def _value(v: object) -> float | str:
@@ -110,6 +129,8 @@ def _from_json(text: str, p: Path, column: str | None) -> NodeData:
                         column or "value")
     if not isinstance(raw, list):
         raise StudioError(f"'{p}': expected an object or a list of objects")
+    if any(isinstance(item, dict) and item.get("cat") == "Node" for item in raw):
+        return _from_ort_profile(raw, p)
     values: dict[str, float | str] = {}
     used = column
     for k, item in enumerate(raw):
@@ -124,6 +145,17 @@ def _from_json(text: str, p: Path, column: str | None) -> NodeData:
             raise StudioError(f"'{p}': item {k} has no {used or 'value'!r}")
         values[str(item[key])] = _value(item[used])
     return NodeData(values, used or "value")
+
+
+def _from_ort_profile(events: list, p: Path) -> NodeData:
+    """Kernel time per node (µs) from onnxruntime's profile events."""
+    from editor.runtime.profiling import parse_ort_profile
+
+    times = parse_ort_profile(events)
+    if not times:
+        raise StudioError(f"'{p}' is an onnxruntime profile with no kernel times (was the session run?)")
+    return NodeData({name: float(t.microseconds) for name, t in times.items()}, "kernel time (onnxruntime profile)",
+                    ort_profile=True)
 
 
 def _from_csv(text: str, p: Path, column: str | None) -> NodeData:

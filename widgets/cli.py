@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from editor import cli as core_cli
 from editor.cli import SUBCOMMANDS, emit_json, module_name  # noqa: F401 - the CLI's facade
 
-core_cli.register("render", "draw a model's graph to PNG or SVG (headless)", module="widgets.export.render")
+core_cli.register("render", "draw a model's graph to PNG or SVG, or an interactive web page (.html)",
+                  module="widgets.export.render")
 # the core's diff, plus --render: both models side by side, coloured (needs Qt)
 core_cli.register("diff", core_cli.SUBCOMMANDS["diff"], module="widgets.diffview.render")
 

@@ -1,6 +1,6 @@
 """``onnx-studio diff``: compare two models structurally.
 
-    onnx-studio diff A.onnx B.onnx [--json] [--rtol R] [--atol A] [--status] [--render OUT.svg|OUT.png]
+    onnx-studio diff A.onnx B.onnx [--json] [--rtol R] [--atol A] [--status] [--render OUT.svg|OUT.png|OUT.html]
 
 Prints a human summary (one change per line: ``+`` added, ``-`` removed, ``~`` changed) or,
 with ``--json``, the whole :class:`editor.diff.ModelDiff` (``--status`` adds the per-node

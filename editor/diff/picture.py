@@ -18,7 +18,7 @@ from editor.diff.display import SAME, DiffDisplay, strongest
 if TYPE_CHECKING:
     from editor.document import Document
 
-__all__ = ["MAX_OPENED", "SidePicture", "side_picture"]
+__all__ = ["MAX_OPENED", "SidePicture", "side_expanded", "side_picture"]
 
 #: groups holding a change are opened while there are at most this many changed nodes
 MAX_OPENED = 400
@@ -32,25 +32,36 @@ class SidePicture:
     node_box: dict[int, str]  # node id -> the key of the box that shows it
 
 
+def side_expanded(doc: Document, display: DiffDisplay, side: str) -> set[str]:
+    """The groups a picture of side ``side`` opens: the first view's, and every group that
+    holds a change (while there are at most :data:`MAX_OPENED` changed nodes)."""
+    from editor.viewmodel import default_expanded, group_tree
+
+    status = display.status_a if side == "a" else display.status_b
+    ids = list(doc.main.node_ids)
+    tree = group_tree(doc.main.graph)
+    expanded = set(default_expanded(doc.main.graph, groups=tree))
+    pos = {nid: k for k, nid in enumerate(ids)}
+    marked = [nid for nid in ids if status.get(nid, SAME) != SAME]
+    if len(marked) <= MAX_OPENED:
+        for nid in marked:
+            expanded.update(tree.chain(pos[nid]))
+    return expanded
+
+
 def side_picture(doc: Document, display: DiffDisplay, side: str, *, wrap: bool = True) -> SidePicture:
     """Side ``side`` ("a" / "b") of ``display`` (computed on ``doc``) laid out for a picture;
     ``wrap``: a graph far taller than wide in columns, as ``render`` draws it."""
     from editor.layout import layout_graph
     from editor.node_data import innermost_group
-    from editor.viewmodel import build_display_graph, default_expanded, group_tree
+    from editor.viewmodel import build_display_graph
 
     status = display.status_a if side == "a" else display.status_b
     io = display.io_a if side == "a" else display.io_b
     scope = doc.main
     graph = scope.graph
     ids = list(scope.node_ids)
-    tree = group_tree(graph)
-    expanded = set(default_expanded(graph, groups=tree))
-    pos = {nid: k for k, nid in enumerate(ids)}
-    marked = [nid for nid in ids if status.get(nid, SAME) != SAME]
-    if len(marked) <= MAX_OPENED:
-        for nid in marked:
-            expanded.update(tree.chain(pos[nid]))
+    expanded = side_expanded(doc, display, side)
     drawing = build_display_graph(graph, ids, opsets=doc.opsets(), expanded=expanded)
     layout = layout_graph(drawing, wrap=wrap)
     keys = {b.key for b in drawing.boxes}

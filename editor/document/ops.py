@@ -59,6 +59,10 @@ def resolve(index: ModelIndex, target: Target) -> Any:
     raise ValueError(f"unknown op target {target!r}")
 
 
+#: fields whose edits can change the model's weight bytes (ModelIndex.weight_bytes)
+_SIZE_FIELDS = frozenset({"initializer", "sparse_initializer", "node", "attribute", "graph", "functions"})
+
+
 def _touch(
     index: ModelIndex,
     changes: ChangeSet,
@@ -72,6 +76,8 @@ def _touch(
     """Record what an op touched. For a graph's lists, also which element changed in place
     (``position``) or that elements were inserted or removed (``reshaped``)."""
     kind = target[0]
+    if field in _SIZE_FIELDS or (kind == "item" and target[2] in _SIZE_FIELDS):
+        index.sizes_changed()
     if kind == "model":
         if field == "graph":
             changes.graph_replaced = True
@@ -88,6 +94,7 @@ def _touch(
             changes.items.add((target[1], field, position))
     elif kind == "node":
         changes.nodes_changed.add(target[1])
+        changes.node_fields.add((target[1], field))
         changes.scopes.add(index.node_scope[target[1]])
     elif kind == "item":
         # NOTE: an item changed in place keeps its position; only its name matters to the

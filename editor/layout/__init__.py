@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from editor.viewmodel import Box, DisplayGraph
 
-__all__ = ["Cancelled", "CancelToken", "LayoutResult", "layout_graph", "port_position"]
+__all__ = ["Cancelled", "CancelToken", "LayoutResult", "layout_graph", "port_fraction", "port_position"]
 
 
 class Cancelled(Exception):
@@ -68,22 +68,24 @@ class LayoutResult:
 
 def port_position(box: Box, pos: tuple[float, float], side: str, index: int) -> tuple[float, float]:
     """Scene position of port ``index`` on ``side`` ("in": top edge, "out": bottom edge)."""
-    x, y = pos
     if side == "in":
-        n, used = box.n_in, box.in_ports
-        yy = y
-    elif side == "out":
-        n, used = box.n_out, box.out_ports
-        yy = y + box.height
-    else:
-        raise ValueError(f"port side must be 'in' or 'out', not {side!r}")
+        return (pos[0] + box.width * port_fraction(box.n_in, box.in_ports, box.in_x, index), pos[1])
+    if side == "out":
+        return (pos[0] + box.width * port_fraction(box.n_out, box.out_ports, box.out_x, index), pos[1] + box.height)
+    raise ValueError(f"port side must be 'in' or 'out', not {side!r}")
+
+
+def port_fraction(n: int, used: Sequence[int], at: Sequence[float], index: int) -> float:
+    """Where port ``index`` of ``n`` sits along its edge of the box, as a fraction of the
+    width: spread evenly over the ``used`` ones (all when empty; see ``Box.in_ports``), or
+    at ``at[slot]`` when given (``Box.in_x``)."""
     if used:  # ports spread over the used ones only (see Box.in_ports)
         n = len(used)
         index = bisect_left(used, index)
     if n <= 0:
-        return (x + box.width / 2, yy)
+        return 0.5
     i = min(max(index, 0), n - 1)
-    return (x + box.width * (i + 1) / (n + 1), yy)
+    return at[i] if at else (i + 1) / (n + 1)
 
 
 def _checker(progress: Callable[[float], None] | None, cancel: CancelToken | None):
@@ -96,15 +98,15 @@ def _checker(progress: Callable[[float], None] | None, cancel: CancelToken | Non
 
 
 def graph_arrays(graph: DisplayGraph) -> dict[str, np.ndarray]:
-    """Boxes and edges of ``graph`` as index arrays (edges to unknown boxes are dropped)."""
+    """Boxes and edges of ``graph`` as index arrays (edges to unknown boxes are dropped);
+    ``sfrac``/``dfrac``: where each edge leaves / enters its box, as a fraction of the width
+    (:func:`port_fraction`)."""
     boxes = graph.boxes
     index = {b.key: i for i, b in enumerate(boxes)}
     w = np.fromiter((b.width for b in boxes), dtype=np.float64, count=len(boxes))
     h = np.fromiter((b.height for b in boxes), dtype=np.float64, count=len(boxes))
-    n_in = np.fromiter((b.n_in for b in boxes), dtype=np.int64, count=len(boxes))
-    n_out = np.fromiter((b.n_out for b in boxes), dtype=np.int64, count=len(boxes))
     get = index.get
-    es_l, ed_l, esp_l, edp_l, eidx = [], [], [], [], []
+    es_l, ed_l, esp_l, sf_l, df_l, eidx = [], [], [], [], [], []
     for k, e in enumerate(graph.edges):
         a = get(e.src)
         b = get(e.dst)
@@ -112,20 +114,17 @@ def graph_arrays(graph: DisplayGraph) -> dict[str, np.ndarray]:
             continue
         es_l.append(a)
         ed_l.append(b)
-        # ports as slots among the used ones (see port_position)
         sb, db = boxes[a], boxes[b]
+        # the source port as a slot among the used ones: edges of one value share it
         esp_l.append(bisect_left(sb.out_ports, e.src_port) if sb.out_ports else e.src_port)
-        edp_l.append(bisect_left(db.in_ports, e.dst_port) if db.in_ports else e.dst_port)
+        sf_l.append(port_fraction(sb.n_out, sb.out_ports, sb.out_x, e.src_port))
+        df_l.append(port_fraction(db.n_in, db.in_ports, db.in_x, e.dst_port))
         eidx.append(k)
-    for i, b in enumerate(boxes):
-        if b.in_ports:
-            n_in[i] = len(b.in_ports)
-        if b.out_ports:
-            n_out[i] = len(b.out_ports)
     return {
-        "w": w, "h": h, "n_in": n_in, "n_out": n_out,
+        "w": w, "h": h,
         "es": np.asarray(es_l, dtype=np.int64), "ed": np.asarray(ed_l, dtype=np.int64),
-        "esp": np.asarray(esp_l, dtype=np.int64), "edp": np.asarray(edp_l, dtype=np.int64),
+        "esp": np.asarray(esp_l, dtype=np.int64),
+        "sfrac": np.asarray(sf_l, dtype=np.float64), "dfrac": np.asarray(df_l, dtype=np.float64),
         "eidx": np.asarray(eidx, dtype=np.int64),
         "anchor": np.fromiter((b.kind in ("input", "entry") for b in boxes), dtype=bool, count=len(boxes)),
         # internal kinds used by the compound layout for a group's boundary crossings
@@ -161,8 +160,8 @@ def layout_graph(
         if res is not None:
             return res
     arr = graph_arrays(graph)
-    lay = layout_arrays(arr["w"], arr["h"], arr["es"], arr["ed"], arr["esp"], arr["edp"],
-                        arr["n_in"], arr["n_out"], check=check, anchor=arr["anchor"],
+    lay = layout_arrays(arr["w"], arr["h"], arr["es"], arr["ed"], arr["esp"], arr["sfrac"], arr["dfrac"],
+                        check=check, anchor=arr["anchor"],
                         pin_top=arr["pin_top"], pin_bottom=arr["pin_bottom"])
     res = to_result(graph, arr, lay)
     if wrap:

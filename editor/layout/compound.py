@@ -186,6 +186,16 @@ class _Compound:
                     c = fcount.get((node[1], side), 0)
                     fport[port] = c
                     fcount[(node[1], side)] = c + 1
+        # NOTE: a frame's port sits right above (below) the pin it joins inside: evenly
+        # spread ports made every route into a wide frame jog along its title band to where
+        # the pin is, up to the frame's width at every level (silero with its bodies open: an
+        # input reached a body node through 7,700 px of jogs for 4,800 px of descent)
+        at: dict[tuple[str, str], list[float]] = {}
+        for port, k in sorted(fport.items(), key=lambda pk: pk[1]):
+            g = port[1][0]
+            pin = self.entries[port[1]] if port[0] == "n" else self.exits[port[1]]
+            x = self.level_res[g].positions[vkey(pin)][0] + FRAME_PAD + PIN_W / 2
+            at.setdefault((g, "in" if port[0] == "n" else "out"), []).append(x / self.frame_size[g][0])
         sub_boxes = []
         for it in items:
             k = vkey(it)
@@ -195,7 +205,8 @@ class _Compound:
                 fw, fh = self.frame_size[it[1]]
                 sub_boxes.append(Box(key=k, kind="group", label=it[1], name=it[1], category="group", width=fw,
                                      height=fh, n_in=fcount.get((it[1], "in"), 0),
-                                     n_out=fcount.get((it[1], "out"), 0)))
+                                     n_out=fcount.get((it[1], "out"), 0), in_x=tuple(at.get((it[1], "in"), ())),
+                                     out_x=tuple(at.get((it[1], "out"), ()))))
             elif it[0] == "in":
                 sub_boxes.append(Box(key=k, kind="entry" if lev else "input", label="", name="", category="",
                                      width=PIN_W, height=PIN_H, n_in=0, n_out=1))

@@ -117,7 +117,7 @@ def order_layers(
     # the initial order with the sweeps in the other direction first; the best of both runs
     # wins (a first downward sweep can lock in an order an upward one would avoid).
     starts = (0, 1) if budget // work_per_iter >= 2 * MAX_ITERS else (0,)
-    initial = [list(lay) for lay in layers]
+    initial = [list(lay) for lay in layers] if len(starts) > 1 else []   # read by a second run only
     for first in starts:
         if first:
             layers = [list(lay) for lay in initial]

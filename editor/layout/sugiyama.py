@@ -194,15 +194,17 @@ def _layer_index(rank: np.ndarray, perm: np.ndarray, n_layers: int) -> tuple[np.
 # --------------------------------------------------------------------------- main
 
 def layout_arrays(
-    w: np.ndarray, h: np.ndarray, es: np.ndarray, ed: np.ndarray, esp: np.ndarray, edp: np.ndarray,
-    n_in: np.ndarray, n_out: np.ndarray, *, check: Check, key0: np.ndarray | None = None,
+    w: np.ndarray, h: np.ndarray, es: np.ndarray, ed: np.ndarray, esp: np.ndarray, sfrac: np.ndarray,
+    dfrac: np.ndarray, *, check: Check, key0: np.ndarray | None = None,
     anchor: np.ndarray | None = None, pin_top: np.ndarray | None = None,
     pin_bottom: np.ndarray | None = None,
     x_iters: int = 24,
 ) -> ArrayLayout:
-    """Lay out boxes of sizes ``w``/``h`` joined by edges ``es[k]:esp[k] -> ed[k]:edp[k]``
-    (box and port indices), in the six phases of the module docstring."""
-    s = _Sugiyama(w, h, es, ed, esp, edp, n_in, n_out, check)
+    """Lay out boxes of sizes ``w``/``h`` joined by edges ``es[k] -> ed[k]`` (box indices),
+    in the six phases of the module docstring. ``esp[k]``: the source port (edges of one
+    value share it); ``sfrac``/``dfrac``: where along the width of its source's bottom /
+    its target's top edge each edge attaches (its port)."""
+    s = _Sugiyama(w, h, es, ed, esp, sfrac, dfrac, check)
     check(0.0)
     s.ranks(anchor, pin_top, pin_bottom)
     check(0.15)
@@ -229,9 +231,9 @@ class _Sugiyama:
     is the vertices sorted by (layer, position in layer)."""
 
     def __init__(self, w: np.ndarray, h: np.ndarray, es: np.ndarray, ed: np.ndarray, esp: np.ndarray,
-                 edp: np.ndarray, n_in: np.ndarray, n_out: np.ndarray, check: Check) -> None:
-        self.w, self.h, self.es, self.ed, self.esp, self.edp = w, h, es, ed, esp, edp
-        self.n_in, self.n_out, self.check = n_in, n_out, check
+                 sfrac: np.ndarray, dfrac: np.ndarray, check: Check) -> None:
+        self.w, self.h, self.es, self.ed, self.esp = w, h, es, ed, esp
+        self.sfrac, self.dfrac, self.check = sfrac, dfrac, check
         self.n = len(w)
         self.m = len(es)
 
@@ -311,18 +313,11 @@ class _Sugiyama:
 
     def port_offsets(self) -> None:
         """Port offsets from the vertex centre at both ends of each segment (``a_off``, ``b_off``; ``frac_*`` for the ordering)."""
-        w, es, ed, m, n_in, n_out = self.w, self.es, self.ed, self.m, self.n_in, self.n_out
+        w, es, ed = self.w, self.es, self.ed
         seg_edge, s_j, span, routed = self.seg_edge, self.s_j, self.span, self.routed
         e_of_seg = routed[seg_edge]
-        out_off = np.zeros(m)
-        in_off = np.zeros(m)
-        if m:
-            no = np.maximum(n_out[es], 1)
-            ni = np.maximum(n_in[ed], 1)
-            out_off = w[es] * (np.minimum(self.esp, no - 1) + 1) / (no + 1) - w[es] / 2
-            in_off = w[ed] * (np.minimum(self.edp, ni - 1) + 1) / (ni + 1) - w[ed] / 2
-            out_off = np.where(n_out[es] > 0, out_off, 0.0)
-            in_off = np.where(n_in[ed] > 0, in_off, 0.0)
+        out_off = w[es] * (self.sfrac - 0.5)
+        in_off = w[ed] * (self.dfrac - 0.5)
         # offset at segment start (a side) / end (b side); reversed edges swap roles
         e_rev = (self.ra != es[routed])[seg_edge]
         a_off = np.where(s_j == 0, np.where(e_rev, in_off[e_of_seg], out_off[e_of_seg]), 0.0)
@@ -495,7 +490,7 @@ class _Sugiyama:
         cx += shift
         x = cx[:n] - w / 2
         y = layer_top[rank] + (lh[rank] - h) / 2
-        routes = _routes(n, self.m, self.es, self.ed, self.esp, self.edp, x, y, w, h, self.n_in, self.n_out, rank,
+        routes = _routes(n, self.m, self.es, self.ed, self.sfrac, self.dfrac, x, y, w, h, rank,
                          self.ref, self.routed, self.ra, self.rb, self.span, self.d_start, cx, layer_top, layer_bottom)
         width = float((cx + vw / 2).max()) + MARGIN if N else 2 * MARGIN
         height = float(layer_bottom[-1]) + MARGIN + V_GAP / 2 if n_layers else 2 * MARGIN
@@ -576,16 +571,14 @@ def _project(desired: np.ndarray, off: np.ndarray, lay: np.ndarray, n_layers: in
     return (a + b) / 2 + off
 
 
-def _routes(n, m, es, ed, esp, edp, x, y, w, h, n_in, n_out, rank, ref, routed, ra, rb, span, d_start,
+def _routes(n, m, es, ed, sfrac, dfrac, x, y, w, h, rank, ref, routed, ra, rb, span, d_start,
             cx, layer_top, layer_bottom) -> list[list[tuple[float, float]] | None]:
     routes: list[list[tuple[float, float]] | None] = [None] * m
     if m == 0:
         return routes
-    no = np.maximum(n_out[es], 1)
-    ni = np.maximum(n_in[ed], 1)
-    px = np.where(n_out[es] > 0, x[es] + w[es] * (np.minimum(esp, no - 1) + 1) / (no + 1), x[es] + w[es] / 2)
+    px = x[es] + w[es] * sfrac
     py = y[es] + h[es]
-    qx = np.where(n_in[ed] > 0, x[ed] + w[ed] * (np.minimum(edp, ni - 1) + 1) / (ni + 1), x[ed] + w[ed] / 2)
+    qx = x[ed] + w[ed] * dfrac
     qy = y[ed]
     pxl, pyl, qxl, qyl = px.tolist(), py.tolist(), qx.tolist(), qy.tolist()
     rankl = rank.tolist()

@@ -15,6 +15,7 @@ and the space above a band's first layer hold no boxes).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 
 import numpy as np
 
@@ -103,26 +104,56 @@ def _wrap_into(graph: DisplayGraph, res, k: int):
         bi = int(band_of_rank[ranks[key]])
         x0[bi] = min(x0[bi], x)
         x1[bi] = max(x1[bi], x + boxes[key].width)
-    cut_y = [(bots[c - 1] + tops[c]) / 2 for c in cuts]   # mid-gap above each cut rank
+    cut_y = [float(bots[c - 1] + tops[c]) / 2 for c in cuts]   # mid-gap above each cut rank
 
     def band_at(y: float) -> int:
-        return int(np.searchsorted(cut_y, y))
+        # bisect on a list: np.searchsorted on one float costs ~5 us, and every route
+        # point of an 11.8k-node graph asks (116k calls)
+        return bisect_left(cut_y, y)
 
+    # NOTE: speed. An 11.8k-node graph has 13.6k routes of 60k points: the per-point work
+    # (which band a point lies in, each band's extent, the move into the band) is done on
+    # flat arrays, and only the few routes that cross a cut take the Python path
+    # (``_wrap_route``); a point-by-point loop cost as much as the layout itself (issue 30).
+    keys = list(res.routes)
+    lens = np.fromiter((len(r) for r in res.routes.values()), dtype=np.int64, count=len(keys))
+    pts = np.array([p for r in res.routes.values() for p in r], dtype=np.float64).reshape(-1, 2)
+    band_pt = np.searchsorted(np.asarray(cut_y, dtype=np.float64), pts[:, 1], side="left")
+    ends_pt = np.cumsum(lens)
+    starts_pt = ends_pt - lens
     # a route's run counts in every band it passes, not only where it has points: a long
     # edge is one vertical segment through several bands, and the next column must not be
     # set over it (it ran behind 22 boxes of a Paddle detector's third column)
-    for r in res.routes.values():
-        for (xa, ya), (xb, yb) in zip(r, r[1:]):
-            lo, hi = (xa, xb) if xa <= xb else (xb, xa)
-            for bi in range(band_at(min(ya, yb)), band_at(max(ya, yb)) + 1):
-                x0[bi] = min(x0[bi], lo)
-                x1[bi] = max(x1[bi], hi)
+    if len(pts) > 1:
+        seg = np.ones(len(pts) - 1, dtype=bool)   # point i to i + 1 within one route
+        seg[ends_pt[ends_pt < len(pts)] - 1] = False
+        i = np.flatnonzero(seg)
+        lo_x = np.minimum(pts[i, 0], pts[i + 1, 0])
+        hi_x = np.maximum(pts[i, 0], pts[i + 1, 0])
+        b_lo = np.minimum(band_pt[i], band_pt[i + 1])
+        b_hi = np.maximum(band_pt[i], band_pt[i + 1])
+        ext0 = np.asarray(x0, dtype=np.float64)
+        ext1 = np.asarray(x1, dtype=np.float64)
+        one = b_lo == b_hi
+        np.minimum.at(ext0, b_lo[one], lo_x[one])
+        np.maximum.at(ext1, b_lo[one], hi_x[one])
+        for j in np.flatnonzero(~one).tolist():
+            for bi in range(int(b_lo[j]), int(b_hi[j]) + 1):
+                ext0[bi] = min(ext0[bi], lo_x[j])
+                ext1[bi] = max(ext1[bi], hi_x[j])
+        x0, x1 = ext0.tolist(), ext1.tolist()
     # edges crossing each cut, to give each its own lane
-    crossing: list[list[str]] = [[] for _ in cuts]
-    for key, r in res.routes.items():
-        b0, b1 = band_at(r[0][1]), band_at(r[-1][1])
+    crossing: list[dict[str, int]] = [{} for _ in cuts]   # cut -> edge key -> its lane
+    nonempty = lens > 0
+    first_band = np.where(nonempty, band_pt[np.minimum(starts_pt, max(len(pts) - 1, 0))] if len(pts) else 0, 0)
+    last_band = np.where(nonempty, band_pt[np.maximum(ends_pt - 1, 0)] if len(pts) else 0, 0)
+    lane_of: dict[str, dict[int, int]] = {}
+    for j in np.flatnonzero(first_band != last_band).tolist():
+        key = keys[j]
+        b0, b1 = int(first_band[j]), int(last_band[j])
+        lanes_k = lane_of[key] = {}
         for c in range(min(b0, b1), max(b0, b1)):
-            crossing[c].append(key)
+            lanes_k[c] = crossing[c][key] = len(crossing[c])
     # band offsets: bands side by side, tops aligned
     dx = [0.0] * nb
     dy = [0.0] * nb
@@ -134,14 +165,29 @@ def _wrap_into(graph: DisplayGraph, res, k: int):
         dy[bi] = -(tops[starts[bi]] - tops[0]) + top_room
         gutter = GUTTER + (lanes[bi] * LANE if bi < len(lanes) else 0.0)
         x = x + (x1[bi] - x0[bi]) + gutter
-    positions = {k_: (x_ + dx[band_of_rank[ranks[k_]]], y_ + dy[band_of_rank[ranks[k_]]])
-                 for k_, (x_, y_) in res.positions.items()}
+    dy = [float(v) for v in dy]
+    rank_band = band_of_rank.tolist()
+    positions = {}
+    for k_, (x_, y_) in res.positions.items():
+        bi = rank_band[ranks[k_]]
+        positions[k_] = (x_ + dx[bi], y_ + dy[bi])
     band_bottom = [bots[e - 1] + dy[bi] for bi, e in enumerate(ends)]
     band_right = [x1[bi] + dx[bi] for bi in range(nb)]
+    # routes inside one band move with it; the others run around through the gutters
+    lo_band = np.minimum.reduceat(band_pt, starts_pt[nonempty]) if len(pts) else np.zeros(0, dtype=np.int64)
+    hi_band = np.maximum.reduceat(band_pt, starts_pt[nonempty]) if len(pts) else np.zeros(0, dtype=np.int64)
+    same = np.zeros(len(keys), dtype=bool)
+    band_of_route = np.zeros(len(keys), dtype=np.int64)
+    same[nonempty] = lo_band == hi_band
+    band_of_route[nonempty] = lo_band
+    same_l, band_l = same.tolist(), band_of_route.tolist()
     routes: dict[str, tuple[Point, ...]] = {}
-    for key, r in res.routes.items():
-        routes[key] = tuple(_wrap_route(r, band_at, cut_y, dx, dy, band_right,
-                                        {c: crossing[c].index(key) for c in range(len(cuts)) if key in crossing[c]}))
+    for j, (key, r) in enumerate(res.routes.items()):
+        if same_l[j]:
+            ox, oy = dx[band_l[j]], dy[band_l[j]]
+            routes[key] = tuple([(x_ + ox, y_ + oy) for x_, y_ in r])
+        else:
+            routes[key] = tuple(_wrap_route(r, band_at, cut_y, dx, dy, band_right, lane_of.get(key, {})))
     layers = tuple((t + dy[band_of_rank[r]], b + dy[band_of_rank[r]]) for r, (t, b) in enumerate(res.layers))
     width = max(band_right) + 20.0
     height = max(band_bottom) + 40.0

@@ -110,13 +110,14 @@ class DimPlan:
         """The guessed choices (without the batch ones unless ``batch``)."""
         return [c for c in self.choices.values() if c.guessed and (batch or c.role != "batch")]
 
-    def warnings(self) -> list[str]:
-        """One line per thing a user should know: guessed non-batch dims, remaining problems."""
+    def warnings(self, *, fix: str = "give --dim NAME=VALUE") -> list[str]:
+        """One line per thing a user should know: guessed non-batch dims (``fix``: how to
+        choose another size, the command line's words by default), remaining problems."""
         out = []
         guessed = self.guessed()
         if guessed:
             out.append("guessed " + ", ".join(f"{c.key}={c.value} ({c.role})" for c in guessed)
-                       + ": give --dim NAME=VALUE where the model needs another size")
+                       + f": {fix} where the model needs another size")
         out += [f"the chosen sizes break the model's shapes: {p}" for p in self.problems[:3]]
         return out
 

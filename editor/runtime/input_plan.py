@@ -91,8 +91,9 @@ class InputPlan:
     #: what :func:`plan_inputs` was called with (a refit makes the plan again with other sizes)
     request: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    def warnings(self) -> list[str]:
-        return self.dims.warnings() + self.notes
+    def warnings(self, *, fix: str = "give --dim NAME=VALUE") -> list[str]:
+        """The dims' warnings (``fix``: how to choose another size) and the plan's notes."""
+        return self.dims.warnings(fix=fix) + self.notes
 
     def lines(self) -> list[str]:
         """The inputs, their open dims and the warnings, one line each (``run``, ``compare``

@@ -10,16 +10,24 @@ machine into swap.
 and protobuf free a big model's memory into the allocator, which keeps it mapped, so the
 process still looks 1 GB large after the model is gone. It costs a few milliseconds and is a
 no-op where glibc is absent (macOS, Windows, musl).
+
+:func:`freeze_heap` and :func:`thaw_heap` keep the cyclic garbage collector off the objects of
+open models: a loaded model's index, shadows and views are hundreds of thousands of
+objects, and each full collection walked them all (87-126 ms on the GUI thread, every
+so many edits, with a 102-node model of 54 MB open). Once a model is shown the objects
+alive are frozen (``gc.freeze``: moved out of the collector's generations, no collection);
+closing a model or a window thaws them all, so what it leaves behind can be collected.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import os
 import sys
 
-__all__ = ["available_memory", "default_cache_bytes", "rss_bytes", "total_memory", "trim"]
+__all__ = ["available_memory", "default_cache_bytes", "rss_bytes", "freeze_heap", "thaw_heap", "total_memory", "trim"]
 
 #: share of the machine's memory the run worker's model cache may hold by default
 CACHE_SHARE = 0.25
@@ -92,3 +100,15 @@ def trim() -> bool:
         return False
     _libc.malloc_trim(0)  # type: ignore[union-attr]
     return True
+
+
+def freeze_heap() -> None:
+    """Leave every object alive now out of later collections (see the module docstring):
+    call once a model is loaded and shown. Costs next to nothing (no collection)."""
+    gc.freeze()
+
+
+def thaw_heap() -> None:
+    """Put the frozen objects back under the collector (a model closed: its cycles are
+    garbage now); :func:`freeze_heap` freezes what is alive again when the next model shows."""
+    gc.unfreeze()

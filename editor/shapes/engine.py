@@ -375,15 +375,23 @@ def _onnx_fallback(node: onnx.NodeProto, inputs: list[ValueShape], opsets: Mappi
 
 def structure_snapshot(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of ``model`` with what the engine reads and nothing more: every node, type and
-    small tensor, but large tensors as their dims and type only. Cheap enough to take on a
-    GUI thread between two edits, so shapes and costs can be computed on another thread
-    while the user goes on editing the original."""
+    small tensor, but large tensors (initializers and ``Constant`` values) as their dims and
+    type only. Cheap enough to take on a GUI thread between two edits, so shapes and costs
+    can be computed on another thread while the user goes on editing the original."""
     out = onnx.ModelProto()
     out.ir_version = model.ir_version
     out.opset_import.extend(model.opset_import)
     g, src = out.graph, model.graph
     g.name = src.name
-    g.node.extend(src.node)
+    start = 0
+    for k, node in enumerate(src.node):
+        # NOTE: a Paddle export keeps every weight in a Constant node: copied whole, the
+        # snapshot of a 5 MB detector was 5 MB, and onnx's inference parsed all of it
+        if node.op_type == "Constant" and _large_constant(node):
+            g.node.extend(src.node[start:k])
+            start = k + 1
+            _stub_constant(node, g.node.add())
+    g.node.extend(src.node[start:])
     g.input.extend(src.input)
     g.output.extend(src.output)
     g.value_info.extend(src.value_info)
@@ -394,7 +402,34 @@ def structure_snapshot(model: onnx.ModelProto) -> onnx.ModelProto:
         if n <= VALUE_LIMIT:
             g.initializer.append(t)
         else:
-            stub = g.initializer.add()
-            stub.name, stub.data_type = t.name, t.data_type
-            stub.dims.extend(t.dims)
+            _stub_tensor(t, g.initializer.add())
     return out
+
+
+def _large_constant(node: onnx.NodeProto) -> bool:
+    for a in node.attribute:
+        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+            n = 1
+            for d in a.t.dims:
+                n *= d
+            return n > VALUE_LIMIT
+    return False
+
+
+def _stub_tensor(t: onnx.TensorProto, stub: onnx.TensorProto) -> None:
+    stub.name, stub.data_type = t.name, t.data_type
+    stub.dims.extend(t.dims)
+
+
+def _stub_constant(node: onnx.NodeProto, out: onnx.NodeProto) -> None:
+    """``node`` (a Constant with a large ``value``) with the value's data left out."""
+    out.name, out.op_type, out.domain = node.name, node.op_type, node.domain
+    out.input.extend(node.input)
+    out.output.extend(node.output)
+    for a in node.attribute:
+        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+            stub = out.attribute.add()
+            stub.name, stub.type = a.name, a.type
+            _stub_tensor(a.t, stub.t)
+        else:
+            out.attribute.append(a)

@@ -48,9 +48,12 @@ DECLARED: Subject = ("declared",)
 
 #: the whole-model comparison of declared and inferred shapes runs live (after every edit)
 #: only below these sizes, where onnx's inference takes milliseconds (it holds the GIL and
-#: serializes the model, weights included); above them ``check`` and the full check say it
+#: serializes the model, weights included); above them ``check`` and the full check say it.
+#: The bytes are the index's weight bytes (from dims: nothing is serialized to know them).
 DECLARED_LIVE_MAX_NODES = 1000
 DECLARED_LIVE_MAX_BYTES = 8 << 20
+#: node fields no check reads but the node's own (a rename): the whole-model checks skip them
+_NAME_FIELDS = ("name", "doc_string")
 
 #: model fields whose change can alter any node's check: re-check everything
 _GLOBAL_MODEL_FIELDS = frozenset({"opset_import", "ir_version", "functions", "graph"})
@@ -85,6 +88,9 @@ class Validator:
 
     #: (added: list[Problem], removed: list[Problem]) after each update that changed anything
     problems_changed = Signal(object, object)
+    #: with :meth:`defer_declared`: the declared-shape comparison is out of date (whoever
+    #: listens runs it elsewhere and calls :meth:`merge_declared`)
+    declared_due = Signal()
 
     def __init__(self, doc: Document, *, live: bool = True, infer_types: bool = True) -> None:
         self.doc = doc
@@ -101,6 +107,9 @@ class Validator:
         self._ready = False
         #: incremental updates that failed and were replaced by a full pass (a bug if > 0)
         self.fallbacks = 0
+        #: bumped whenever the declared-shape comparison may have changed (not on a rename)
+        self.declared_version = 0
+        self._defer_declared = False
         self._live = live
         if live:
             doc.changed.connect(self._on_changed)
@@ -160,19 +169,55 @@ class Validator:
             return (Problem(WARNING, "internal", f"the live checks failed on this graph ({type(exc).__name__})",
                             None, None, sid, self.path(sid)),)
 
+    # -- the declared-shape comparison: whole-model, so it may run elsewhere -----------------
+    def declared_live(self) -> bool:
+        """Whether the model is small enough to compare declared shapes after every edit
+        (sizes the index knows: the main graph's node count, the weight bytes)."""
+        index = self.doc.index
+        return (self.infer_types and len(index.scopes[index.main].node_ids) <= DECLARED_LIVE_MAX_NODES
+                and index.weight_bytes() <= DECLARED_LIVE_MAX_BYTES)
+
+    def defer_declared(self) -> None:
+        """Stop comparing declared shapes inside edits: after an edit that can change the
+        comparison, emit ``declared_due`` instead; the listener runs
+        :func:`~editor.validation.declared.declared_dim_findings` (``negatives=False``) on a
+        snapshot, off this thread, and hands the findings to :meth:`merge_declared`
+        (:class:`editor.validation.deferred.DeferredDeclared` does both). The window does
+        this: the comparison infers the whole model, which no edit should wait for."""
+        self._defer_declared = True
+        self.declared_due.emit()
+
+    def merge_declared(self, findings: list, version: int) -> bool:
+        """Take the findings of a comparison made at ``declared_version`` ``version``
+        (dropped, False, when an edit since may have changed them)."""
+        with self._lock:
+            if version != self.declared_version:
+                return False
+            self._apply({DECLARED: self._declared_problems(findings)})
+            return True
+
+    def _declared_stale(self) -> tuple[Problem, ...] | None:
+        """After a change that may alter the comparison: its new problems, or None when they
+        will come through :meth:`merge_declared` (deferred)."""
+        self.declared_version += 1
+        if self._defer_declared:
+            self.declared_due.emit()
+            return None
+        return self._check_declared()
+
     def _check_declared(self) -> tuple[Problem, ...]:
         """Main-graph declarations the model contradicts (a symbolic batch it fixes at 1):
         warnings, for models small enough to infer after every edit."""
-        m = self.doc.model
-        if not self.infer_types or len(m.graph.node) > DECLARED_LIVE_MAX_NODES:
+        if not self.declared_live():
             return ()
         try:
-            if m.ByteSize() > DECLARED_LIVE_MAX_BYTES:
-                return ()
-            findings = declared_dim_findings(m, negatives=False)
+            findings = declared_dim_findings(self.doc.model, negatives=False)
         except Exception:  # noqa: BLE001 - a failing comparison costs its warnings, never the pass
             log.exception("comparing declared shapes failed")
             return ()
+        return self._declared_problems(findings)
+
+    def _declared_problems(self, findings: list) -> tuple[Problem, ...]:
         if not findings:
             return ()
         index = self.doc.index
@@ -202,7 +247,9 @@ class Validator:
             ps = check_model(self)
             if ps:
                 new[MODEL] = tuple(ps)
-            ps = self._check_declared()
+            ps = self._declared_stale()
+            if ps is None:  # deferred: the last comparison stands until the next one arrives
+                ps = self._store.get(DECLARED, ())
             if ps:
                 new[DECLARED] = ps
             if FULL in self._store:
@@ -443,8 +490,12 @@ class Validator:
         if cs.model_fields:
             updates[MODEL] = tuple(check_model(self))
         # NOTE: what a graph output computes can change with any edit upstream: recomputed
-        # every time (it is a pure function of the model, so exactness holds)
-        updates[DECLARED] = self._check_declared()
+        # every time (it is a pure function of the model, so exactness holds), but for
+        # renames: node names are not part of it
+        if not cs.only_node_fields(_NAME_FIELDS):
+            declared = self._declared_stale()
+            if declared is not None:
+                updates[DECLARED] = declared
         self._apply(updates)
         # NOTE: a cheap guard against a change the ChangeSet did not describe: if the shadows
         # no longer cover the index, fall back to a full pass rather than drift.

@@ -33,15 +33,15 @@ from onnx import numpy_helper
 from editor.viewmodel.categories import CATEGORIES, category_of
 from editor.viewmodel.folding import DEAD, body_reads, chain_texts, fold_weight_chains
 from editor.viewmodel.plumbing import fold_plumbing
-from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name
-from editor.viewmodel.nodetable import node_table
+from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name, scopes_of
+from editor.viewmodel.nodetable import NodeTable, node_table
 from editor.attr_names import enum_name
 from editor.schema import get_schema
 from editor.types import dims_text, dtype_name, shape_dims
 
 __all__ = [
     "Box", "Edge", "DisplayGraph", "build_display_graph", "category_of", "CATEGORIES",
-    "GroupTree", "build_group_tree", "repeat_signature", "shape_text", "function_graph", "default_expanded", "group_tree",
+    "GroupTree", "build_group_tree", "repeat_signature", "scoped_name", "scopes_of", "shape_text", "function_graph", "default_expanded", "group_tree",
     "body_key", "document_bodies", "CHAR_W", "SMALL_CHAR_W", "LINE_H", "TITLE_H", "PAD_X", "MIN_W", "MAX_W",
 ]
 
@@ -84,6 +84,11 @@ class Box:
     #: middle of its top edge. Empty: every port is used.
     in_ports: tuple[int, ...] = ()
     out_ports: tuple[int, ...] = ()
+    #: Where the used ports sit along the top / bottom edge, as fractions of the width, when
+    #: they are not evenly spread (a frame of the compound layout has each port right above
+    #: or below the pin it joins inside). Empty: evenly spread.
+    in_x: tuple[float, ...] = ()
+    out_x: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +101,10 @@ class Edge:
     value: str
     label: str = ""
     #: ``""`` a value flowing from ``src`` into ``dst``; ``"body"``: ``dst`` is a closed
-    #: If/Loop/Scan whose bodies read the value from this graph (drawn dashed, and its
-    #: label says which bodies), so a value used only inside a body is not left unconnected.
+    #: If/Loop/Scan whose bodies read the value from this graph, or an open one that an
+    #: output of its body ``src`` returns to (drawn dashed, and its label says which bodies),
+    #: so a value used only inside a body is not left unconnected and an open If's outputs
+    #: come out below the branches that make them.
     kind: str = ""
 
 
@@ -309,7 +316,7 @@ def build_display_graph(
     ``bodies(node_id) -> [(label, body GraphProto, body node ids), ...]``. When ``expanded``
     holds :func:`body_key` of a node (``"@<node_id>"``), the node's box lies in an open frame
     with that path, next to one sub-frame per body (``"@<node_id>/<label>"``) holding the
-    body's boxes (see :func:`_expand_bodies`). ``_captured`` and ``_outer_weights`` are
+    body's boxes (see ``_DisplayBuild.expand_bodies``). ``_captured`` and ``_outer_weights`` are
     internal: a body build lists in ``_captured`` the outer values its boxes consume, for the
     enclosing build to wire, and shows the enclosing graphs' initializers and weight
     Constants it reads (``_outer_weights``; ``_outer_values`` the values of the small ones)
@@ -336,7 +343,12 @@ def build_display_graph(
     nodes = graph.node
     if len(node_ids) != len(nodes):
         raise ValueError(f"node_ids has {len(node_ids)} ids for {len(nodes)} nodes")
-    b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values)
+    # the tree's node table is this graph's when the tree is (a view change rebuilds with the
+    # same tree: reading 3k NodeProtos again cost as much as onnx.load of the file)
+    table = groups.table if groups is not None and expanded is not None else None
+    if table is None or table.nodes is not nodes or len(table) != len(nodes):
+        table = node_table(nodes)
+    b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values, table)
     b.index_values()
     b.open_set = set(expanded) if bodies is not None and expanded is not None else set()
     b.group_and_fold(expanded, groups, unfold, show_plumbing)
@@ -363,7 +375,7 @@ class _DisplayBuild:
     def __init__(self, graph: onnx.GraphProto, node_ids: Sequence[int], opsets: Mapping[str, int],
                  value_info: Mapping[str, onnx.ValueInfoProto] | None,
                  captured: list[tuple[str, str, int]] | None, outer_weights: Mapping[str, str] | None,
-                 outer_values: Mapping[str, str] | None = None) -> None:
+                 outer_values: Mapping[str, str] | None = None, table: NodeTable | None = None) -> None:
         self.graph = graph
         self.nodes = graph.node
         self.node_ids = node_ids
@@ -374,7 +386,7 @@ class _DisplayBuild:
         self.values: dict[str, str] = dict(outer_values or {})   # small weight -> its value text
         self.chain_results: set[str] = set()   # results of folded weight-preparation chains
         self.open_set: set[str] = set()         # open groups and bodies
-        self.table = node_table(graph.node)
+        self.table = table if table is not None else node_table(graph.node)
         self.has_body = self.table.body
         self.boxes: list[Box] = []
         self.edges: dict[str, Edge] = {}
@@ -438,6 +450,7 @@ class _DisplayBuild:
                        unfold: Collection[int], show_plumbing: bool = False) -> None:
         """The group tree, and the drawn nodes once weight-preparation chains fold into their consumer."""
         nodes, node_ids, hidden, n = self.nodes, self.node_ids, self.hidden, len(self.nodes)
+        self.unfold, self.show_plumbing = unfold, show_plumbing   # open bodies are drawn the same way
         drawn = [i for i in range(n) if not hidden[i]]
         # the flat view needs no groups: skip building the tree (it is the big-graph case)
         if expanded is None:
@@ -545,13 +558,14 @@ class _DisplayBuild:
                                   width=w, height=h, n_in=0, n_out=1,
                                   details=((("shape", shape_text(vis.get(name))),) if shape_text(vis.get(name)) else ())))
 
-    def add_edge(self, src: str, sp: int, dst: str, dp: int, value: str, kind: str = "", note: str = "") -> None:
+    def add_edge(self, src: str, sp: int, dst: str, dp: int, value: str, kind: str = "", note: str = "",
+                 label: str | None = None) -> None:
         """The edge ``src:sp -> dst:dp`` carrying ``value`` (once per key); ``note`` follows
-        the shape in its label."""
+        the shape in its label (``label``: the whole label, an edge of a body's build)."""
         key = f"{src}:{sp}->{dst}:{dp}"
         edges = self.edges
         if key not in edges:
-            lab = self.labels.get(value)
+            lab = label if label is not None else self.labels.get(value)
             if lab is None:
                 lab = self.labels[value] = shape_text(self.vis.get(value))
             if note:
@@ -769,16 +783,92 @@ class _DisplayBuild:
 
     def expand_bodies(self, bodies: Callable[[int], Sequence[tuple[str, onnx.GraphProto, Sequence[int]]]],
                       open_set: set[str]) -> None:
-        """The boxes of the open control-flow bodies, in frames beside their owner (see :func:`_expand_bodies`)."""
-        node_ids, node_boxes = self.node_ids, self.node_boxes
-        open_bodies = [i for i in self.drawn if self.rep[i][0] == "n" and node_boxes[i].subgraphs
-                       and body_key(node_ids[i]) in open_set]
-        if open_bodies:
-            self.boxes = _expand_bodies(
-                open_bodies, self.nodes, node_ids, node_boxes, self.boxes, open_set, bodies, self.opsets,
-                self.value_info, self.src_of, self.add_edge,
-                {**(self.outer_weights or {}), **self.initializers, **self.weight_const}, self.values, self.captured,
-                self.box_groups, self.group_parents, self.group_labels)
+        """Draw the bodies of the open control-flow nodes inside frames.
+
+        # NOTE: the owner's box keeps its key, its ports and its edges, so the rest of the
+        # picture is unchanged; it moves into the open frame ``@<nid>``, beside one sub-frame
+        # per body ``@<nid>/<label>``. Body boxes keep their document-wide ``n:<id>`` keys; the
+        # body's own keys that could collide with the outer graph (``in:``/``out:`` boxes and
+        # ``g:`` name-scope groups) are prefixed with the frame path. Values a body takes from
+        # an enclosing graph are drawn from their outer producer into the body box.
+        # Each output of a body returns to the owner (a dashed edge into a port after its
+        # inputs): the owner is laid out below its branches, and its outputs leave from where
+        # the branches end. (With the owner on top, every output of an open If ran down past
+        # its bodies, silero's up to 168 box heights, and what the branches make sat above them.)
+        """
+        node_ids, node_boxes, box_groups = self.node_ids, self.node_boxes, self.box_groups
+        group_parents, group_labels, add_edge = self.group_parents, self.group_labels, self.add_edge
+        weights = {**(self.outer_weights or {}), **self.initializers, **self.weight_const}
+        out_boxes = self.boxes
+        for i in self.drawn:
+            nid = node_ids[i]
+            owner = node_boxes.get(i)
+            frame = body_key(nid)
+            if self.rep[i][0] != "n" or owner is None or not owner.subgraphs or frame not in open_set:
+                continue
+            owner_key = owner.key
+            returns: list[tuple[str, str, str]] = []   # (output box key, value, body label)
+            box_groups[owner_key], group_parents[frame] = frame, box_groups.get(owner_key, "")
+            # the frame is titled by the node's own name (its last name-scope segment)
+            group_labels[frame] = self.nodes[i].name.rstrip("/").rsplit("/", 1)[-1] or self.table.op[i]
+            extra: list[Box] = []
+            for label, bgraph, bids in bodies(nid):
+                pre = f"{frame}/{label}"
+                sub_open = {p[len(pre):] for p in open_set if p.startswith(pre + "/")}
+                sub_open |= {p for p in open_set if p.startswith("@")}
+                cap: list[tuple[str, str, int]] = []
+                sub = build_display_graph(bgraph, list(bids), opsets=self.opsets, value_info=self.value_info,
+                                          expanded=sub_open, bodies=bodies, unfold=self.unfold,
+                                          show_plumbing=self.show_plumbing, _captured=cap, _outer_weights=weights,
+                                          _outer_values=self.values)
+
+                def ren(k: str, pre: str = pre) -> str:
+                    if k.startswith(("in:@", "out:@")):
+                        return k  # already prefixed by a nested body build
+                    if k.startswith("g:"):
+                        return k if k.startswith("g:@") else "g:" + pre + k[2:]
+                    if k.startswith("in:") or k.startswith("out:"):
+                        a, _, b = k.partition(":")
+                        return f"{a}:{pre}:{b}"
+                    return k
+
+                def reng(g: str, pre: str = pre) -> str:
+                    return g if g.startswith("@") else pre + g
+
+                group_parents[pre] = frame
+                group_labels[pre] = label
+                for b in sub.boxes:
+                    nk = ren(b.key)
+                    if nk != b.key:
+                        b = replace(b, key=nk, name=reng(b.name) if b.kind == "group" else b.name)
+                    extra.append(b)
+                    box_groups[nk] = reng(sub.box_groups[b.key]) if b.key in sub.box_groups else pre
+                for g, p in sub.group_parents.items():
+                    group_parents[reng(g)] = reng(p) if p else pre
+                for g, lab in sub.group_labels.items():
+                    group_labels[reng(g)] = lab
+                self.folded.update(sub.folded)   # body nodes' keys are the document's: "show" works there too
+                for e in sub.edges:
+                    add_edge(ren(e.src), e.src_port, ren(e.dst), e.dst_port, e.value, e.kind, label=e.label)
+                for value, dst, dp in cap:
+                    d = ren(dst)
+                    s = self.src_of(value)
+                    if s is None:
+                        if self.captured is not None and value not in weights:
+                            self.captured.append((value, d, dp))
+                        continue
+                    add_edge(s[0], s[1], d, dp, value)
+                # (its own outputs: a nested open body's are prefixed already, and return to theirs)
+                returns += [(ren(b.key), b.name, label) for b in sub.boxes
+                            if b.kind == "output" and not b.key.startswith("out:@")]
+            for j, (key, value, label) in enumerate(returns):
+                add_edge(key, 0, owner_key, owner.n_in + j, value, "body", "out " + label.removesuffix("_branch"))
+            back = {key for key, _, _ in returns}
+            extra = [replace(b, n_out=1) if b.key in back else b for b in extra]
+            # body boxes follow their owner, so the box order stays graph order
+            k = next(j for j, b in enumerate(out_boxes) if b.key == owner_key)
+            out_boxes[k] = replace(owner, n_in=owner.n_in + len(returns))
+            out_boxes[k + 1:k + 1] = extra
 
 
 class _Numel(Mapping[str, int]):
@@ -811,22 +901,49 @@ class _Numel(Mapping[str, int]):
 
 
 def _with_used_ports(boxes: list[Box], edges) -> list[Box]:
-    """Boxes with ``in_ports``/``out_ports`` set where some of their ports carry no edge."""
+    """Boxes with ``in_ports``/``out_ports`` set where some of their ports carry no edge,
+    and ``out_x`` where outputs read by the same boxes are not side by side (see
+    :func:`_side_by_side`)."""
     used_in: dict[str, set[int]] = {}
     used_out: dict[str, set[int]] = {}
+    readers: dict[tuple[str, int], set[str]] = {}
     for e in edges:
         used_in.setdefault(e.dst, set()).add(e.dst_port)
         used_out.setdefault(e.src, set()).add(e.src_port)
+        readers.setdefault((e.src, e.src_port), set()).add(e.dst)
     out = []
     for b in boxes:
         ui = used_in.get(b.key, ())
         uo = used_out.get(b.key, ())
         ip = tuple(sorted(ui)) if ui and len(ui) < b.n_in else ()
         op = tuple(sorted(uo)) if uo and len(uo) < b.n_out else ()
-        if ip != b.in_ports or op != b.out_ports:
-            b = replace(b, in_ports=ip, out_ports=op)
+        ox = _side_by_side(b.key, op or range(b.n_out), readers) if len(uo) > 2 and not b.out_x else b.out_x
+        if ip != b.in_ports or op != b.out_ports or ox != b.out_x:
+            b = replace(b, in_ports=ip, out_ports=op, out_x=ox)
         out.append(b)
     return out
+
+
+def _side_by_side(key: str, ports: Sequence[int], readers: Mapping[tuple[str, int], set[str]]) -> tuple[float, ...]:
+    """Where a box's output ``ports`` sit (fractions of its width, as ``Box.out_x``) so that
+    outputs read by the same boxes are neighbours; ``()`` when schema order does that.
+
+    # NOTE: a DynamicQuantizeLinear's outputs 0 and 2 (values, zero point) both feed one
+    # ConvInteger/MatMulInteger and output 1 (scale) a Mul: in schema order the scale's edge
+    # starts between two edges that end on one box, and crosses one of them in any drawing
+    # (all 43 crossings of an int8 OCR model's picture). Ports are drawn unlabelled (the
+    # edges carry the values' names), so their order is free."""
+    first: dict[frozenset[str], int] = {}
+    key_of = {}
+    for p in ports:
+        rs = frozenset(readers.get((key, p), ()))
+        key_of[p] = (first.setdefault(rs, p), p)
+    order = sorted(ports, key=key_of.__getitem__)
+    if list(order) == list(ports):
+        return ()
+    n = len(order)
+    slot = {p: k for k, p in enumerate(order)}
+    return tuple((slot[p] + 1) / (n + 1) for p in ports)
 
 
 def document_bodies(doc) -> Callable[[int], list[tuple[str, onnx.GraphProto, Sequence[int]]]]:
@@ -845,84 +962,6 @@ def document_bodies(doc) -> Callable[[int], list[tuple[str, onnx.GraphProto, Seq
 def body_key(node_id: int) -> str:
     """The ``expanded`` path that opens a control-flow node's bodies in place."""
     return f"@{node_id}"
-
-
-def _expand_bodies(open_bodies, nodes, node_ids, node_boxes, boxes, open_set, bodies, opsets, value_info,
-                   src_of, add_edge, weights, values, captured, box_groups, group_parents, group_labels) -> list[Box]:
-    """Draw the bodies of the nodes ``open_bodies`` (graph indices) inside frames.
-
-    # NOTE: the owner's box stays as it is (same key, ports and edges), so the rest of the
-    # picture is unchanged; it moves into the open frame ``@<nid>``, beside one sub-frame per
-    # body ``@<nid>/<label>``. Body boxes keep their document-wide ``n:<id>`` keys; the
-    # body's own keys that could collide with the outer graph (``in:``/``out:`` boxes and
-    # ``g:`` name-scope groups) are prefixed with the frame path. Values a body takes from
-    # an enclosing graph are drawn from their outer producer into the body box.
-    """
-    out_boxes = list(boxes)
-    for i in open_bodies:
-        nid = node_ids[i]
-        owner_key = f"n:{nid}"
-        frame = body_key(nid)
-        outer_group = box_groups.get(owner_key, "")
-        box_groups[owner_key] = frame
-        group_parents[frame] = outer_group
-        # the frame is titled by the node's own name (its last name-scope segment)
-        group_labels[frame] = nodes[i].name.rstrip("/").rsplit("/", 1)[-1] or nodes[i].op_type
-        extra: list[Box] = []
-        for label, bgraph, bids in bodies(nid):
-            pre = f"{frame}/{label}"
-            sub_open = {p[len(pre):] for p in open_set if p.startswith(pre + "/")}
-            sub_open |= {p for p in open_set if p.startswith("@")}
-            cap: list[tuple[str, str, int]] = []
-            sub = build_display_graph(bgraph, list(bids), opsets=opsets, value_info=value_info,
-                                      expanded=sub_open, bodies=bodies, _captured=cap, _outer_weights=weights,
-                                      _outer_values=values)
-
-            def ren(k: str, pre: str = pre) -> str:
-                if k.startswith(("in:@", "out:@")):
-                    return k  # already prefixed by a nested body build
-                if k.startswith("g:"):
-                    return k if k.startswith("g:@") else "g:" + pre + k[2:]
-                if k.startswith("in:") or k.startswith("out:"):
-                    a, _, b = k.partition(":")
-                    return f"{a}:{pre}:{b}"
-                return k
-
-            def reng(g: str, pre: str = pre) -> str:
-                return g if g.startswith("@") else pre + g
-
-            group_parents[pre] = frame
-            group_labels[pre] = label
-            for b in sub.boxes:
-                nk = ren(b.key)
-                if nk != b.key:
-                    name = reng(b.name) if b.kind == "group" else b.name
-                    b = Box(nk, b.kind, b.label, name, b.category, b.width, b.height, b.n_in, b.n_out,
-                            b.node_id, b.details, b.weights, b.child_count, b.subgraphs)
-                extra.append(b)
-            for k, g in sub.box_groups.items():
-                box_groups[ren(k)] = reng(g)
-            for b in sub.boxes:
-                if b.key not in sub.box_groups:
-                    box_groups[ren(b.key)] = pre
-            for g, p in sub.group_parents.items():
-                group_parents[reng(g)] = reng(p) if p else pre
-            for g, lab in sub.group_labels.items():
-                group_labels[reng(g)] = lab
-            for e in sub.edges:
-                add_edge(ren(e.src), e.src_port, ren(e.dst), e.dst_port, e.value)
-            for value, dst, dp in cap:
-                d = ren(dst)
-                s = src_of(value)
-                if s is None:
-                    if captured is not None and value not in weights:
-                        captured.append((value, d, dp))
-                    continue
-                add_edge(s[0], s[1], d, dp, value)
-        # body boxes follow their owner, so the box order stays graph order
-        k = next(j for j, b in enumerate(out_boxes) if b.key == owner_key)
-        out_boxes[k + 1:k + 1] = extra
-    return out_boxes
 
 
 def function_graph(fn: onnx.FunctionProto) -> onnx.GraphProto:

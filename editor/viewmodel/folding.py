@@ -15,7 +15,7 @@ import onnx
 
 from editor.viewmodel.nodetable import NodeTable
 
-__all__ = ["DEAD", "NEVER_FOLD", "body_reads", "chain_texts", "fold_weight_chains"]
+__all__ = ["DEAD", "NEVER_FOLD", "body_reads", "chain_texts", "fold_weight_chains", "node_body_reads"]
 
 # NOTE: ops never folded although their inputs may all be constant: random generators
 # differ per run (their box says so), and a node with a body may read outer values.
@@ -86,12 +86,19 @@ def body_reads(g: onnx.GraphProto) -> list[str]:
     out: list[str] = []
     for node in g.node:
         out += node.input
-        for a in node.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                out += body_reads(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sg in a.graphs:
-                    out += body_reads(sg)
+        out += node_body_reads(node)
+    return out
+
+
+def node_body_reads(node: onnx.NodeProto) -> list[str]:
+    """Every value name the bodies of ``node`` (its GRAPH/GRAPHS attributes) read."""
+    out: list[str] = []
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            out += body_reads(a.g)
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            for sg in a.graphs:
+                out += body_reads(sg)
     return out
 
 

@@ -104,6 +104,9 @@ class GroupTree:
     #: Groups that are one call of a scope used several times (see :func:`_instance_dirs`):
     #: path -> (k, n), the k-th of n calls in execution order.
     instances: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: The node table the tree was built from: a display build given this tree reads it
+    #: instead of reading every node again (see ``build_display_graph``'s ``groups``).
+    table: NodeTable | None = field(default=None, repr=False, compare=False)
 
     def members(self, path: str) -> list[int]:
         """Node indices inside ``path`` at any depth, in graph order."""
@@ -175,7 +178,7 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int],
         for p in dir_scopes.get(d, ()):
             count[p] = count.get(p, 0) + c
     total = len(indices)
-    tree = GroupTree()
+    tree = GroupTree(table=nodes)
     tree.n_nodes = len(indices)
     # Keep a scope when it holds more than one node and less than its nearest kept ancestor.
     kept_parent: dict[str, str] = {}
@@ -230,6 +233,8 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int],
         for g, items in direct.items():
             items.sort(key=lambda t: t[0])
             _split(tree, g, items, wiring)
+    if preds is not None:
+        _dissolve_cycles(tree, indices, preds, nodes)
     # Sizes and members.
     # Sizes: direct node counts pushed up the tree (members are gathered lazily).
     direct: dict[str, list[int]] = {}
@@ -275,6 +280,93 @@ def _predecessors(nodes: NodeTable, indices: Sequence[int]) -> list[tuple[int, .
     return out
 
 
+def _dissolve_cycles(tree: GroupTree, indices: Sequence[int], preds: Sequence[tuple[int, ...]],
+                     nodes: NodeTable) -> None:
+    """Dissolve groups (their children join the parent) until no closed group can feed itself.
+
+    # NOTE: a picture must not suggest a structure the model does not have. Per-call groups
+    # and structural blocks are meant to keep every level's quotient graph (its children,
+    # nodes and groups, joined where any member of one feeds a member of the other) acyclic,
+    # but interleaved scopes can still defeat them (a scope-less node between two parts of a
+    # group, blocks cut around a group that runs long). A cycle at one level would draw a
+    # closed group that feeds what feeds it. The check is one pass over the edges (none of
+    # the corpus's models needs a dissolve); each round dissolves the smallest group of one
+    # cycle, and a level of nodes only is acyclic, so it ends."""
+    extra: dict[int, set[int]] = {}   # values that bodies read are edges into their owner
+    if any(nodes.body[i] for i in indices):
+        producer = {o: k for k, i in enumerate(indices) for o in nodes.outputs[i] if o}
+        for k, i in enumerate(indices):
+            if nodes.body[i]:
+                extra[k] = {producer[v] for v in nodes.body_reads(i) if v in producer} - {k}
+    while True:
+        cycle = _quotient_cycle(tree, indices, preds, extra)
+        groups = [v for v in cycle if isinstance(v, str)]
+        if not groups:
+            return   # acyclic (or the model itself has a cycle)
+        size: dict[str, int] = {}
+        for i in indices:
+            for g in tree.chain(i):
+                size[g] = size.get(g, 0) + 1
+        g = min(groups, key=lambda g: (size.get(g, 0), g))
+        up = tree.parent.pop(g)
+        for h, q in tree.parent.items():
+            if q == g:
+                tree.parent[h] = up
+        for i, q in list(tree.node_group.items()):
+            if q == g:
+                if up:
+                    tree.node_group[i] = up
+                else:
+                    del tree.node_group[i]
+        tree.labels.pop(g, None)
+        tree.instances.pop(g, None)
+        tree._chains.clear()
+
+
+def _quotient_cycle(tree: GroupTree, indices: Sequence[int], preds: Sequence[tuple[int, ...]],
+                    extra: Mapping[int, set[int]]) -> list[int | str]:
+    """The children of one level (node positions, group paths) that form a cycle of the
+    quotient graph, or ``[]``."""
+    succ: dict[int | str, set[int | str]] = {}
+    chain = tree.chain
+    chains = [chain(i) for i in indices]
+    for k, ps in enumerate(preds):
+        b = chains[k]
+        for p in (*ps, *extra[k]) if k in extra else ps:
+            a = chains[p]
+            if a is b:   # two nodes of one group
+                u, v = p, k
+            else:
+                j = 0
+                while j < len(a) and j < len(b) and a[j] == b[j]:
+                    j += 1
+                u = a[j] if j < len(a) else p
+                v = b[j] if j < len(b) else k
+            succ.setdefault(u, set()).add(v)
+    # iterative depth-first search; a back edge closes a cycle on the stack
+    state: dict[int | str, int] = {}
+    for root in succ:
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, iter(succ[root]))]
+        while stack:
+            v, it = stack[-1]
+            for w in it:
+                st = state.get(w)
+                if st == 1:
+                    at = next(j for j, (x, _) in enumerate(stack) if x == w)
+                    return [x for x, _ in stack[at:]]
+                if st is None:
+                    state[w] = 1
+                    stack.append((w, iter(succ.get(w, ()))))
+                    break
+            else:
+                state[v] = 2
+                stack.pop()
+    return []
+
+
 def _adopt_scopeless(node_dir: list[str], preds: Sequence[tuple[int, ...]]) -> None:
     """Give a node without a scope the scope its producers and consumers share.
 
@@ -283,12 +375,15 @@ def _adopt_scopeless(node_dir: list[str], preds: Sequence[tuple[int, ...]]) -> N
     # top level, such a node sits outside the group around it, so the closed group would
     # feed it and be fed by it, and the group would be split around it. When every
     # neighbour lies in one scope, the node belongs there."""
-    succs: list[list[int]] = [[] for _ in node_dir]
+    succs: dict[int, list[int]] = {k: [] for k, d in enumerate(node_dir) if not d}
+    if not succs:
+        return
     for k, ps in enumerate(preds):
         for p in ps:
-            succs[p].append(k)
-    for k, d in enumerate(node_dir):
-        if d or not preds[k] or not succs[k]:
+            if p in succs:
+                succs[p].append(k)
+    for k in succs:
+        if not preds[k] or not succs[k]:
             continue
         common: list[str] | None = None
         for q in (*preds[k], *succs[k]):

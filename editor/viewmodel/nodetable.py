@@ -27,8 +27,8 @@ class NodeTable:
     nodes: Sequence[onnx.NodeProto]
     op: list[str]
     domain: list[str]
-    inputs: list[tuple[str, ...]]
-    outputs: list[tuple[str, ...]]
+    inputs: list[list[str]]
+    outputs: list[list[str]]
     #: 1 where the node has a GRAPH/GRAPHS attribute (If, Loop, Scan, a custom op's body)
     body: bytearray
     _reads: dict[int, list[str]] = field(default_factory=dict)
@@ -40,16 +40,9 @@ class NodeTable:
         """Every value name the bodies of node ``i`` read (see ``folding.body_reads``)."""
         out = self._reads.get(i)
         if out is None:
-            from editor.viewmodel.folding import body_reads
+            from editor.viewmodel.folding import node_body_reads
 
-            out = []
-            for a in self.nodes[i].attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    out += body_reads(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    for g in a.graphs:
-                        out += body_reads(g)
-            self._reads[i] = out
+            out = self._reads[i] = node_body_reads(self.nodes[i])
         return out
 
 
@@ -57,14 +50,18 @@ def node_table(nodes: Sequence[onnx.NodeProto]) -> NodeTable:
     """The :class:`NodeTable` of ``nodes`` (a graph's ``node`` field)."""
     op: list[str] = []
     domain: list[str] = []
-    inputs: list[tuple[str, ...]] = []
-    outputs: list[tuple[str, ...]] = []
+    inputs: list[list[str]] = []
+    outputs: list[list[str]] = []
     body = bytearray(len(nodes))
     for i, n in enumerate(nodes):
         op.append(n.op_type)
         domain.append(n.domain)
-        inputs.append(tuple(n.input))
-        outputs.append(tuple(n.output))
-        if len(n.attribute) and any(a.type in _BODY_TYPES for a in n.attribute):
-            body[i] = 1
+        # a slice copies the names in one call (tuple(n.input) iterates the field: 4x slower)
+        inputs.append(n.input[:])
+        outputs.append(n.output[:])
+        if n.attribute:
+            for a in n.attribute:
+                if a.type in _BODY_TYPES:
+                    body[i] = 1
+                    break
     return NodeTable(nodes, op, domain, inputs, outputs, body)

@@ -56,20 +56,32 @@ def fold_plumbing(table: NodeTable, hidden: bytearray, known: Collection[str],
     made_by: dict[str, int] = {}
     plumb: list[int] = []
     ops_of, domains, inputs, outputs, body = table.op, table.domain, table.inputs, table.outputs, table.body
+    outset = output_set if isinstance(output_set, (set, frozenset)) else set(output_set)
+    get_chain = chain.get
     for i in range(len(table)):
         op = ops_of[i]
         if hidden[i] or body[i] or op in NEVER_FOLD:
             continue
         outs = outputs[i]
-        if any(o in output_set for o in outs):
+        if not outset.isdisjoint(outs):
             continue
         if op in _SHAPE_SOURCES and domains[i] in ("", "ai.onnx"):
             ops: tuple[str, ...] = (op,)
         else:
-            ins = [v for v in inputs[i] if v]
-            if not ins or not all(v in known or v in chain for v in ins):
-                continue
-            srcs = [chain[v] for v in ins if v in chain]
+            srcs: list[tuple[str, ...]] = []
+            n_ins = 0
+            for v in inputs[i]:
+                if not v:
+                    continue
+                c = get_chain(v)
+                if c is None and v not in known:
+                    n_ins = 0
+                    break
+                n_ins += 1
+                if c is not None:
+                    srcs.append(c)
+            if not n_ins:
+                continue   # no input, or one that is neither a constant nor plumbing
             made = [o for o in outs if o]
             if not srcs and not (made and all(0 <= numel.get(o, SMALL_ELEMS + 1) <= SMALL_ELEMS for o in made)):
                 continue   # a constant-only node with a big result stays a box (a shared weight)
@@ -84,13 +96,15 @@ def fold_plumbing(table: NodeTable, hidden: bytearray, known: Collection[str],
     # who reads each plumbing node: plumbing nodes and drawn readers (-1: a body, which
     # keeps it drawn)
     readers: dict[int, set[int]] = {}
+    made = made_by.keys()
     for j in range(len(table)):
         if hidden[j]:
             continue
-        for v in inputs[j]:
-            i = made_by.get(v)
-            if i is not None:
-                readers.setdefault(i, set()).add(j)
+        if not made.isdisjoint(inputs[j]):   # (most nodes read no plumbing)
+            for v in inputs[j]:
+                i = made_by.get(v)
+                if i is not None:
+                    readers.setdefault(i, set()).add(j)
         if body[j]:
             for v in table.body_reads(j):
                 i = made_by.get(v)

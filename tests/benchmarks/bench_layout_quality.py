@@ -53,9 +53,11 @@ from editor.viewmodel import build_display_graph, default_expanded, group_tree  
 PT = 72.0  # dot's plain output is in inches; our layout units are points
 
 
-def _slot(used: tuple[int, ...], port: int) -> int:
-    """A port's slot among the used ones, as our boxes spread them (``port_position``)."""
-    return bisect_left(used, port) if used else port
+def _slot(used: tuple[int, ...], port: int, at: tuple[float, ...] = ()) -> int:
+    """A port's place from the left among the used ones, as our boxes spread them
+    (``port_position``; ``at``: ``Box.out_x``/``in_x`` where they are not in port order)."""
+    slot = bisect_left(used, port) if used else port
+    return sorted(range(len(at)), key=at.__getitem__).index(slot) if at else slot
 
 
 def dot_source(dg, routed: set[str], *, ports: bool = True, clusters: bool = False) -> str:
@@ -99,8 +101,8 @@ def dot_source(dg, routed: set[str], *, ports: bool = True, clusters: bool = Fal
     for e in dg.edges:
         if e.key in routed:
             if ports:
-                sp = _slot(by_key[e.src].out_ports, e.src_port)
-                dp = _slot(by_key[e.dst].in_ports, e.dst_port)
+                sp = _slot(by_key[e.src].out_ports, e.src_port, by_key[e.src].out_x)
+                dp = _slot(by_key[e.dst].in_ports, e.dst_port, by_key[e.dst].in_x)
                 lines.append(f"  n{index[e.src]}:o{sp}:s -> n{index[e.dst]}:i{dp}:n;")
             else:
                 lines.append(f"  n{index[e.src]} -> n{index[e.dst]};")
@@ -265,8 +267,41 @@ def main() -> None:
               f"| {r['len_boxh']:.1f} | {r['widest']} | {r['ours_s']:.3f} / {ds} "
               f"| {r['collapsed_boxes']}, {r['collapsed_cross']} / {cdc}, {r['collapsed_aspect']:.2f}, "
               f"{r['collapsed_len_boxh']:.1f}, {r['collapsed_s']:.3f} | {verdict(r)} |", flush=True)
+    bodies = [r for r in (measure_bodies(p) for p in paths) if r is not None]
+    if bodies:
+        print("\nWith every group and If/Loop/Scan body open (`render --bodies`):\n")
+        print("| model | boxes, frames, edges | crossings | longest edge / mean (box heights) | aspect w:h | layout s |")
+        print("|---|---|---|---|---|---|")
+        for r in bodies:
+            print(f"| {r['model']} | {r['boxes']}, {r['frames']}, {r['edges']} | {r['cross']} | {r['longest']:.0f} / "
+                  f"{r['mean']:.1f} | {r['aspect']:.2f} | {r['s']:.3f} |", flush=True)
     if a.llama:
         bench_llama(a.dot_timeout)
+
+
+def measure_bodies(path: Path) -> dict | None:
+    """The picture of ``render --bodies`` (None for a model without control flow): longest
+    and mean edge in box heights, aspect, crossings (issue 30: bodies that connect)."""
+    from editor.document import Document
+    from editor.viewmodel import document_bodies
+    from editor.viewmodel.bodies import all_body_paths
+
+    doc = Document(onnx.load(str(path), load_external_data=False), path=str(path))
+    opened = all_body_paths(doc, groups="all")
+    if not opened:
+        return None
+    main = doc.scope(doc.index.main)
+    dg = build_display_graph(main.graph, list(main.node_ids), opsets=doc.opsets(),
+                             expanded=set(group_tree(main.graph).parent) | opened, bodies=document_bodies(doc))
+    t = time.perf_counter()
+    res = layout_graph(dg)
+    secs = time.perf_counter() - t
+    routes = list(res.routes.values())
+    h = sum(b.height for b in dg.boxes) / max(len(dg.boxes), 1)
+    lengths = [polyline_length(r) / h for r in routes]
+    return {"model": path.name, "boxes": len(dg.boxes), "frames": len(res.frames), "edges": len(routes),
+            "cross": count_crossings(routes), "longest": max(lengths, default=0.0),
+            "mean": sum(lengths) / max(len(lengths), 1), "aspect": res.width / max(res.height, 1.0), "s": secs}
 
 
 def bench_llama(dot_timeout: float) -> None:

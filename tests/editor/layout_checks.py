@@ -1,6 +1,8 @@
-"""Invariant checks of a layout, shared by the layout tests (numpy, no Qt)."""
+"""Invariant checks of a layout and of the display model's levels, shared by the layout and view-model tests (numpy, no Qt)."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import numpy as np
 
@@ -106,3 +108,56 @@ def edges_behind_boxes(dg: DisplayGraph, res: LayoutResult, tol: float = 0.5) ->
             if j != src and j != dst:
                 out.append((names[k], keys[j]))
     return out
+
+
+def kept_up_to_room(before: dict, after: dict) -> tuple[int, int, Counter]:
+    """(boxes that kept their place up to the room an opened frame made, boxes that kept it
+    exactly, the moves) over the keys of ``before`` (key -> (x, y)) also in ``after``.
+
+    Opening a group or a body in place makes room where the box was: what lies below moves
+    down by one offset, what lies right of the grown frames moves right by one offset. A
+    box kept its place when its move is one of those (or none)."""
+    moves = Counter((round(after[k][0] - before[k][0]), round(after[k][1] - before[k][1]))
+                    for k in before if k in after)
+    dx = max(((c, m[0]) for m, c in moves.items() if m[0]), default=(0, 0))[1]
+    dy = max(((c, m[1]) for m, c in moves.items() if m[1]), default=(0, 0))[1]
+    kept = sum(c for m, c in moves.items() if m in {(0, 0), (dx, 0), (0, dy), (dx, dy)})
+    return kept, moves[(0, 0)], moves
+
+
+def level_cycle(dg: DisplayGraph) -> list[str]:
+    """Children of one level of ``dg`` that form a cycle (``G:<path>`` for a group), or ``[]``."""
+    def chain(key: str) -> list[str]:
+        out, g = [key], dg.box_groups.get(key, "")
+        while g:
+            out.append("G:" + g)
+            g = dg.group_parents.get(g, "")
+        return out[::-1]   # outermost first
+
+    succ: dict[str, set[str]] = {}
+    for e in dg.edges:
+        a, b = chain(e.src), chain(e.dst)
+        j = 0
+        while j < min(len(a), len(b)) and a[j] == b[j]:
+            j += 1
+        if j < len(a) and j < len(b):   # (else one lies inside the other: an edge into an open frame)
+            succ.setdefault(a[j], set()).add(b[j])
+    state: dict[str, int] = {}
+    for root in list(succ):
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, iter(succ[root]))]
+        while stack:
+            v, it = stack[-1]
+            for w in it:
+                if state.get(w) == 1:
+                    return [x for x, _ in stack[[x for x, _ in stack].index(w):]]
+                if w not in state:
+                    state[w] = 1
+                    stack.append((w, iter(succ.get(w, ()))))
+                    break
+            else:
+                state[v] = 2
+                stack.pop()
+    return []

@@ -64,3 +64,42 @@ def test_overlay_amounts_are_non_negative_and_text_gives_back_the_value() -> Non
     amounts, text = overlay_amounts(labels, False)
     assert {text(amounts[k]) for k in labels} == {"a", "b"}
     assert [t for _, t in legend_entries(labels, False)] == ["a", "b"]
+
+
+def test_an_onnxruntime_profile_gives_each_nodes_kernel_time(tmp_path):
+    """View ▸ Node Data Overlay reads the profile onnxruntime writes (issue 29): a profile
+    recorded on the target device colours the graph without a script."""
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    from editor.runtime.profiling import profile_node_names
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])
+    nodes = [helper.make_node("MatMul", ["x", "x"], ["m"], name="matmul"),
+             helper.make_node("Relu", ["m"], ["y"])]  # no name: onnxruntime calls it Relu_1
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    options = ort.SessionOptions()
+    options.enable_profiling = True
+    options.profile_file_prefix = str(tmp_path / "profile")
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    for _ in range(3):
+        session.run(None, {"x": np.ones((64, 64), np.float32)})
+    profile = session.end_profiling()
+    data = load_node_data(profile)
+    assert data.numeric and data.ort_profile and data.column == "kernel time (onnxruntime profile)", data.column
+    assert set(data.values) == {"matmul", "Relu_1"}, data.values
+    assert all(v > 0 for v in data.values.values()), data.values
+    assert profile_node_names((n.name, n.op_type) for n in nodes) == ["matmul", "Relu_1"]
+    # matched over a document: the unnamed Relu by onnxruntime's name for it (window, render, web page)
+    from editor.document import Document
+
+    doc = Document.open(path)
+    matched = data.match_doc(doc)
+    ops = sorted(doc.node(nid).op_type for nid in matched)
+    assert ops == ["MatMul", "Relu"] and not data.unmatched, (ops, data.unmatched)

@@ -171,6 +171,33 @@ def test_tall_graph_is_drawn_in_columns_without_crossings(tmp_path, capsys):
     assert stats["crossings"] == 0
 
 
+def test_a_png_too_big_to_draw_quickly_says_so_and_draws_an_overview(tmp_path, capsys, monkeypatch):
+    """Readable text on an 11.8k-node graph is ~400 million pixels and took a minute to
+    draw (issue 30): beyond QUICK_PNG_PIXELS the PNG is the quick overview, and the note
+    says how to get a readable picture instead. (The bound is lowered here so that a
+    ResNet-50 strip stands in for the big graph.)"""
+    from PySide6.QtGui import QImage
+
+    import widgets.canvas.export as export
+
+    monkeypatch.setattr(export, "QUICK_PNG_PIXELS", 2_000_000)
+    model = CORPUS / "onnx-backend" / "light" / "light_resnet50.onnx"
+    out = tmp_path / "r.png"
+    assert _run([str(model), "-o", str(out), "--expanded", "--strip"]) == 0
+    err = capsys.readouterr().err
+    for hint in ("--tiles", ".svg", "--max-size"):
+        assert hint in err, f"the note offers {hint}: {err!r}"
+    quick = QImage(str(out))
+    assert max(quick.width(), quick.height()) <= export.MAX_SIDE, (
+        f"drew {quick.width()}x{quick.height()}, not the picture within the default caps")
+    # asked for explicitly, the big one is drawn
+    assert _run([str(model), "-o", str(out), "--expanded", "--strip", "--max-size", "32000"]) == 0
+    assert "most of a minute" not in capsys.readouterr().err
+    big = QImage(str(out))
+    assert big.width() * big.height() > 2_000_000 and big.height() > quick.height(), (
+        f"--max-size drew {big.width()}x{big.height()}")
+
+
 def test_render_scope_of_one_call_draws_that_call(tmp_path):
     """``--scope /layer#2`` (one call of a reused scope) draws the boxes the display model
     put in that call: its nodes' raw names say ``/layer/``, which is every call."""

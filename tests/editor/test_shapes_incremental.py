@@ -101,3 +101,37 @@ def test_an_edit_that_changes_no_shape_stops_at_once() -> None:
     doc.execute(SetDimension(doc.index.main, doc.model.graph.input[0].name, 0, 1))
     assert stats[-1].full
     _same(live, doc)
+
+
+def test_a_batched_jump_updates_the_table_once_and_exactly() -> None:
+    """A History jump (Document.batch): many undos and redos told as one change; the
+    incremental table follows it in one update and equals a whole pass."""
+    from editor.errors import StudioError
+
+    doc = Document.open(CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx")
+    live = LiveShapes(doc)
+    heard: list = []
+    doc.changed.connect(heard.append)
+    doc.changed.connect(lambda changes: live.update(changes))
+    rng = random.Random(11)
+    done = 0
+    for cmd in _edits(doc, rng):
+        try:
+            doc.execute(cmd)
+        except StudioError:
+            continue
+        done += 1
+        if done >= 16:
+            break
+    heard.clear()
+    with doc.batch():
+        for _ in range(12):
+            doc.undo()
+        for _ in range(5):
+            doc.redo()
+    assert len(heard) == 1
+    _same(live, doc)
+    with doc.batch():
+        doc.undo_all()
+    assert len(heard) == 2
+    _same(live, doc)

@@ -195,3 +195,35 @@ def test_incremental_problems_equal_a_fresh_pass(rel: str, data: st.DataObject) 
     fresh = Validator(doc, live=False).validate_all()
     assert _picture(v) == sorted(repr(p) for p in fresh)
     assert v.fallbacks == 0
+
+
+@settings(max_examples=max(10, EXAMPLES // 3), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(rel=st.sampled_from(MODELS), data=st.data())
+def test_a_batched_jump_is_exact(rel: str, data: st.DataObject) -> None:
+    """Undos and redos told as one change (Document.batch, a History jump): the live
+    problems still equal a fresh pass, and listeners hear of the jump once."""
+    doc = Document(onnx.ModelProto.FromString(model_bytes(rel)))
+    v = Validator(doc)
+    v.validate_all()
+    for _ in range(data.draw(st.integers(2, 10), label="steps")):
+        cmd = draw_command(data, doc)
+        if cmd is None or cmd in ("undo", "redo"):
+            continue
+        try:
+            doc.execute(cmd)
+        except CommandError:
+            continue
+    heard: list = []
+    doc.changed.connect(heard.append)
+    # a jump back, then part of the way forward again, in one batch
+    back = data.draw(st.integers(0, doc.stack.index), label="back")
+    forward = data.draw(st.integers(0, back), label="forward")
+    with doc.batch():
+        for _ in range(back):
+            doc.undo()
+        for _ in range(forward):
+            doc.redo()
+    assert len(heard) == (1 if back else 0), f"{back} undos and {forward} redos told {len(heard)} times"
+    assert _picture(v) == sorted(repr(p) for p in Validator(doc, live=False).validate_all())
+    assert v.fallbacks == 0

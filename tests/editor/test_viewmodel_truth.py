@@ -8,6 +8,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from editor.viewmodel import build_display_graph, default_expanded, group_tree
+from tests.editor.layout_checks import level_cycle
 
 mk = helper.make_node
 
@@ -31,23 +32,6 @@ def _reused(calls: int = 3) -> onnx.GraphProto:
     return _graph(nodes, ["x"], [x])
 
 
-def _closed_boxes_acyclic(dg) -> bool:
-    succ: dict[str, set[str]] = {}
-    for e in dg.edges:
-        succ.setdefault(e.src, set()).add(e.dst)
-    state: dict[str, int] = {}
-
-    def visit(v: str) -> bool:
-        state[v] = 1
-        for w in succ.get(v, ()):
-            if state.get(w) == 1 or (w not in state and not visit(w)):
-                return False
-        state[v] = 2
-        return True
-
-    return all(visit(b.key) for b in dg.boxes if b.key not in state)
-
-
 def test_a_reused_scope_is_one_group_per_call_in_order():
     g = _reused(3)
     tree = group_tree(g)
@@ -55,7 +39,7 @@ def test_a_reused_scope_is_one_group_per_call_in_order():
     assert calls == ["/layer", "/layer#2", "/layer#3"], calls
     assert [tree.label(p) for p in calls] == ["layer #1", "layer #2", "layer #3"]
     dg = build_display_graph(g, list(range(len(g.node))), opsets={"": 18}, expanded=set())
-    assert _closed_boxes_acyclic(dg), [(e.src, e.dst) for e in dg.edges]
+    assert not level_cycle(dg), [(e.src, e.dst) for e in dg.edges]
     # the calls are identical blocks
     assert len({dg.repeats.get(p) for p in calls}) == 1 and "/layer" in dg.repeats
 
@@ -132,4 +116,28 @@ def test_first_view_of_the_reused_fixture_has_no_false_cycle():
     g = _reused(7)
     exp = default_expanded(g)
     dg = build_display_graph(g, list(range(len(g.node))), opsets={"": 18}, expanded=exp)
-    assert _closed_boxes_acyclic(dg)
+    assert not level_cycle(dg), level_cycle(dg)
+
+
+def test_outputs_read_by_one_box_sit_side_by_side():
+    """A DynamicQuantizeLinear's values (0) and zero point (2) feed one MatMulInteger, its
+    scale (1) a Mul: drawn in schema order the scale's edge starts between two edges that end
+    on one box and crosses one of them, whatever the layout does."""
+    from editor.layout import layout_graph, port_position
+    from editor.layout.quality import count_crossings
+
+    w = numpy_helper.from_array(np.ones((4, 4), np.int8), "W")
+    ws = numpy_helper.from_array(np.array(0.5, np.float32), "ws")
+    nodes = [mk("DynamicQuantizeLinear", ["x"], ["q", "s", "zp"], name="dql"),
+             mk("MatMulInteger", ["q", "W", "zp"], ["acc"], name="mmi"),
+             mk("Cast", ["acc"], ["accf"], name="cast", to=TensorProto.FLOAT),
+             mk("Mul", ["s", "ws"], ["scale"], name="scale"),
+             mk("Mul", ["accf", "scale"], ["y"], name="y")]
+    g = _graph(nodes, ["x"], ["y"], inits=[w, ws])
+    dg = build_display_graph(g, list(range(len(nodes))), opsets={"": 18})
+    dql = next(b for b in dg.boxes if b.key == "n:0")
+    xs = [port_position(dql, (0.0, 0.0), "out", p)[0] for p in range(3)]
+    assert sorted(range(3), key=xs.__getitem__) in ([0, 2, 1], [1, 0, 2]), f"outputs 0 and 2 apart: x = {xs}"
+    res = layout_graph(dg)
+    crossings = count_crossings(list(res.routes.values()))
+    assert crossings == 0, f"expected no crossing with the ports side by side, saw {crossings}"

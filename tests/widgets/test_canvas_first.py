@@ -66,14 +66,21 @@ def test_focus_mode_shows_the_canvas_alone_and_brings_the_panels_back(qtbot, win
     open_model(qtbot, window, sample_model_path())
     action = window.registry.action("view.focus_canvas")
     assert action.shortcut().toString() == "F11" and action in window.registry.menu("View").actions()
-    before = sorted(d.objectName() for d in window.findChildren(QDockWidget) if d.isVisible())
+
+    def shown() -> list[tuple[str, tuple[int, int, int, int]]]:
+        QApplication.processEvents()
+        return sorted((d.objectName(), d.geometry().getRect()) for d in window.findChildren(QDockWidget)
+                      if d.isVisible())
+
+    before = shown()
     assert before
     action.trigger()
-    assert [d.objectName() for d in window.findChildren(QDockWidget) if d.isVisible()] == []
+    assert shown() == []
     assert action.isChecked()
     action.trigger()
-    after = sorted(d.objectName() for d in window.findChildren(QDockWidget) if d.isVisible())
-    assert after == before and not action.isChecked()
+    # the same panels in front, at the same sizes (Summary came to the front of Properties'
+    # tab group, and the column's split moved)
+    assert shown() == before and not action.isChecked()
 
 
 def _wide_model(branches: int = 30, depth: int = 14):
@@ -116,3 +123,29 @@ def test_the_minimap_never_covers_a_box(qtbot, window, tmp_path):
             assert covered == 0, f"the minimap covers {covered} boxes at ({fx}, {fy})"
     assert seen_hidden, "somewhere every corner of the view holds a box: the minimap must step aside"
     assert seen_shown or graph.width() < view.viewport().width(), "where a corner is free the minimap shows"
+
+
+def test_no_bottom_or_left_tab_bar_is_drawn_before_the_first_start_layout(qtbot, qapp, settings_dir):
+    """The first frames showed a stray "Problems | Run" tab bar under the canvas (and
+    "Outline | Find" on the left) until the first-start layout ran from the event loop."""
+    from PySide6.QtWidgets import QTabBar
+
+    from widgets.settings.store import Settings
+    from widgets.window.main_window import MainWindow
+
+    win = MainWindow(settings=Settings(), theme=None, sample=None)
+    qtbot.addWidget(win)
+    win.resize(1600, 1000)
+    win.show()  # laid out; the first-start layout (a queued call) not run yet: the first frame
+    def shown() -> set[tuple[str, ...]]:
+        return {tuple(bar.tabText(i) for i in range(bar.count())) for bar in win.findChildren(QTabBar)
+                if bar.isVisible() and bar.count() and win.rect().intersects(bar.geometry()) and bar.parent() is win}
+
+    stray = {tabs for tabs in shown() if set(tabs) & {"Problems", "Run", "Outline", "Find"}}
+    assert not stray, f"tab bars under the canvas or on the left in the first frame: {stray}"
+    # and when the Run dock opens, its tab bar is there again
+    QApplication.processEvents()
+    win.run_dock.show()
+    win.problems_dock.show()
+    QApplication.processEvents()
+    assert any({"Problems", "Run"} <= set(tabs) for tabs in shown()), shown()

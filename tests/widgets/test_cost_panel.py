@@ -4,6 +4,7 @@ selects the node, heat map over the canvas, recomputed after an edit."""
 from __future__ import annotations
 
 from editor.commands.nodes import SetNodeField
+from widgets.panels.cost import GroupRow
 from tests.conftest import CORPUS
 from tests.widgets.conftest import open_model
 
@@ -26,11 +27,11 @@ def test_cost_panel_rows_dims_selection_and_heatmap(qtbot, qtmodeltester, window
     qtbot.waitUntil(lambda: "seq_len" not in panel.totals.text(), timeout=10_000)
     assert "MACs" in panel.totals.text()
     # sorted by MACs, largest first: the top row is the node with the most MACs
-    top = panel.proxy.index(0, 2)
-    macs = [panel.proxy.data(panel.proxy.index(r, 2), 0x0100) for r in range(panel.proxy.rowCount())]
+    top = panel.model.index(0, 2)
+    macs = [panel.model.data(panel.model.index(r, 2), 0x0100) for r in range(panel.model.rowCount())]
     assert macs == sorted(macs, reverse=True) and macs[0] > 0
     panel.table.clicked.emit(top)
-    node = panel.model.rows[panel.proxy.mapToSource(top).row()]
+    node = panel.model.rows[top.row()]
     current = tab.selection.current
     assert current is not None and tab.doc.node(current.node).name == node.name
     panel.heat.setChecked(True)
@@ -67,8 +68,46 @@ def test_scope_groups_sum_their_nodes(qtbot, window) -> None:
     qtbot.waitUntil(lambda: panel.model.dims.get("sequence") == 512, timeout=10_000)
     per_node = sum(panel.model.data(panel.model.index(r, 2), 0x0100) for r in range(panel.model.rowCount()))
     panel.grouping.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: panel.model.depth == 1 and isinstance(panel.model.rows[0], GroupRow), timeout=10_000)
     groups = panel.model.rows
     assert 1 < len(groups) < panel.cost.nodes.__len__()
     assert sum(panel.model.data(panel.model.index(r, 2), 0x0100) for r in range(panel.model.rowCount())) == per_node
-    panel.table.clicked.emit(panel.proxy.index(0, 0))
-    assert len(tab.selection.targets) == len(panel.model.rows[panel.proxy.mapToSource(panel.proxy.index(0, 0)).row()].indices)
+    panel.table.clicked.emit(panel.model.index(0, 0))
+    assert len(tab.selection.targets) == len(panel.model.rows[0].indices)
+
+
+def test_an_edit_changes_only_the_rows_it_touches(qtbot, qtmodeltester, window) -> None:
+    """A rename changes its own row (no recomputation, no reset); an edit that changes
+    figures moves or changes rows without a reset; only a new set of nodes resets."""
+    from editor.commands import DeleteNodes, SetAttribute
+
+    tab = _show_cost(qtbot, window, CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx")
+    panel, model, doc = window.cost, window.cost.model, tab.doc
+    signals: list = []
+    model.modelReset.connect(lambda: signals.append("reset"))
+    model.layoutChanged.connect(lambda: signals.append("layout"))
+    model.dataChanged.connect(lambda a, b: signals.append((a.row(), b.row())))
+    ids = doc.index.scopes[doc.index.main].node_ids
+    doc.execute(SetNodeField(ids[model.rows[5].index], "name", "renamed_by_test"))
+    row = next(r for r, n in enumerate(model.rows) if n.name == "renamed_by_test")
+    assert signals == [(row, row)], f"a rename should change row {row} alone, saw {signals}"
+    assert model.data(model.index(row, 0)) == "renamed_by_test"
+    assert not panel._timer.isActive(), "a rename must not recompute the cost"  # noqa: SLF001
+    # a Conv with a smaller stride: its figures and those downstream change, rows stay
+    conv = next(nid for nid in ids if doc.node(nid).op_type == "Conv"
+                and any(a.name == "strides" and list(a.ints) == [2, 2] for a in doc.node(nid).attribute))
+    signals.clear()
+    first = panel.cost
+    doc.execute(SetAttribute(conv, "strides", [1, 1]))
+    qtbot.waitUntil(lambda: panel.cost is not first, timeout=10_000)
+    assert signals and "reset" not in signals, f"a figures-only edit must not reset the table: {signals}"
+    qtmodeltester.check(model)
+    keys = [n.macs for n in model.rows]
+    assert all(isinstance(k, int) for k in keys) and keys == sorted(keys, reverse=True)
+    # deleting a node changes the set of rows: one reset
+    signals.clear()
+    first = panel.cost
+    doc.execute(DeleteNodes([ids[-1]]))
+    qtbot.waitUntil(lambda: panel.cost is not first, timeout=10_000)
+    assert signals == ["reset"], f"a new set of rows resets once: {signals}"
+    qtmodeltester.check(model)

@@ -65,6 +65,10 @@ def test_quantize_is_one_undo_step_and_the_dock_ranks_the_planted_node_first(qtb
     assert dock.proxy.data(top) == "fc2", [dock.proxy.data(dock.proxy.index(r, 1)) for r in range(dock.proxy.rowCount())]
     assert dock.heatmap is not None and dock.heatmap.visible
     qtbot.waitUntil(lambda: dock.heatmap.cell_count() >= 1, timeout=30_000)  # once the canvas laid out the new model
+    # the tab's one overlay, with its own legend (it said "Compare: error against side B")
+    layer = tab.overlay_layer
+    assert layer.active is dock.heatmap and layer.legend.title.text() == "Quantize: error each node adds", \
+        layer.legend.title.text()
     # sorting by MACs puts a Conv first (the column is numeric)
     dock.table.sortByColumn(7, Qt.SortOrder.DescendingOrder)
     assert dock.proxy.data(dock.proxy.index(0, 2)) == "Conv", dock.proxy.data(dock.proxy.index(0, 2))

@@ -46,9 +46,10 @@ def _all_nodes(g: onnx.GraphProto):
 
 @pytest.mark.timeout(120)
 def test_bodies_draw_every_if_branch_in_place(tmp_path, capsys) -> None:
-    main = _stats(capsys, [str(VAD), "-o", str(tmp_path / "a.svg"), "--expanded"])
+    # every node a box (--plumbing: shape computations too, in the bodies as in the main graph)
+    main = _stats(capsys, [str(VAD), "-o", str(tmp_path / "a.svg"), "--expanded", "--plumbing"])
     out = tmp_path / "b.svg"
-    both = _stats(capsys, [str(VAD), "-o", str(out), "--expanded", "--bodies"])
+    both = _stats(capsys, [str(VAD), "-o", str(out), "--expanded", "--bodies", "--plumbing"])
     model = onnx.load(str(VAD), load_external_data=False)
     in_bodies = sum(1 for n in _all_nodes(model.graph)) - len(model.graph.node)
     assert in_bodies > 200

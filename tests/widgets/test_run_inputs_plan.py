@@ -71,6 +71,9 @@ def test_the_dock_shows_what_run_random_chooses_and_why(panel):
     seq = panel.dims.findChild(type(panel.seed), "dim:sequence")
     assert seq.suffix().strip() == "guess" and "sequence" in seq.toolTip()
     assert "guessed sequence=16" in panel.plan_note.text() and not panel.plan_note.isHidden()
+    # the window's words, not the command line's ("give --dim NAME=VALUE")
+    assert "under Dimensions" in panel.plan_note.text() and "--dim" not in panel.plan_note.text(), \
+        panel.plan_note.text()
 
 
 def test_default_feeds_are_exactly_run_randoms(panel):

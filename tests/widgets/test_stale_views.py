@@ -15,7 +15,7 @@ VAD = CORPUS / "real" / "fw_silero_vad_v6.onnx"
 
 
 def _count(window) -> str:
-    return next(p for p in window.model_info.text().split(" · ") if p.endswith("nodes"))
+    return next(p for p in window.model_info.text().split(" · ") if p.endswith(("nodes", "node")))
 
 
 @pytest.mark.timeout(120)
@@ -39,6 +39,21 @@ def test_the_status_bar_counts_the_nodes_after_delete_and_reconnect_and_after_fp
     assert after > before - 1 and _count(window) == f"{after} nodes", (after, window.model_info.text())
     doc.undo()
     assert _count(window) == f"{before - 1} nodes"
+
+
+def test_one_node_is_counted_as_one_node(qtbot, window, tmp_path):
+    """An extract of a single node said "1 nodes" in the status bar."""
+    from onnx import helper
+
+    from tests.widgets.conftest import open_model
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]))
+    path = tmp_path / "one.onnx"
+    path.write_bytes(model.SerializeToString())
+    open_model(qtbot, window, path)
+    assert _count(window) == "1 node", window.model_info.text()
 
 
 def test_set_dimension_ticks_no_output_of_a_selected_node(qtbot, window, tmp_path):

@@ -44,6 +44,8 @@ def _fill_every_dock(window, tab) -> None:
     window.find_panel.status.setText(f"bad regex: missing ), unterminated subpattern at position 0 in {NAME}")
     window.problems.summary.setText(f"1,204 errors, 3,871 warnings in {LONG_PATH}")
     window.cost.totals.setText(f"<b>Cost unavailable:</b> {NAME} " * 4)
+    window.quantize_dock.summary.setText(f"Quantized {LONG_PATH}: int8 QDQ, proof failed at {NAME} " * 2)
+    window.generate_dock.status.setText(f"Cannot generate: no tokenizer beside {LONG_PATH} ({NAME})")
 
 
 def test_the_longest_real_texts_in_every_open_dock_leave_the_window_on_screen(qtbot, window):

@@ -33,6 +33,18 @@ EXPORT_MARGIN = 24.0
 READABLE_SCALE = 0.75
 HARD_MAX_SIDE = 32000
 HARD_MAX_PIXELS = 400_000_000
+# NOTE: a readable PNG of an 11.8k-node graph is ~400 million pixels and took 49-59 s to
+# draw (issue 30). Beyond QUICK_PNG_PIXELS (a few seconds of drawing) ``render`` draws the
+# picture within the default caps instead and says how to get it readable (tiles, SVG,
+# or --max-size to draw the big one anyway).
+QUICK_PNG_PIXELS = 64_000_000
+#: the size of that quick picture (zlib's encoding of a PNG costs ~40 ms per million pixels)
+QUICK_OVERVIEW_PIXELS = 8_000_000
+
+
+def png_pixels(rect: QRectF, scale: float) -> float:
+    """Pixels of a PNG of ``rect`` at ``scale``."""
+    return rect.width() * scale * rect.height() * scale
 
 
 def headless_application():
@@ -193,13 +205,14 @@ def layout_rect(display, layout) -> QRectF | None:
 
 
 def overview_png(display, layout, path: str | Path, *, scale: float = 2.0, dark: bool = False,
-                 max_side: int = MAX_SIDE, max_pixels: int = MAX_PIXELS) -> QSize | None:
+                 max_side: int = MAX_SIDE, max_pixels: int = MAX_PIXELS, always: bool = False) -> QSize | None:
     """PNG of a whole graph straight from the display model and layout, without a scene.
 
     Returns ``None`` (and writes nothing) when the capped scale leaves room for text: then
     the caller should build a scene and use :func:`export_png`. Below ``BATCH_LOD`` a
     scene paints exactly this anyway (boxes as filled rectangles per colour, edges as
     straight polylines), so building 10k items just to draw rectangles would be waste.
+    ``always``: draw it so whatever the scale (a quick picture instead of a slow one).
     """
     from PySide6.QtGui import QPainterPath, QPen, QTransform
 
@@ -212,7 +225,7 @@ def overview_png(display, layout, path: str | Path, *, scale: float = 2.0, dark:
     if rect is None:
         return None
     s = fit_scale(rect, scale, max_side=max_side, max_pixels=max_pixels)
-    if s >= BATCH_LOD:
+    if s >= BATCH_LOD and not always:
         return None
     palette = dark_palette() if dark else light_palette()
     width = max(1, int(round(rect.width() * s)))

@@ -111,6 +111,15 @@ class NodeItem(QGraphicsRectItem):
     def is_marked_selected(self) -> bool:
         return self._selected
 
+    def set_box(self, box) -> None:
+        """The same box (key, size, ports) with other text: a node rename.
+
+        NOTE: no ``update()`` here: with the view's full-viewport updates an item update
+        repaints the whole canvas (group frames and all: 30 ms on a small model); the caller
+        repaints the box's region of the viewport instead."""
+        self.box = box
+        self._texts = None
+
     def set_show_names(self, show: bool) -> None:
         if show != self._show_names:
             self._show_names = show

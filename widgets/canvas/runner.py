@@ -8,7 +8,7 @@ through queued signals of a QObject that lives there.
 # NOTE: the relay is a child of the runner, which dies with its tab while a job may still
 # be running on the pool. A worker emitting through a deleted relay raises
 # ``RuntimeError: Signal source has been deleted``. So workers never touch the relay
-# directly: they post through a ``_Channel``, a plain Python object with a lock and an
+# directly: they post through a :class:`~widgets.common.channel.Channel`, a plain Python object with a lock and an
 # "open" flag that the runner closes (under the same lock) from its ``destroyed`` signal
 # and from ``shutdown()``. ``destroyed`` is emitted before Qt deletes the children, so an
 # emit that holds the lock always finishes while the relay still exists, and none starts
@@ -17,10 +17,11 @@ through queued signals of a QObject that lives there.
 
 from __future__ import annotations
 
-import threading
 import traceback
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+
+from widgets.common.channel import Channel
 
 
 class _Relay(QObject):
@@ -32,40 +33,8 @@ class _Relay(QObject):
     cancelled = Signal(int)
 
 
-class _Channel:
-    """Thread-safe way from a worker to the relay that stops working once closed."""
-
-    __slots__ = ("_lock", "_relay", "__weakref__")
-
-    def __init__(self, relay: _Relay) -> None:
-        self._lock = threading.Lock()
-        self._relay: _Relay | None = relay
-
-    def close(self, *_args) -> None:
-        with self._lock:
-            self._relay = None
-
-    @property
-    def is_open(self) -> bool:
-        return self._relay is not None
-
-    def emit(self, name: str, *args) -> bool:
-        """Emit the relay's signal ``name``; False (and nothing emitted) once closed."""
-        with self._lock:
-            relay = self._relay
-            if relay is None:
-                return False
-            try:
-                getattr(relay, name).emit(*args)
-            except RuntimeError:
-                # deleted behind our back (no destroyed signal seen): never try again
-                self._relay = None
-                return False
-            return True
-
-
 class _Job(QRunnable):
-    def __init__(self, generation: int, graph, previous, token, relay: _Channel) -> None:
+    def __init__(self, generation: int, graph, previous, token, relay: Channel) -> None:
         super().__init__()
         self.setAutoDelete(True)
         self._generation = generation
@@ -130,7 +99,7 @@ class LayoutRunner(QObject):
         self._relay.finished.connect(self._on_finished)
         self._relay.failed.connect(self._on_failed)
         self._relay.cancelled.connect(self._on_cancelled)
-        self._channel = _Channel(self._relay)
+        self._channel = Channel(self._relay)
         # closed before Qt deletes the relay (see NOTE above); a plain function, not a
         # method of this object, so it still runs while the object is being destroyed
         # (and a closure, held strongly: a bound method may be held weakly)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainterPath
@@ -171,6 +172,22 @@ class GraphScene(QGraphicsScene):
                 self.selectionChangedKeys.emit(self.selected_keys())
             finally:
                 self._relaying = False
+
+    def rename_boxes(self, names: Mapping[str, str]) -> QRectF:
+        """Boxes whose node was renamed (key -> new name): same place, size and edges, so
+        the layout stands, and the display graph follows. Returns the scene area to repaint
+        (see ``NodeItem.set_box``)."""
+        changed = {}
+        area = QRectF()
+        for key, name in names.items():
+            item = self._items.get(key)
+            if item is not None and item.box.name != name:
+                changed[key] = replace(item.box, name=name)
+                item.set_box(changed[key])
+                area = area.united(item.sceneBoundingRect())
+        if changed and self._graph is not None:
+            self._graph = replace(self._graph, boxes=tuple(changed.get(b.key, b) for b in self._graph.boxes))
+        return area
 
     def _build_grid(self) -> None:
         grid: dict[tuple[int, int], list[str]] = defaultdict(list)

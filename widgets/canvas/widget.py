@@ -41,6 +41,8 @@ class CanvasWidget(QWidget):
         self.minimap = Minimap(self.view, self.view)
         self.busy = LayoutBusy(self.controller, self.view)
         self._minimap_enabled = True
+        #: a legend floating over the view's top-left corner (the overlay layer's), or None
+        self.legend: QWidget | None = None
         self._current_key: str | None = None  # the box the breadcrumb names
         self.view.scope_resolver = self.controller.scope_of
         layout = QVBoxLayout(self)
@@ -82,11 +84,13 @@ class CanvasWidget(QWidget):
     def toggle_body(self, node_id: int) -> None:
         self.toggle_group(f"g:@{node_id}")
 
-    def set_source(self, graph, node_ids, *, opsets, value_info=None, expanded="auto", sync: bool = False) -> None:
+    def set_source(self, graph, node_ids, *, opsets, value_info=None, expanded="auto", sync: bool = False,
+                   groups=None) -> None:
         """Show a graph scope (GraphProto + stable node ids); fits it once laid out."""
         self._fit_next = True
         self.breadcrumb.set_root_label(graph.name or "Graph")
-        self.controller.set_source(graph, node_ids, opsets=opsets, value_info=value_info, expanded=expanded, sync=sync)
+        self.controller.set_source(graph, node_ids, opsets=opsets, value_info=value_info, expanded=expanded, sync=sync,
+                                   groups=groups)
 
     def _on_laid_out(self) -> None:
         if self._fit_next:
@@ -135,28 +139,68 @@ class CanvasWidget(QWidget):
     def minimap_enabled(self) -> bool:
         return self._minimap_enabled
 
-    def _corner_rects(self) -> list[QRect]:
-        """Where the minimap may sit (viewport coords), preferred first: bottom-right,
-        bottom-left, top-right, top-left."""
+    def set_legend(self, legend: QWidget | None) -> None:
+        """Float ``legend`` (what an overlay's colours mean) in a corner of the view
+        (top-left first, another while boxes lie under it), where the minimap then never
+        goes; None removes it."""
+        if self.legend is not None and self.legend is not legend:
+            self.legend.hide()
+        self.legend = legend
+        if legend is not None:
+            if legend.parent() is not self.view:
+                legend.setParent(self.view)
+                vp = self.view.viewport().geometry()
+                legend.move(vp.left() + MINIMAP_MARGIN, vp.top() + MINIMAP_MARGIN)
+            legend.adjustSize()
+            legend.raise_()
+        self._place_minimap()
+
+    def _corners(self, w: int, h: int, order: str) -> list[QRect]:
+        """A ``w`` x ``h`` rect in each corner of the viewport (view coordinates), in
+        ``order`` (letters of corners: b(ottom-)r(ight), bl, tr, tl, two at a time)."""
         vp = self.view.viewport().geometry()
-        w, h = self.minimap.width(), self.minimap.height()
         left, right = vp.left() + MINIMAP_MARGIN, vp.right() - w - MINIMAP_MARGIN
         top, bottom = vp.top() + MINIMAP_MARGIN, vp.bottom() - h - MINIMAP_MARGIN
-        return [QRect(x, y, w, h) for x, y in ((right, bottom), (left, bottom), (right, top), (left, top))]
+        at = {"br": (right, bottom), "bl": (left, bottom), "tr": (right, top), "tl": (left, top)}
+        return [QRect(*at[order[k:k + 2]], w, h) for k in range(0, len(order), 2)]
+
+    def _corner_rects(self) -> list[QRect]:
+        """Where the minimap may sit (viewport coords), preferred first: bottom-right,
+        bottom-left, top-right, top-left; never over a shown legend."""
+        corners = self._corners(self.minimap.width(), self.minimap.height(), "brbltrtl")
+        if self.legend is not None and self.legend.isVisibleTo(self):
+            corners = [c for c in corners if not c.intersects(self.legend.geometry())]
+        return corners
+
+    def _place_legend(self) -> None:
+        """The legend stays in its corner while no box lies under it; else it moves to a
+        corner with none (top-left, top-right, bottom-left, bottom-right), else stays."""
+        legend = self.legend
+        if legend is None or not legend.isVisibleTo(self):
+            return
+        corners = self._corners(legend.width(), legend.height(), "tltrblbr")
+        current = next((c for c in corners if c.topLeft() == legend.pos()), corners[0])
+        if self._covered(current):
+            current = next((c for c in corners if not self._covered(c)), current)
+        legend.move(current.topLeft())
 
     def _covered(self, rect: QRect) -> int:
-        """How many boxes the minimap would hide at ``rect`` (view widget coordinates)."""
+        """How many boxes the minimap (a legend) would hide at ``rect`` (view widget coordinates)."""
         origin = self.view.viewport().geometry().topLeft()
         local = rect.translated(-origin)
         return len(self.scene.keys_in_rect(self.view.mapToScene(local).boundingRect()))
 
     def _place_minimap(self) -> None:
+        self._place_legend()  # first: the minimap keeps clear of it
         graph = self.scene.graph_rect()
         fits = graph.isEmpty() or self.view.visible_scene_rect().contains(graph)
         if not self._minimap_enabled or fits:
             self.minimap.hide()
             return
         corners = self._corner_rects()
+        if not corners:  # a legend in every corner (a small pane): no room for the minimap
+            self.minimap.hide()
+            return
         current = QRect(self.minimap.geometry())
         if current not in corners:
             current = corners[0]

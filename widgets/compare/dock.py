@@ -25,6 +25,7 @@ from widgets.actions.registry import ActionSpec
 from widgets.actions.view import register_dock
 from widgets.compare.extract import extract_selection, open_new_document
 from widgets.compare.overlay import CanvasDiff
+from widgets.overlays.layer import clear_when_closed, untick
 from widgets.compare.panel import ChangeRef, DiffPanel
 from widgets.compare.task import DiffTask, SideMap, _Relay, snapshot, translate
 from widgets.common.selection import Target
@@ -73,6 +74,7 @@ class CompareDock(QDockWidget):
         self.panel.refreshRequested.connect(self.refresh)
         window.modelShown.connect(self._on_model_shown)
         window.tabs.currentChanged.connect(self._on_current_tab)
+        clear_when_closed(self, lambda: self.overlays.values())
         self._build_actions()
         self._on_current_tab()
 
@@ -241,6 +243,7 @@ class CompareDock(QDockWidget):
         overlay = self.overlays.get(key)
         if overlay is None:
             overlay = self.overlays[key] = CanvasDiff(tab)
+            overlay.on_cleared = lambda: untick(self.panel.overlay_check)
         overlay.set_status(status)
         overlay.set_visible(self.panel.overlay_check.isChecked())
         return overlay

@@ -92,6 +92,17 @@ class CanvasDiff(BoxOverlay):
         self._status: dict[int, str] = {}
         super().__init__(tab, DiffOverlay())
 
+    title = "Diff"
+
+    def legend(self) -> tuple[str, list[tuple[QColor, str]]]:
+        return self.title, [(status_colour(ADDED), "added"), (status_colour(REMOVED), "removed"),
+                            (status_colour(CHANGED), "changed")]
+
+    @property
+    def status(self) -> dict[int, str]:
+        """Node id -> diff status: what an export of the overlay carries."""
+        return dict(self._status)
+
     def set_status(self, status: dict[int, str]) -> None:
         self._status = dict(status)
         self._rebuild()

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from widgets.common.status_line import MessageLabel
 from widgets.diffview.colours import PaneColours, PaneErrors
+from widgets.overlays.layer import layer_for
 from widgets.window.document_tab import DocumentTab
 
 __all__ = ["DiffPane"]
@@ -26,6 +27,8 @@ class DiffPane(QWidget):
         self.owns_store = owns_store
         self.heading = MessageLabel("", self, wrap=False)
         self.tab = DocumentTab(doc, self, dark=dark, show_names=show_names, options=options)
+        # the view's own legend explains the colours: no second one floats over each pane
+        layer_for(self.tab, with_legend=False)
         self.colours = PaneColours(self.tab)
         self.errors: PaneErrors | None = None
         layout = QVBoxLayout(self)

@@ -1,4 +1,7 @@
-"""``onnx-studio diff A B --render OUT.svg|OUT.png``: the diff view's picture, headless.
+"""``onnx-studio diff A B --render OUT.svg|OUT.png|OUT.html``: the diff view's picture, headless.
+
+``.html``: one interactive page with both models as two panes, coloured by the same
+statuses, each node linked to its counterpart (:mod:`editor.webpage.diff`; no Qt).
 
 Both sides are drawn as the window draws them (display model -> layout -> canvas
 drawing), each with its own layout, A on the left and B on the right, coloured by the
@@ -44,7 +47,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = core.add_parser(subparsers)
     p.add_argument("--render", metavar="OUT", default=None,
                    help="also draw both models side by side, coloured by the diff with a legend and the "
-                        "changes numbered and linked, to OUT.svg or OUT.png")
+                        "changes numbered and linked, to OUT.svg or OUT.png; or an interactive page of "
+                        "both sides to OUT.html")
     p.add_argument("--dark", action="store_true", help="with --render: dark theme")
     return p
 
@@ -55,14 +59,22 @@ def run(args: argparse.Namespace) -> int:
     if not args.render:
         return core.run(args)
     out = Path(args.render)
-    if out.suffix.lower() not in (".svg", ".png"):
-        raise StudioError(f"--render writes .svg or .png, not {out.suffix or 'a file without suffix'!r}")
+    if out.suffix.lower() not in (".svg", ".png", ".html"):
+        raise StudioError(f"--render writes .svg, .png or .html, not {out.suffix or 'a file without suffix'!r}")
     from editor.diff.side_by_side import Side, side_by_side
 
     core.check_tolerances(args)
     result = side_by_side(Side(Path(args.a), name=Path(args.a).name), Side(Path(args.b), name=Path(args.b).name),
                           rtol=args.rtol, atol=args.atol)
     try:
+        if out.suffix.lower() == ".html":
+            from editor.webpage.diff import diff_page
+
+            page = diff_page(result, names=(Path(args.a).name, Path(args.b).name), dark=args.dark)
+            size = page.write(out)
+            print(f"wrote {out} ({size / 1e6:.2f} MB, both sides, {len(result.display.stops)} changes)",
+                  file=sys.stderr)
+            return core.report(result.diff, args)
         size = render_diff(result, out, names=(Path(args.a).name, Path(args.b).name), dark=args.dark)
         print(f"wrote {out} ({size[0]}x{size[1]}, {len(result.display.stops)} changes numbered)", file=sys.stderr)
         return core.report(result.diff, args)

@@ -17,10 +17,11 @@ from widgets.docking.canvas_first import (
     FocusMode,
     ProblemsButton,
     first_start_layout,
+    hide_idle_docks,
     install_canvas_first,
     update_history_badge,
 )
 from widgets.docking.frame import DockFrame, dock_content, ensure_room, install_docking
 
-__all__ = ["DockFrame", "FocusMode", "ProblemsButton", "dock_content", "ensure_room", "first_start_layout",
+__all__ = ["DockFrame", "FocusMode", "ProblemsButton", "dock_content", "ensure_room", "first_start_layout", "hide_idle_docks",
            "install_canvas_first", "install_docking", "update_history_badge"]

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QToolButton
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QToolButton
 
 from widgets.actions.registry import ActionSpec
 
@@ -24,14 +24,38 @@ RIGHT_WIDTH = 340
 OPERATOR_SHARE = 0.38
 
 
-def first_start_layout(window: QMainWindow) -> None:
-    """See the module docstring. Runs from the event loop after the first show (a saved
-    window state replaces it): resizeDocks needs the window's real size."""
+def hide_idle_docks(window: QMainWindow) -> None:
+    """Outline, Find and the docks under the canvas closed: they wait until used.
+
+    NOTE: runs before the first show too; hidden only from the event loop, they were drawn
+    in the first frames (a "Problems | Run" tab bar under the canvas, "Outline | Find" on
+    the left), for seconds on a busy machine."""
     for dock in (window.outline_dock, window.find_dock):
         dock.hide()
     for dock in window.findChildren(QDockWidget):
         if window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea:
             dock.hide()
+    hide_stray_tab_bars(window)
+
+
+def hide_stray_tab_bars(window: QMainWindow) -> None:
+    """Hide the window's dock tab bars that name only hidden docks.
+
+    NOTE: Qt (6.11) makes two tab bars for the first two docks tabbed together and then
+    keeps one of them up to date; the other stays shown where the first layout put it,
+    with the old tab names ("Problems | Run" under the canvas). A tab bar Qt uses again is
+    shown again by Qt, so hiding is safe."""
+    hidden = {d.windowTitle() for d in window.findChildren(QDockWidget) if d.isHidden()}
+    for bar in window.findChildren(QTabBar):
+        if bar.parent() is window and bar.count() and \
+                all(bar.tabText(i) in hidden for i in range(bar.count())):
+            bar.hide()
+
+
+def first_start_layout(window: QMainWindow) -> None:
+    """See the module docstring. Runs from the event loop after the first show (a saved
+    window state replaces it): resizeDocks needs the window's real size."""
+    hide_idle_docks(window)
     window.properties_dock.raise_()
     window.resizeDocks([window.properties_dock], [RIGHT_WIDTH], Qt.Orientation.Horizontal)
     column = max(window.properties_dock.height() + window.op_docs_dock.height(), 1)
@@ -83,12 +107,16 @@ class ProblemsButton(QToolButton):
 
 
 class FocusMode(QObject):
-    """View ▸ Focus on Canvas: hides every dock, and shows again the ones it hid."""
+    """View ▸ Focus on Canvas: hides every dock, and brings the layout back as it was."""
 
     def __init__(self, window: QMainWindow) -> None:
         super().__init__(window)
         self.window_ = window
         self.hidden: list[QDockWidget] = []
+        #: the window's dock layout before focus mode (which dock in front, the splits)
+        self._state = None
+        #: True while focus mode hides or shows docks (their overlays stay: nothing closed)
+        self.switching = False
         self.action = window.registry.add(ActionSpec(
             "view.focus_canvas", "&Focus on Canvas", self.toggle, "F11", "View", "5_panels", checkable=True,
             tip="Hide every panel: the canvas alone (the same key brings them back)", keywords="zen full canvas"))
@@ -99,14 +127,26 @@ class FocusMode(QObject):
 
     def toggle(self, on: bool | None = None) -> None:
         on = not self.on if on is None or not isinstance(on, bool) else on
-        if on and not self.on:
-            self.hidden = [d for d in self.window_.findChildren(QDockWidget) if d.isVisible()]
-            for dock in self.hidden:
-                dock.hide()
-        elif not on and self.on:
-            for dock in self.hidden:
-                dock.show()
-            self.hidden = []
+        self.switching = True
+        try:
+            if on and not self.on:
+                self._state = self.window_.saveState()
+                self.hidden = [d for d in self.window_.findChildren(QDockWidget) if d.isVisible()]
+                for dock in self.hidden:
+                    dock.hide()
+            elif not on and self.on:
+                # NOTE: the saved state, not show() of each hidden dock: a dock shown again
+                # joined its tab group behind the one Qt put in front meanwhile (Summary
+                # over Properties) and the column's split moved
+                opened = [d for d in self.window_.findChildren(QDockWidget) if d.isVisible()]
+                if self._state is None or not self.window_.restoreState(self._state):
+                    for dock in self.hidden:
+                        dock.show()
+                for dock in opened:  # opened during focus mode (Ctrl+F): still open
+                    dock.show()
+                self.hidden, self._state = [], None
+        finally:
+            self.switching = False
         if self.action.isChecked() != self.on:
             self.action.setChecked(self.on)
 

@@ -296,17 +296,21 @@ class HistoryPanel(QWidget):
             return
         end = None if budget is None else time.perf_counter() + budget
         stack = doc.stack
-        while self._jump_target is not None:
-            if len(stack.commands) != self._jump_length:
-                self._end_jump(False)  # an edit between two slices changed the history: stop
-                return
-            if stack.index == target or not (doc.undo() if stack.index > target else doc.redo()):
-                self._end_jump(True)
-                return
-            if end is not None and time.perf_counter() >= end:
-                self.progress.setValue(abs(stack.index - self._jump_start))
-                self._jump_timer.start()
-                return
+        if len(stack.commands) != self._jump_length:
+            self._end_jump(False)  # an edit between two slices changed the history: stop
+            return
+        # the views hear of a slice's steps once, as one change (Document.batch)
+        done = False
+        with doc.batch():
+            while not done:
+                done = stack.index == target or not (doc.undo() if stack.index > target else doc.redo())
+                if end is not None and time.perf_counter() >= end:
+                    break
+        if done or stack.index == target:
+            self._end_jump(True)
+            return
+        self.progress.setValue(abs(stack.index - self._jump_start))
+        self._jump_timer.start()
 
     def cancel_jump(self) -> None:
         """Stop a jump in progress where it is (each step is a whole undo or redo)."""

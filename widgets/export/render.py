@@ -1,4 +1,7 @@
-"""``onnx-studio render MODEL -o FILE.svg|FILE.png``: draw a model's graph headless.
+"""``onnx-studio render MODEL -o FILE.svg|FILE.png|FILE.html``: draw a model's graph headless.
+
+``.html`` writes one self-contained interactive page (:mod:`editor.webpage`: pan, zoom,
+groups that open, find, node details), made by the core alone: no Qt is loaded for it.
 
 The same pipeline as the canvas: display model (``editor.viewmodel``) -> layout
 (``editor.layout``) -> ``widgets.canvas`` scene -> PNG (QImage) or SVG (QSvgGenerator).
@@ -28,7 +31,7 @@ from typing import Any
 
 from editor.errors import LoadError, StudioError
 
-FORMATS = (".png", ".svg")
+FORMATS = (".png", ".svg", ".html")
 #: pixels per layout unit of ``--tiles`` (box text ~10 px high)
 TILE_SCALE = 1.0
 
@@ -44,8 +47,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register the ``render`` sub-command on an ``argparse`` subparsers object."""
     p = subparsers.add_parser(
         "render",
-        help="draw a model's graph to PNG or SVG",
-        description="Draw a model's graph (as the canvas shows it) to a PNG or SVG file.",
+        help="draw a model's graph to PNG or SVG, or an interactive web page (.html)",
+        description="Draw a model's graph (as the canvas shows it) to a PNG or SVG file, or to one "
+                    "self-contained interactive HTML page (pan, zoom, open groups, find, node details).",
     )
     configure_parser(p)
     return p
@@ -53,7 +57,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="path of the .onnx model")
-    p.add_argument("-o", "--output", required=True, help="output file, .png or .svg")
+    p.add_argument("-o", "--output", required=True, help="output file, .png, .svg or .html")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--collapsed", dest="expanded", action="store_false",
                       help="name scopes as group boxes, the editor's first view (default)")
@@ -96,8 +100,9 @@ def _opsets(model: Any) -> dict[str, int]:
     return {op.domain: op.version for op in model.opset_import}
 
 
-def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
-    """Set of open group paths for the requested mode and scope (None = flat).
+def _expanded_for(model: Any, args: argparse.Namespace, tree: Any = None) -> set[str] | None:
+    """Set of open group paths for the requested mode and scope (None = flat); ``tree``:
+    the graph's group tree when the caller has it.
 
     ``--collapsed`` is the editor's first view (``editor.viewmodel.default_expanded``: the
     top groups opened while the picture stays small), not a single box.
@@ -106,8 +111,9 @@ def _expanded_for(model: Any, args: argparse.Namespace) -> set[str] | None:
 
     scope = args.scope.rstrip("/")
     if not scope:
-        return None if args.expanded else default_expanded(model.graph)
-    tree = group_tree(model.graph)
+        return None if args.expanded else default_expanded(model.graph, groups=tree)
+    if tree is None:
+        tree = group_tree(model.graph)
     if scope not in tree:
         known = sorted(tree.parent)[:8]
         raise LoadError(f"no group {scope!r} in the model (groups include: {', '.join(known) or 'none'})")
@@ -130,7 +136,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
     ``doc`` (the model's document) is needed for ``--bodies``: body nodes are drawn under
     their document ids, as in the window."""
     from editor.layout import layout_graph
-    from editor.viewmodel import build_display_graph
+    from editor.viewmodel import build_display_graph, group_tree
 
     out = Path(output)
     suffix = out.suffix.lower()
@@ -138,8 +144,10 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         raise StudioError(f"unknown output format {out.suffix!r} (use .png or .svg)")
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    expanded = _expanded_for(model, args)
     graph = model.graph
+    # grouped once: the first view, a scope's path and the build read the same tree
+    tree = group_tree(graph) if args.scope or not args.expanded or getattr(args, "bodies", False) else None
+    expanded = _expanded_for(model, args, tree)
     ids = list(node_ids) if node_ids is not None else list(range(len(graph.node)))
     bodies = None
     if getattr(args, "bodies", False) and doc is not None:
@@ -149,9 +157,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         bodies = document_bodies(doc)
         flat = expanded is None
         if flat:  # every group open, and every body with every group inside it
-            from editor.viewmodel import group_tree
-
-            expanded = set(group_tree(graph).parent)
+            expanded = set(tree.parent)
         expanded = expanded | all_body_paths(doc, groups="all" if flat else "default")
     value_info = None
     if not getattr(args, "no_inferred_shapes", False):
@@ -161,7 +167,7 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
         # every edge gets a shape: the file's where it has one, the shape engine's elsewhere
         value_info = label_value_info(graph, infer_model(model), bodies=bodies is not None)
     display = build_display_graph(graph, ids, opsets=_opsets(model), expanded=expanded, value_info=value_info,
-                                  bodies=bodies, show_plumbing=getattr(args, "plumbing", False))
+                                  bodies=bodies, show_plumbing=getattr(args, "plumbing", False), groups=tree)
     overlay = _overlay(args, display, model, doc)
     timings["viewmodel"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -205,16 +211,29 @@ def render_model(model: Any, output: str | Path, args: argparse.Namespace, *, lo
                 "width": size.width(), "height": size.height(), "timings": timings, "stats": stats}
     scale, readable = _png_scale(display, result, args)
     caps = {"max_side": HARD_MAX_SIDE, "max_pixels": HARD_MAX_PIXELS}
-    # --tiles: a picture one PNG cannot hold readably becomes readable tiles instead
-    tiles = suffix == ".png" and getattr(args, "tiles", False) and not readable
-    if tiles:
+    slow = args.max_size is None and _too_slow(display, result, scale)
+    # --tiles: a picture one PNG cannot hold readably (or quickly) becomes readable tiles instead
+    tiles = suffix == ".png" and getattr(args, "tiles", False) and (not readable or slow)
+    if slow and not tiles:
+        from widgets.canvas.export import QUICK_OVERVIEW_PIXELS, fit_scale, layout_rect, png_pixels
+
+        rect = layout_rect(display, result)
+        quick = fit_scale(rect, args.scale, max_pixels=QUICK_OVERVIEW_PIXELS)
+        print(f"note: {out.name} at {'a readable ' if readable else ''}{scale:.2f} px per unit would be {_px(rect, scale)} "
+              f"({png_pixels(rect, scale) / 1e6:,.0f} million pixels, most of a minute to draw); drawn at "
+              f"{quick:.2f} px per unit ({_px(rect, quick)}) instead, too small to read: for readable text use "
+              f"--tiles (readable tiles), .svg, or --max-size {HARD_MAX_SIDE} to draw the big one anyway",
+              file=sys.stderr)
+        scale, readable = quick, False
+    elif tiles:
         scale = min(args.scale, TILE_SCALE)
-    elif suffix == ".png" and not readable:
+    elif suffix == ".png" and not readable and not slow:
         print(f"note: {out.name} is drawn at {scale:.2f} px per unit, too small for its text to be read; "
               f"use .svg, --tiles or --scope for a readable picture", file=sys.stderr)
-    if suffix == ".png" and not args.scope and len(display.boxes) >= 1500 and overlay is None and not tiles:
-        # too big for text at the capped scale: draw the zoomed-out picture directly
-        size = overview_png(display, result, out, scale=scale, dark=args.dark, **caps)
+    if suffix == ".png" and (slow or not args.scope and len(display.boxes) >= 1500) and overlay is None and not tiles:
+        # too big for text at the capped scale (or to draw quickly): the zoomed-out picture,
+        # drawn directly
+        size = overview_png(display, result, out, scale=scale, dark=args.dark, always=slow, **caps)
         if size is not None:
             timings["draw"] = time.perf_counter() - t
             return {"boxes": len(display.boxes), "edges": len(display.edges),
@@ -278,14 +297,28 @@ def _overlay(args: argparse.Namespace, display: Any, model: Any, doc: Any) -> tu
     data = load_node_data(args.overlay, getattr(args, "overlay_column", None))
     if doc is not None:
         names = {nid: node.name for _scope, nid, node in doc.index.iter_nodes()}
+        matched = data.match_doc(doc)
     else:
         names = {k: node.name for k, node in enumerate(model.graph.node)}
-    values = box_values(((b.key, b.name) for b in display.boxes), data.match(names), names)
+        matched = data.match(names)
+    values = box_values(((b.key, b.name) for b in display.boxes), matched, names)
     amounts, text = overlay_amounts(values, data.numeric)
     note = f"; {len(data.unmatched)} names in the file match no node" if data.unmatched else ""
     print(f"overlay '{data.column}': {len(values)} boxes coloured{note}", file=sys.stderr)
     title = f"{data.column} ({Path(data.source).name})"
     return amounts, text, legend_entries(values, data.numeric), title, data.numeric
+
+
+def _too_slow(display: Any, result: Any, scale: float) -> bool:
+    """True when a whole-graph PNG at ``scale`` has more pixels than draw in a few seconds."""
+    from widgets.canvas.export import QUICK_PNG_PIXELS, layout_rect, png_pixels
+
+    rect = layout_rect(display, result)
+    return rect is not None and png_pixels(rect, scale) > QUICK_PNG_PIXELS
+
+
+def _px(rect: Any, scale: float) -> str:
+    return f"{rect.width() * scale:,.0f} x {rect.height() * scale:,.0f} px"
 
 
 def _png_scale(display: Any, result: Any, args: argparse.Namespace) -> tuple[float, bool]:
@@ -313,6 +346,8 @@ def run(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         doc = load_model(args.model)
         t_load = time.perf_counter() - t0
+        if Path(args.output).suffix.lower() == ".html":
+            return _render_page(doc, args, t_load)
         facts = render_model(doc.model, args.output, args, node_ids=doc.main.node_ids, doc=doc)
     except StudioError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -328,6 +363,36 @@ def run(args: argparse.Namespace) -> int:
         print(f"timings (s): load {t_load:.3f}, {parts}", file=sys.stderr)
     if facts.get("stats") is not None:
         print(json.dumps(facts["stats"]))
+    return 0
+
+
+def _render_page(doc: Any, args: argparse.Namespace, t_load: float) -> int:
+    """``-o view.html``: the interactive page (Qt-free: :mod:`editor.webpage`)."""
+    from editor.webpage import document_page
+    from editor.webpage.overlays import node_data_overlay
+
+    t = time.perf_counter()
+    expanded = _expanded_for(doc.model, args)
+    if args.bodies:  # every If/Loop/Scan body open in the first view, as the picture draws them
+        from editor.viewmodel import group_tree
+        from editor.viewmodel.bodies import all_body_paths
+
+        flat = expanded is None
+        expanded = (set(group_tree(doc.model.graph).parent) if flat else set(expanded)) | all_body_paths(
+            doc, groups="all" if flat else "default")
+    overlays = []
+    if getattr(args, "overlay", None):
+        overlays.append(node_data_overlay(doc, args.overlay, getattr(args, "overlay_column", None)))
+    page = document_page(doc, expanded=expanded, dark=args.dark, inferred_shapes=not args.no_inferred_shapes,
+                         show_plumbing=args.plumbing, overlays=overlays)
+    size = page.write(args.output)
+    f = page.facts
+    held = f"{f['views']} views" + (f", {f['missing']} groups not held (too big)" if f["missing"] else "")
+    print(f"{args.output}: {f['boxes']} boxes, {f['edges']} edges in the first view, {held}, {f['nodes']} nodes; "
+          f"{size / 1e6:.2f} MB in {time.perf_counter() - t:.2f} s", file=sys.stderr)
+    if args.timings:
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in f["timings"].items())
+        print(f"timings (s): load {t_load:.3f}, {parts}", file=sys.stderr)
     return 0
 
 

@@ -53,6 +53,7 @@ from editor.debug import (
 from editor.runtime import RunOptions
 from widgets.numeric.detail import PairDetail
 from widgets.numeric.heatmap import ErrorHeatMap, producer_of
+from widgets.overlays.layer import clear_when_closed, untick
 from widgets.numeric.table import ROW_ROLE, SORT_ROLE, ErrorTableModel
 from widgets.numeric.task import BackgroundTask, TaskRelay
 from widgets.common.elided_label import ElidedLabel
@@ -103,6 +104,8 @@ class NumericDock(QDockWidget):
         self.relay.done.connect(self._on_done)
         self.relay.failed.connect(self._on_failed)
         self._build()
+        # the error heat map goes with its dock (it stayed, mixed with the diff colours)
+        clear_when_closed(self, lambda: [self.heatmap] if self.heatmap is not None else [])
 
     # -- construction -------------------------------------------------------------------------
     def _side_widgets(self) -> tuple[QComboBox, QComboBox]:
@@ -425,6 +428,7 @@ class NumericDock(QDockWidget):
         if tab is not None:
             if self.heatmap is None:
                 self.heatmap = ErrorHeatMap(tab)
+                self.heatmap.on_cleared = lambda: untick(self.show_heat)
             self.heatmap.set_comparison(comparison)
             self.heatmap.set_visible(self.show_heat.isChecked())
             tab.selection.changed.connect(self._on_canvas_selection, Qt.ConnectionType.UniqueConnection)

@@ -3,18 +3,18 @@
 A box overlay (:mod:`widgets.overlays.box_overlay`) like the profile heat map
 (:mod:`widgets.run.heatmap`), with the same colour scale: a node's share is its worst
 tensor's relative error on a log scale between the tolerance (pale) and 1000x it (deep
-red); nodes within tolerance get no cell, so the picture shows only where numbers went
-wrong. The first divergence gets a thick outline and the label "first".
+red; :func:`editor.debug.shares.node_shares`, which the web page uses too); nodes within
+tolerance get no cell, so the picture shows only where numbers went wrong. The first
+divergence gets a thick outline and the label "first".
 """
 
 from __future__ import annotations
-
-import math
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from editor.debug import Comparison
+from editor.debug.shares import TITLE, node_shares, producer_of  # noqa: F401 - this module's facade (dock, diff view)
 from editor.node_data import by_box
 from widgets.overlays.box_overlay import BoxOverlay, BoxOverlayItem, group_index
 from widgets.run.heatmap import heat_colour
@@ -22,45 +22,6 @@ from widgets.run.heatmap import heat_colour
 __all__ = ["ErrorHeatMap", "ErrorOverlay", "node_shares", "producer_of"]
 
 Z_ERRORS = 2.6  # just above the profile heat map
-
-
-def producer_of(doc, name: str):  # noqa: ANN001, ANN201
-    """(scope, node id) of the node in ``doc`` that produces ``name``: the main graph's,
-    else the If/Loop/Scan body's (a comparison compares values inside bodies too); None."""
-    main = doc.index.main
-    nid = doc.producer(main, name)
-    if nid is not None:
-        return main, nid
-    for scope in doc.index.scopes:
-        if scope != main:
-            nid = doc.producer(scope, name)
-            if nid is not None:
-                return scope, nid
-    return None
-
-
-def node_shares(comparison: Comparison, doc) -> dict[int, tuple[float, str, bool]]:  # noqa: ANN001
-    """Node id in ``doc`` -> (share 0..1, label, is first divergence) for nodes that differ.
-    Nodes are found by the tensor they produce (names of nodes may be empty)."""
-    fd = comparison.first_divergence
-    atol = max(comparison.tolerance.rtol, 1e-12)
-    out: dict[int, tuple[float, str, bool]] = {}
-    for t in comparison.tensors:
-        if t.ok is not False or t.node is None:
-            continue
-        found = producer_of(doc, t.a)
-        if found is None:
-            continue
-        nid = found[1]
-        e = t.error
-        rel = e.max_rel if e is not None and e.max_rel is not None else math.inf
-        share = 1.0 if not math.isfinite(rel) else min(1.0, max(0.05, math.log10(max(rel / atol, 1.0)) / 3.0))
-        label = "NaN" if e is not None and e.nan_a + e.nan_b and (e.nan_a != e.nan_b) else f"{rel:.2g}"
-        first = fd is not None and fd.a == t.a
-        old = out.get(nid)
-        if old is None or share > old[0] or first:
-            out[nid] = (share, ("first · " if first else "") + label, first or (old[2] if old else False))
-    return out
 
 
 class ErrorOverlay(BoxOverlayItem):
@@ -105,13 +66,25 @@ class ErrorOverlay(BoxOverlayItem):
 class ErrorHeatMap(BoxOverlay):
     """Keeps an :class:`ErrorOverlay` on one tab's scene in step with its layout."""
 
+    title = TITLE
+
     def __init__(self, tab) -> None:  # noqa: ANN001
         self._shares: dict[int, tuple[float, str, bool]] = {}
         super().__init__(tab, ErrorOverlay())
 
+    @property
+    def shares(self) -> dict[int, tuple[float, str, bool]]:
+        """Node id -> (share of the error scale, label, first divergence): what an export carries."""
+        return dict(self._shares)
+
     def set_comparison(self, comparison: Comparison | None) -> None:
         self._shares = node_shares(comparison, self.tab.doc) if comparison is not None else {}
         self._rebuild()
+        self.refresh_legend()
+
+    def legend(self) -> tuple[str, list[tuple[QColor, str]]]:
+        return self.title, [(heat_colour(1.0), "1000x the tolerance or more"), (heat_colour(1 / 3), "10x the tolerance"),
+                            (heat_colour(0.05), "just beyond it"), (QColor(150, 0, 160), "first divergence")]
 
     def _rebuild(self) -> None:
         if not self._visible:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem
 
 
@@ -61,22 +62,54 @@ class BoxOverlay:
     """Keeps a :class:`BoxOverlayItem` on one tab's scene in step with its layout.
 
     Subclasses set their values and implement :meth:`_rebuild`, which runs only while the
-    overlay is shown."""
+    overlay is shown, and :meth:`legend`. Shown and hidden through the tab's overlay layer
+    (:mod:`widgets.overlays.layer`): one overlay at a time; ``on_cleared`` (set by the
+    owner) hears when the layer took this one away (another was shown, Clear Overlay)."""
+
+    #: the legend's title
+    title = "Overlay"
 
     def __init__(self, tab, overlay: BoxOverlayItem) -> None:
         self.tab = tab
         self.scene = tab.canvas.scene
         self.overlay = overlay
         self._visible = False
+        self.on_cleared: Callable[[], None] | None = None
         self.scene.graphChanged.connect(self._rebuild)
 
     def set_visible(self, on: bool) -> None:
+        from widgets.overlays.layer import layer_for
+
+        was = self._visible
         self._visible = on
         if on and self.overlay.scene() is None:
             self.scene.addItem(self.overlay)
         elif not on and self.overlay.scene() is not None:
             self.scene.removeItem(self.overlay)
         self._rebuild()
+        layer = layer_for(self.tab, create=on)
+        if layer is not None:
+            if on:
+                layer.shown(self)
+            elif was or layer.active is self:
+                layer.hidden(self)
+
+    def cleared(self) -> None:
+        """The layer took this overlay away: its owner unticks what showed it."""
+        if self.on_cleared is not None:
+            self.on_cleared()
+
+    def legend(self) -> tuple[str, list[tuple[QColor, str]]]:
+        """(title, [(colour, what it means)]) for the canvas's legend."""
+        return self.title, []
+
+    def refresh_legend(self) -> None:
+        """The values changed: the legend says so (when this overlay is the one shown)."""
+        from widgets.overlays.layer import layer_for
+
+        layer = layer_for(self.tab, create=False)
+        if layer is not None and layer.active is self:
+            layer.refresh_legend()
 
     @property
     def visible(self) -> bool:

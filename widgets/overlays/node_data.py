@@ -3,7 +3,7 @@
 :func:`editor.node_data.load_node_data` reads the file; numbers are drawn as the profile
 heat map draws times (pale to deep red, the value on a badge), labels each in a colour of
 their own. A collapsed group shows the largest number of the nodes inside it (a label: the
-most common one). The data stays with the tab it was loaded for; "Clear Node Data" removes
+most common one). The data stays with the tab it was loaded for; View ▸ Clear Overlay removes
 it. Names in the file that match no node are counted in the status bar.
 """
 
@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from editor.errors import StudioError
 from widgets.actions.registry import ActionSpec
 from widgets.overlays.box_overlay import BoxOverlay
-from widgets.run.heatmap import HeatMapOverlay
+from widgets.run.heatmap import HeatMapOverlay, fmt_us
 
 FILTER = "Node data (*.json *.csv *.tsv *.txt);;All files (*)"
 
@@ -24,9 +24,27 @@ class NodeDataOverlay(BoxOverlay):
 
     def __init__(self, tab, data) -> None:
         self.data = data
-        names = {nid: tab.doc.node(nid).name for _scope, nid, _node in tab.doc.index.iter_nodes()}
-        self.values = data.match(names)
+        self.values = data.match_doc(tab.doc)
         super().__init__(tab, HeatMapOverlay())
+
+    @property
+    def title(self) -> str:  # type: ignore[override]
+        return f"Node data: {self.data.column}"
+
+    def legend(self):  # noqa: ANN201
+        from editor.node_data import legend_entries, overlay_amounts
+        from widgets.canvas.overlay_export import overlay_colour
+
+        values = self.by_key()
+        amounts, _text = overlay_amounts(values, self.data.numeric)
+        peak = max(amounts.values(), default=0.0)
+        colour = overlay_colour(self.data.numeric)
+        entries = legend_entries(values, self.data.numeric)
+        if self.data.ort_profile:  # times (never negative: the amounts are the values)
+            entries = [(a, fmt_us(a)) for a, _text in entries]
+        if self.data.numeric:
+            entries = list(reversed(entries))  # the largest first, as the heat maps
+        return self.title, [(colour(a, peak), text) for a, text in entries[:8]]
 
     def by_key(self) -> dict[str, float | str]:
         from editor.node_data import box_values
@@ -43,12 +61,14 @@ class NodeDataOverlay(BoxOverlay):
         from widgets.canvas.overlay_export import overlay_colour
 
         amounts, text = overlay_amounts(self.by_key(), self.data.numeric)
+        if self.data.ort_profile:
+            text = fmt_us
         self.overlay.set_times(self.scene, amounts, text, overlay_colour(self.data.numeric))
         self.overlay.update()
 
 
 def install_node_data(window) -> None:
-    """View ▸ Node Data Overlay… / Clear Node Data on ``window`` (a MainWindow)."""
+    """View ▸ Node Data Overlay… / Clear Overlay on ``window`` (a MainWindow)."""
     overlays: dict[int, NodeDataOverlay] = {}
 
     def load() -> None:
@@ -71,6 +91,7 @@ def install_node_data(window) -> None:
         if old is not None:
             old.set_visible(False)
         overlay = overlays[id(tab)] = NodeDataOverlay(tab, data)
+        overlay.on_cleared = lambda key=id(tab), o=overlay: overlays.pop(key, None) if overlays.get(key) is o else None
         overlay.set_visible(True)
         matched = len(overlay.values)
         note = f"; {len(data.unmatched)} names match no node" if data.unmatched else ""
@@ -78,18 +99,32 @@ def install_node_data(window) -> None:
         return overlay
 
     def clear() -> None:
+        """View ▸ Clear Overlay: whatever the current tab shows (node data, a heat map, diff
+        colours), its legend with it."""
+        from widgets.overlays.layer import layer_for
+
         tab = window.current_tab()
-        overlay = overlays.pop(id(tab), None) if tab is not None else None
-        if overlay is not None:
-            overlay.set_visible(False)
+        layer = layer_for(tab, create=False) if tab is not None else None
+        if layer is not None:
+            layer.clear()
+        window.registry.refresh()
+
+    def has_overlay() -> bool:
+        from widgets.overlays.layer import layer_for
+
+        tab = window.current_tab()
+        layer = layer_for(tab, create=False) if tab is not None else None
+        return layer is not None and layer.active is not None
 
     has_tab = lambda: window.current_tab() is not None  # noqa: E731
     window.registry.add_all([
         ActionSpec("view.node_data", "Node &Data Overlay…", load, menu="View", section="7_overlay",
                    enabled_when=has_tab,
-                   tip="Colour the nodes by values from a JSON or CSV file (node name → number or label)"),
-        ActionSpec("view.node_data_clear", "Clear Node Data", clear, menu="View", section="7_overlay",
-                   enabled_when=has_tab),
+                   tip="Colour the nodes by values from a JSON or CSV file (node name → number or label), "
+                       "or by kernel time from an onnxruntime profile"),
+        ActionSpec("view.clear_overlay", "Clear Overlay", clear, menu="View", section="7_overlay",
+                   enabled_when=has_overlay, keywords="node data heat map diff colours legend",
+                   tip="Remove the overlay the canvas shows (node data, a heat map, diff colours)"),
     ])
     window.node_data_overlays = overlays
     window.show_node_data = show

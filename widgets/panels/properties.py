@@ -8,6 +8,8 @@ sits below the tree.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import onnx
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
@@ -27,6 +29,27 @@ from widgets.common.selection import Target
 
 SOURCE = "properties"
 TARGET_ROLE = Qt.ItemDataRole.UserRole + 1
+#: the :class:`_Row` an item shows
+_ROW_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+@dataclass(eq=True)
+class _Row:
+    """One row of the tree as recorded by the content functions (a section holds rows)."""
+
+    key: str
+    text: str
+    target: Target | None = None
+    tip: str = ""
+    section: bool = False
+    #: the Name row of a value or tensor (renamed in place)
+    editable: bool = False
+    children: list[_Row] = field(default_factory=list, compare=False)
+
+
+def _shape(rows: list[_Row]) -> tuple:
+    """What must match for the tree to be updated in place: sections and their row counts."""
+    return tuple((row.section, len(row.children)) for row in rows)
 
 
 class PropertiesPanel(QWidget):
@@ -71,6 +94,10 @@ class PropertiesPanel(QWidget):
         self._tab = None
         self._weights = None
         self._shown: Target | None = None
+        self._rows: list[_Row] = []
+        self._shape: tuple = ()
+        self._tensor_shown: Target | None = None
+        self._tensor_stale = True
 
     def set_weights_view(self, view: QWidget) -> None:
         """Place the weights view under the tree (shown for tensors only)."""
@@ -90,8 +117,17 @@ class PropertiesPanel(QWidget):
             tab.doc.changed.connect(self._on_doc_changed)
         self._on_selection("")
 
-    def _on_doc_changed(self, _changes) -> None:
+    def _on_doc_changed(self, changes) -> None:
+        renamed = changes.only_node_fields(("name", "doc_string"))
+        if renamed and (self._shown is None or self._shown.kind == "model"):
+            return  # the model's rows name no node
+        # a tensor's data may have changed with anything but a rename: show it again
+        self._tensor_stale = self._tensor_stale or not renamed
         self.show_target(self._shown)
+
+    def _set_title(self, text: str) -> None:
+        if text != self.title.text():
+            self.title.setText(text)
 
     def _on_selection(self, _source: str) -> None:
         if self._tab is None:
@@ -101,27 +137,82 @@ class PropertiesPanel(QWidget):
         self.show_target(current if current is not None else Target.model())
 
     # -- rows ---------------------------------------------------------------------------
-    def _section(self, title: str) -> QTreeWidgetItem:
-        item = QTreeWidgetItem(self.tree, [title, ""])
-        font = QFont(self.tree.font())
-        font.setBold(True)
-        item.setFont(0, font)
-        item.setFirstColumnSpanned(True)
-        item.setExpanded(True)
-        return item
+    # NOTE: the content functions below record rows (:class:`_Row`) and :meth:`_apply` puts
+    # them in the tree: when the tree already shows the same rows (a rename, an edit that
+    # changes some values) only the texts that differ are set; building every item again
+    # after each edit cost 20 ms an edit with the model shown.
+    def _section(self, title: str) -> _Row:
+        row = _Row(title, "", section=True)
+        self._rows.append(row)
+        return row
 
-    def _row(self, parent: QTreeWidgetItem | None, key: str, value: object, target: Target | None = None,
-             tip: str | None = None) -> QTreeWidgetItem:
+    def _row(self, parent: _Row | None, key: str, value: object, target: Target | None = None,
+             tip: str | None = None) -> _Row:
         text = str(value)
-        item = QTreeWidgetItem(parent if parent is not None else self.tree, [key, text])
-        item.setToolTip(1, tip or text)
-        if target is not None:
-            item.setData(0, TARGET_ROLE, target)
+        row = _Row(key, text, target, tip or text)
+        (parent.children if parent is not None else self._rows).append(row)
+        return row
+
+    def _apply(self, rows: list[_Row]) -> None:
+        """Show ``rows``: texts updated in place when the tree has the same shape, else
+        rebuilt."""
+        tree = self.tree
+        top = tree.invisibleRootItem()
+        self._name_item = None
+        if _shape(rows) == self._shape:
+            for row, item in zip(rows, (top.child(i) for i in range(top.childCount()))):
+                self._update(item, row)
+                for child, citem in zip(row.children, (item.child(k) for k in range(item.childCount()))):
+                    self._update(citem, child)
+            return
+        tree.clear()
+        self._shape = _shape(rows)
+        for row in rows:
+            item = self._make(tree, row)
+            for child in row.children:
+                self._make(item, child)
+        tree.expandAll()
+
+    def _make(self, parent, row: _Row) -> QTreeWidgetItem:
+        item = QTreeWidgetItem(parent, [row.key, row.text])
+        item.setData(0, _ROW_ROLE, row)
+        if row.section:
+            font = QFont(self.tree.font())
+            font.setBold(True)
+            item.setFont(0, font)
+            item.setFirstColumnSpanned(True)
+            return item
+        item.setToolTip(1, row.tip)
+        if row.editable:
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+            self._name_item = item
+        if row.target is not None:
+            item.setData(0, TARGET_ROLE, row.target)
             font = QFont(self.tree.font())
             font.setUnderline(True)
             item.setFont(1, font)
             item.setForeground(1, self.palette().link())
         return item
+
+    def _update(self, item: QTreeWidgetItem, row: _Row) -> None:
+        old: _Row = item.data(0, _ROW_ROLE)
+        if row.editable:
+            self._name_item = item
+        # an editable row's text may be what the user typed (a refused rename): compare it
+        if old == row and (not row.editable or item.text(1) == row.text):
+            return
+        item.setData(0, _ROW_ROLE, row)
+        if old.key != row.key:
+            item.setText(0, row.key)
+        if item.text(1) != row.text:
+            item.setText(1, row.text)
+        if old.tip != row.tip:
+            item.setToolTip(1, row.tip)
+        if old.target != row.target:
+            item.setData(0, TARGET_ROLE, row.target)
+        if old.editable != row.editable:
+            flags = item.flags()
+            item.setFlags(flags | Qt.ItemFlag.ItemIsEditable if row.editable else flags & ~Qt.ItemFlag.ItemIsEditable)
 
     def _on_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         target = item.data(0, TARGET_ROLE)
@@ -141,12 +232,11 @@ class PropertiesPanel(QWidget):
         elif section == "Node" and item.text(0) == "Name":
             self.editRequested.emit(shown, "name")
 
-    def _editable_name(self, parent: QTreeWidgetItem, name: str) -> QTreeWidgetItem:
+    def _editable_name(self, parent: _Row, name: str) -> _Row:
         """The Name row of a value or tensor: double-click edits it in place (renames it)."""
-        item = self._row(parent, "Name", name, tip=f"{name}\n(double-click to rename)")
-        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-        self._name_item = item
-        return item
+        row = self._row(parent, "Name", name, tip=f"{name}\n(double-click to rename)")
+        row.editable = True
+        return row
 
     def edit_name(self) -> bool:
         """Start editing the shown value's Name row (False when the row is not shown)."""
@@ -191,13 +281,13 @@ class PropertiesPanel(QWidget):
             self.tree.blockSignals(False)
 
     def _show_target(self, target: Target | None) -> None:
-        self.tree.clear()
-        self._name_item = None
-        self._shown = target
         tensor_target = None
         tab = self._tab
+        same = target == self._shown
+        self._shown = target
+        self._rows = []
         if tab is None or target is None:
-            self.title.setText("")
+            self._set_title("")
         else:
             doc = tab.doc
             try:
@@ -215,8 +305,12 @@ class PropertiesPanel(QWidget):
                 else:
                     self._model(doc)
             except KeyError:  # the target went away with an edit
+                self._rows = []
                 self._model(doc)
-        self.tree.expandAll()
+        self._apply(self._rows)
+        if same and tensor_target == self._tensor_shown and not self._tensor_stale:
+            return  # the weights view shows that tensor as it is
+        self._tensor_shown, self._tensor_stale = tensor_target, False
         if self._weights is not None:
             was = self._weights.isVisible()
             self._weights.setVisible(tensor_target is not None)
@@ -228,7 +322,7 @@ class PropertiesPanel(QWidget):
     def _model(self, doc) -> None:
         m = doc.model
         name = doc.path.name if doc.path else "Untitled"
-        self.title.setText(f"<b>Model</b> &nbsp;{_esc(name)}")
+        self._set_title(f"<b>Model</b> &nbsp;{_esc(name)}")
         sec = self._section("Model")
         if doc.path:
             self._row(sec, "File", str(doc.path))
@@ -287,7 +381,7 @@ class PropertiesPanel(QWidget):
         node = doc.node(nid)
         scope = doc.scope_of(nid)
         domain = node.domain or "ai.onnx"
-        self.title.setText(f"<b>{_esc(node.op_type)}</b> &nbsp;{_esc(node.name)}")
+        self._set_title(f"<b>{_esc(node.op_type)}</b> &nbsp;{_esc(node.name)}")
         sec = self._section("Node")
         self._row(sec, "Name", node.name or "(unnamed)")
         self._row(sec, "Op type", node.op_type)
@@ -344,7 +438,7 @@ class PropertiesPanel(QWidget):
         sid, name = target.scope, target.name
         if doc.initializer(sid, name) is not None:
             return self._tensor(doc, Target.of_tensor(sid, name))
-        self.title.setText(f"<b>Value</b> &nbsp;{_esc(name)}")
+        self._set_title(f"<b>Value</b> &nbsp;{_esc(name)}")
         sec = self._section("Value")
         self._editable_name(sec, name)
         self._row(sec, "Type", self._type_text(sid, name) or "unknown")
@@ -384,7 +478,7 @@ class PropertiesPanel(QWidget):
             found = doc.initializer(sid, name)
             tensor = found[1] if found else None
             origin = "initializer"
-        self.title.setText(f"<b>Tensor</b> &nbsp;{_esc(name)}")
+        self._set_title(f"<b>Tensor</b> &nbsp;{_esc(name)}")
         sec = self._section("Tensor")
         self._editable_name(sec, name)
         self._row(sec, "Stored as", origin)
@@ -411,7 +505,7 @@ class PropertiesPanel(QWidget):
 
     def _scope(self, doc, sid: int) -> None:
         s = doc.scope(sid)
-        self.title.setText(f"<b>Graph</b> &nbsp;{_esc(doc.index.path(sid))}")
+        self._set_title(f"<b>Graph</b> &nbsp;{_esc(doc.index.path(sid))}")
         sec = self._section("Graph")
         self._row(sec, "Path", doc.index.path(sid))
         self._row(sec, "Kind", s.kind)
@@ -431,7 +525,7 @@ class PropertiesPanel(QWidget):
             self._row(outs, name, self._type_text(sid, name), Target.of_value(sid, name))
 
     def _group(self, doc, target: Target) -> None:
-        self.title.setText(f"<b>Group</b> &nbsp;{_esc(target.name)}")
+        self._set_title(f"<b>Group</b> &nbsp;{_esc(target.name)}")
         sec = self._section("Group")
         self._row(sec, "Path", target.name)
         scope = doc.scope(target.scope)

@@ -39,6 +39,7 @@ from widgets.common.selection import Target
 from widgets.editing.background import BackgroundEdit, JobControl
 from widgets.editing.common import run_command, show_refusal
 from widgets.quantize.dialog import CalibrationChoice
+from widgets.overlays.layer import clear_when_closed, untick
 from widgets.quantize.heatmap import SensitivityHeatMap
 from widgets.quantize.table import NODE_ROLE, SORT_ROLE, SensitivityModel
 
@@ -72,6 +73,7 @@ class QuantizeDock(QDockWidget):
         self._job: BackgroundEdit | None = None
         self._build()
         window.destroyed.connect(lambda *_a: self._close_session())
+        clear_when_closed(self, lambda: [self.heatmap] if self.heatmap is not None else [])
 
     def _build(self) -> None:
         body = QWidget(self)
@@ -238,6 +240,7 @@ class QuantizeDock(QDockWidget):
         self.details.setPlainText("\n".join(outcome.lines(top=15)))
         if self.heatmap is None:
             self.heatmap = SensitivityHeatMap(tab)
+            self.heatmap.on_cleared = lambda: untick(self.show_heat)
         self.heatmap.set_sensitivity(outcome.sensitivity)
         self.heatmap.set_visible(self.show_heat.isChecked())
         self.window_.statusBar().showMessage(_summary(outcome), 15000)

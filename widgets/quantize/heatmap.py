@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 
+from PySide6.QtGui import QColor
+
 from editor.quantize.sensitivity import Sensitivity
-from widgets.numeric.heatmap import ErrorHeatMap
+from widgets.numeric.heatmap import ErrorHeatMap, heat_colour
 
 __all__ = ["SensitivityHeatMap", "sensitivity_shares"]
 
@@ -45,9 +47,16 @@ def sensitivity_shares(sensitivity: Sensitivity, doc) -> dict[int, tuple[float, 
 class SensitivityHeatMap(ErrorHeatMap):
     """The compare heat map's overlay on one tab, its cells from a sensitivity ranking."""
 
+    title = "Quantize: error each node adds"
+
+    def legend(self) -> tuple[str, list[tuple[QColor, str]]]:
+        return self.title, [(heat_colour(1.0), f"+{HIGH:g} or more"), (heat_colour(0.5), f"+{math.sqrt(LOW * HIGH):.1g}"),
+                            (heat_colour(0.05), f"+{LOW:g}"), (QColor(150, 0, 160), "most sensitive")]
+
     def set_sensitivity(self, sensitivity: Sensitivity | None) -> None:
         self._shares = sensitivity_shares(sensitivity, self.tab.doc) if sensitivity is not None else {}
         self._rebuild()
+        self.refresh_legend()
 
     def cell_count(self) -> int:
         return self.overlay.cell_count()

@@ -35,6 +35,7 @@ from PySide6.QtCore import QObject, QThread, Signal
 from editor.errors import StudioError
 from editor.runtime import ModelSource, Runner, RunOptions, RunResult
 from editor.runtime.intermediates import value_scopes
+from editor.runtime.profiling import main_profile_names
 from editor.runtime.result import Attempt
 
 
@@ -342,11 +343,14 @@ class RunController(QObject):
     def _input_signature(self) -> bytes:
         return b"".join(vi.SerializeToString() for vi in self.doc.model.graph.input)
 
-    def _on_doc_changed(self, _changes) -> None:
+    def _on_doc_changed(self, changes) -> None:
         self._revision = next(_keys)
         self.input_panel.model_edited()
         if self.last_result is not None:
             self.stale = True
+        if not (changes.scope_fields or changes.items or changes.lists_reshaped or changes.values_renamed
+                or changes.structure or changes.graph_replaced):
+            return  # only nodes or model fields changed: the graph's inputs are as they were
         sig = self._input_signature()
         if sig != self._inputs_sig:
             self._inputs_sig = sig
@@ -471,10 +475,13 @@ class RunController(QObject):
         the document (fused or generated kernels of onnxruntime have no such node)."""
         times = self.profile_times()
         out: dict[int, float] = {}
+        names = main_profile_names(self.doc)
         for sid, nid, node in self.doc.index.iter_nodes():
-            if node.name and node.name in times:
-                out[nid] = out.get(nid, 0.0) + times[node.name]
+            name = names.get(nid, node.name)
+            if name and name in times:
+                out[nid] = out.get(nid, 0.0) + times[name]
         return out
+
 
 
 def describe_failure(result: RunResult) -> str:

@@ -21,6 +21,7 @@ from widgets.run.controller import RunController, RunService
 from widgets.run.heatmap import HeatMap
 from widgets.common.status_line import Part
 from widgets.docking import ensure_room
+from widgets.overlays.layer import clear_when_closed, untick
 from widgets.run.panel import RunPanel
 
 
@@ -67,6 +68,7 @@ class RunDock(QDockWidget):
         self.panel.profileNodeActivated.connect(self._reveal_node)
         self.panel.left_tabs.currentChanged.connect(self._on_left_tab)
         window.tabs.currentChanged.connect(self._on_current_tab)
+        clear_when_closed(self, lambda: self.heatmaps.values())  # the times go with their dock
         self._watcher = _CloseWatcher(self)
         window.installEventFilter(self._watcher)
         self._build_actions()
@@ -123,7 +125,13 @@ class RunDock(QDockWidget):
         heat = self.heatmaps.get(key)
         if heat is None:
             heat = self.heatmaps[key] = HeatMap(tab)
+            # another overlay took the canvas, or Clear Overlay: the checkbox says so
+            heat.on_cleared = lambda t=tab: self._heat_cleared(t)
         return heat
+
+    def _heat_cleared(self, tab) -> None:
+        if tab is self._tab and self.panel.heatmap_check.isChecked():
+            untick(self.panel.heatmap_check)
 
     def _forget(self, key: int, controller: RunController) -> None:
         if controller.running:  # the tab closed during its run: end the run and its worker

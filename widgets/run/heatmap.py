@@ -102,14 +102,28 @@ class HeatMap(BoxOverlay):
     (the cost panel's MACs, parameters or bytes)."""
 
     fmt = staticmethod(fmt_us)
+    title = "Profile: kernel time"
 
     def __init__(self, tab) -> None:
         self._node_times: dict[int, float] = {}
         super().__init__(tab, HeatMapOverlay())
 
+    @property
+    def node_times(self) -> dict[int, float]:
+        """Node id -> amount (what an export of the overlay carries, :mod:`widgets.export.webpage`)."""
+        return dict(self._node_times)
+
     def set_node_times(self, node_times: dict[int, float]) -> None:
         self._node_times = dict(node_times)
         self._rebuild()
+        self.refresh_legend()
+
+    def legend(self) -> tuple[str, list[tuple[QColor, str]]]:
+        """The heat scale at the slowest box's amount, a quarter and a sixteenth of it."""
+        peak = max(self.times_by_key().values(), default=0.0) if self._visible else 0.0
+        if peak <= 0:
+            return self.title, []
+        return self.title, [(heat_colour(math.sqrt(f)), self.fmt(peak * f)) for f in (1.0, 0.25, 1 / 16)]
 
     def _rebuild(self) -> None:
         if not self._visible:

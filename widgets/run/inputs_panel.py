@@ -709,7 +709,7 @@ class InputPanel(QWidget):
         for use in plan.inputs:
             if use.name in self.editors:
                 self.editors[use.name].set_use(use)
-        warnings = plan.warnings()
+        warnings = plan.warnings(fix="set it under Dimensions")  # not the command line's --dim
         self.plan_note.setText("\n".join(warnings))
         self.plan_note.setVisible(bool(warnings))
         self.planReady.emit()

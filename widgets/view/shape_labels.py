@@ -107,6 +107,8 @@ class ShapeLabels(QObject):
         self._timer = timer
 
     def _on_changed(self, changes) -> None:
+        if changes.only_node_fields(("name", "doc_string")):
+            return  # shapes do not depend on node names: the table (and a running one) stands
         self._edits += 1
         if self.live is None:
             return  # the next table() (or the running worker's restart) sees the edit

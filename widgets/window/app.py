@@ -200,6 +200,14 @@ def _shoot(args: argparse.Namespace, settings_dir: str, result: dict, stop: dict
         print(f"{out}: {image.width()}x{image.height()}{when}", file=sys.stderr)
         finish(0)
 
+    def watch_new_tab(_index: int) -> None:
+        # watched from the tab's birth: its first picture is painted before modelShown (the
+        # window puts it on screen, then fills the panels)
+        tab = window.current_tab()
+        if tab is not None and "painted" not in result:
+            watch_first_paint(tab.canvas.view.viewport(), result, when=lambda t=tab: t.is_ready)
+
+    window.tabs.currentChanged.connect(watch_new_tab)
     window.modelShown.connect(run_then_shoot if args.run else shoot)
     window.loadFailed.connect(lambda message: finish(2, message))
     window.layoutFailed.connect(lambda message: finish(1, f"cannot lay out '{model}': {message}"))
@@ -232,15 +240,16 @@ def process_age() -> float | None:
         return None
 
 
-def watch_first_paint(viewport, result: dict[str, object]) -> None:
+def watch_first_paint(viewport, result: dict[str, object], when=None) -> None:
     """Record in ``result["painted"]`` the process age when ``viewport`` next paints (the first
-    frame of the model on the canvas)."""
+    frame of the model on the canvas); with ``when``, the first paint once ``when()`` holds
+    (the model laid out, not the empty canvas)."""
     from PySide6.QtCore import QEvent, QObject
 
     class FirstPaint(QObject):
         def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
-            if event.type() == QEvent.Type.Paint and "painted" not in result:
-                result["painted"] = process_age()
+            if event.type() == QEvent.Type.Paint and (when is None or when() or "painted" in result):
+                result.setdefault("painted", process_age())
                 viewport.removeEventFilter(self)
             return False
 

@@ -68,6 +68,9 @@ def build_docks(window) -> None:
     for dock in (window.summary_dock, window.cost_dock):
         window.tabifyDockWidget(window.properties_dock, dock)
     window.properties_dock.raise_()
+    from widgets.overlays.layer import clear_when_closed
+
+    clear_when_closed(window.cost_dock, lambda: [window.cost.heatmap] if window.cost.heatmap is not None else [])
     window.panels += [window.problems, window.summary, window.cost]
     window.docks += [window.problems_dock, window.summary_dock, window.cost_dock]
     window.weights = WeightsView(window)
@@ -115,7 +118,9 @@ def update_status(window) -> None:
     doc = tab.doc
     total = sum(len(s.node_ids) for s in doc.index.scopes.values() if s.kind != "function")
     main = len(doc.main.node_ids)
-    nodes = f"{main:,} nodes" if total == main else f"{main:,} nodes ({total:,} with subgraphs)"
+    nodes = f"{main:,} node{'s' if main != 1 else ''}"  # an extract of one node said "1 nodes"
+    if total != main:
+        nodes += f" ({total:,} with subgraphs)"
     size = human_bytes(doc.file_size) if getattr(doc, "file_size", 0) else ""
     ext = ""
     store = getattr(doc, "store", None)

@@ -16,6 +16,7 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QStackedWidget, QTabWidget
 
 from editor.errors import ExternalDataError, StudioError
+from editor.runtime.memory import freeze_heap, thaw_heap
 from widgets.window import layout as window_layout
 from widgets.actions import canvas as canvas_actions
 from widgets.actions import edit as edit_actions
@@ -107,6 +108,9 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
         else:
+            from widgets.docking import hide_idle_docks
+
+            hide_idle_docks(self)  # now: not drawn in the first frames
             QTimer.singleShot(0, lambda: window_layout.default_dock_sizes(self))
         if theme is not None:
             theme.themeChanged.connect(self._on_theme)
@@ -146,12 +150,23 @@ class MainWindow(QMainWindow):
 
     def _on_current_tab(self, _index: int) -> None:
         tab = self.current_tab()
-        for panel in self.panels:
-            panel.set_tab(tab)
+        # NOTE: the panels over a model not drawn yet fill in once its first picture is on
+        # screen (or its layout failed): the outline alone of the 11.8k-node export held
+        # its first paint back by a fifth of the time
+        self._set_panels_tab(tab if tab is None or tab.is_ready else None)
         self.stack.setCurrentWidget(self.tabs if self.tabs.count() else self.start_page)
         self.registry.refresh()
         self._update_history()
         window_layout.update_status(self)
+
+    def _set_panels_tab(self, tab: DocumentTab | None) -> None:
+        for panel in self.panels:
+            panel.set_tab(tab)
+
+    def _panels_follow(self, tab: DocumentTab) -> None:
+        """``tab`` is drawn (or cannot be): the panels show it when it is the current tab."""
+        if tab is self.current_tab():
+            self._set_panels_tab(tab)
 
     def close_tab(self, index: int) -> None:
         tab = self.tabs.widget(index)
@@ -169,6 +184,7 @@ class MainWindow(QMainWindow):
         self.tabs.removeTab(index)
         tab.close_document()
         tab.deleteLater()
+        thaw_heap()  # its cycles may go now (the others are frozen again when a model shows)
         if getattr(tab.doc, "file_size", 0) >= BIG_MODEL_BYTES:
             # once the tab is gone, give the freed heap back to the system (glibc; ~ms)
             from editor.runtime.memory import trim
@@ -247,8 +263,12 @@ class MainWindow(QMainWindow):
         tab.busyChanged.connect(self._on_tab_busy)
         tab.progress.connect(lambda f, t=tab: self._on_tab_progress(t, f))
         tab.layoutFailed.connect(lambda msg: self.statusBar().showMessage(f"layout failed: {msg}", 8000))
+        tab.layoutFailed.connect(lambda _msg, t=tab: self._panels_follow(t) if not t.is_ready else None)
         tab.layoutFailed.connect(self.layoutFailed)
         tab.canvas.view.zoomChanged.connect(lambda z: window_layout.update_zoom(self, z))
+        # the group actions that act on the selection follow it (Ctrl+] stayed greyed out
+        # after a click on a group until something else refreshed the registry)
+        tab.canvas.selectionChangedKeys.connect(lambda _keys: self.registry.refresh("view.expand_selection"))
         doc.history_changed.connect(self._update_history)
         # the node count follows every edit (a delete-and-reconnect, an fp16 conversion)
         doc.changed.connect(lambda _c, t=tab: window_layout.update_status(self) if t is self.current_tab() else None)
@@ -265,6 +285,12 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Opened {shown(request.path.name)}", 3000)
 
     def _on_tab_ready(self, tab: DocumentTab) -> None:
+        if tab is self.current_tab() and self.isVisible():
+            # the first picture goes on screen now, before the panels fill in (the outline
+            # of 11.8k nodes takes a while); the view was fitted when the layout arrived
+            tab.canvas.view.viewport().repaint()
+        self._panels_follow(tab)
+        freeze_heap()  # the model's objects stay out of the collector's full passes
         self._update_busy()
         if tab is self.current_tab():
             window_layout.update_status(self)
@@ -382,4 +408,5 @@ class MainWindow(QMainWindow):
             tab.close_document()
         for view in self._other_tabs():
             view.close_view()
+        thaw_heap()
         super().closeEvent(event)
