@@ -106,6 +106,9 @@ class MainWindow(QMainWindow):
             self.resize(1400, 900)
         if state is not None:
             self.restoreState(state)
+            from widgets.docking import hide_stray_tab_bars
+
+            hide_stray_tab_bars(self)  # Qt's duplicate of the first tab bar, with hidden docks' names
         else:
             from widgets.docking import hide_idle_docks
 
