@@ -37,3 +37,17 @@ def test_recovery_of_new_model(tmp_path: Path) -> None:
     assert onnx.load(str(entry.model_file)).graph.name == "main"
     store.remove(entry)
     assert not any(tmp_path.iterdir())
+
+
+def test_a_discard_after_the_snapshot_wins(tmp_path: Path) -> None:
+    """The window takes a snapshot on the GUI thread and writes it on another: a save or
+    close in between (discard) must not be undone by the late write."""
+    doc = Document.new()
+    store = RecoveryStore(tmp_path)
+    late = store.snapshot(doc)
+    store.discard(doc)
+    assert store.write_snapshot(late) is None
+    assert store.entries() == [], "a copy discarded after its snapshot came back"
+    # a snapshot taken after the discard is written as usual
+    assert store.write_snapshot(store.snapshot(doc)) is not None
+    assert len(store.entries()) == 1

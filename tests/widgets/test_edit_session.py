@@ -138,7 +138,20 @@ def test_recovery_write_discard_and_restore(qtbot, window, tmp_path):
     assert writer.timer.isActive()
     writer.timer.setInterval(10)
     writer.timer.start()
+    import threading
+
+    threads = []
+    write_snapshot = editing.recovery_store.write_snapshot
+
+    def recording(snap):
+        threads.append(threading.current_thread())
+        return write_snapshot(snap)
+
+    editing.recovery_store.write_snapshot = recording
     qtbot.waitUntil(lambda: writer.writes == 1, timeout=3000)
+    del editing.recovery_store.write_snapshot
+    assert threads and threads[0] is not threading.main_thread(), \
+        f"the timed recovery write ran on {threads}: the file write must leave the GUI thread"
     entries = editing.recovery_store.entries()
     assert len(entries) == 1 and entries[0].original == doc.path.resolve()
     # saving discards the copy
@@ -162,6 +175,28 @@ def test_recovery_write_discard_and_restore(qtbot, window, tmp_path):
     assert len(restored) == 1 and store_copy.entries() == []
     rdoc = restored[0].doc
     assert rdoc.is_modified and rdoc.node(first_node(rdoc, "Conv")).name == "after_save"
+
+
+def test_recovery_copy_is_taken_between_events_and_an_edit_starts_it_over(qtbot, window, tmp_path, monkeypatch):
+    """The copy is serialized a piece per event-loop turn (no long stall on a big model);
+    an edit in the middle drops the pieces taken, and the copy written holds the edit."""
+    import widgets.editing.recovery as recovery
+
+    monkeypatch.setattr(recovery, "SLICE_S", 0.0)  # one piece per turn
+    editing = install(window, tmp_path)
+    tab = open_copy(qtbot, window, SQUEEZENET, tmp_path)
+    writer = editing.hooks_for(tab).recovery
+    conv = first_node(tab.doc, "Conv")
+    editing.rename_node(conv, "first_edit")
+    writer.timer.setInterval(10)
+    writer.timer.start()
+    qtbot.waitUntil(lambda: writer._pieces is not None and len(writer._taken) > 3, timeout=3000)
+    editing.rename_node(conv, "second_edit")  # mid-copy
+    assert writer._pieces is None, "an edit must drop the pieces of the model before it"
+    qtbot.waitUntil(lambda: writer.writes == 1, timeout=5000)
+    (entry,) = editing.recovery_store.entries()
+    names = [n.name for n in entry.open().model.graph.node]
+    assert "second_edit" in names and "first_edit" not in names, names[:5]
 
 
 def test_save_as_options_inline_and_single_file(qtbot, window, tmp_path):
