@@ -2,7 +2,7 @@
 
     onnx-studio quantize IN.onnx -o OUT.onnx [--mode static|dynamic|int4] [--format qdq|qoperator]
         [--calibration DIR|FILE.npz] [--random N] [--method minmax|entropy|percentile]
-        [--exclude-nodes A,B] [--exclude-ops Op,...] [--auto TOL [--metric range|abs|cosine]]
+        [--exclude-nodes A,B] [--exclude-ops Op,...] [--auto TOL [--metric cosine|range|abs]]
         [--sensitivity [TOP]] [--json]
 
 Calibration data: ``--calibration`` takes a folder of ``.npz`` input sets (``run --save``
@@ -13,7 +13,7 @@ smoke test. The result is checked (onnx's full checker), run in onnxruntime on t
 its error per output against the float model on held-back inputs is printed (max abs,
 relative to the output's range, cosine), with the size ratio and the predicted share of
 Conv/MatMul MACs now in int8. ``--auto TOL`` keeps the fewest most-sensitive nodes in float
-that bring every output within TOL (the ``--metric`` error; default: relative to range).
+that bring every output within TOL (the ``--metric`` error; default: 1 - cosine).
 
 Exit codes: 0 written and proven; 1 written but refused by the checker, or ``--auto`` could
 not reach TOL, or refused (bad options or data, a model that does not run: nothing written);
@@ -75,8 +75,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     a = p.add_argument_group("search and report")
     a.add_argument("--auto", type=float, metavar="TOL",
                    help="keep in float the fewest most-sensitive nodes that bring every output within TOL")
-    a.add_argument("--metric", choices=METRICS, default="range",
-                   help="what --auto bounds: max abs error relative to the output's range (default), abs, 1 - cosine")
+    a.add_argument("--metric", choices=METRICS, default="cosine",
+                   help="what --auto bounds: 1 - cosine (default), max abs error relative to the output's range, abs")
     a.add_argument("--sensitivity", nargs="?", const=10, type=int, metavar="TOP",
                    help="rank the quantized nodes by the error each adds (the TOP first; all in --json)")
     a.add_argument("--json", action="store_true", help="one JSON report on stdout")

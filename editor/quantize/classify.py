@@ -26,14 +26,14 @@ from typing import Any
 
 import onnx
 
-__all__ = ["COMPUTE_OPS", "MacShare", "mac_share", "quantized_nodes"]
+__all__ = ["COMPUTE_OPS", "NEEDS_Q", "MacShare", "mac_share", "quantized_nodes"]
 
 #: the ops whose MACs a quantization is about (the Conv/MatMul family)
 COMPUTE_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "FusedConv", "FusedMatMul", "Attention",
                          "MultiHeadAttention", "Einsum"})
 _DQ = ("DequantizeLinear",)
 #: QDQ ops onnxruntime fuses only when their output goes to QuantizeLinear
-_NEEDS_Q = frozenset({"Conv", "ConvTranspose"})
+NEEDS_Q = frozenset({"Conv", "ConvTranspose"})
 _DYNAMIC = ("ConvInteger", "MatMulInteger", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM", "MatMulIntegerToFloat",
             "DynamicQuantizeLinear")
 _BITS = {onnx.TensorProto.INT8: "int8", onnx.TensorProto.UINT8: "int8", onnx.TensorProto.INT16: "int16",
@@ -82,7 +82,7 @@ def quantized_nodes(float_model: onnx.ModelProto, quantized: onnx.ModelProto) ->
             dq = [producer[x] for x in same.input if x in producer and producer[x].op_type in _DQ]
             if not dq:
                 continue
-            if same.op_type in _NEEDS_Q and any(r != "QuantizeLinear" for o in same.output if o
+            if same.op_type in NEEDS_Q and any(r != "QuantizeLinear" for o in same.output if o
                                                  for r in readers.get(o, [])):
                 continue  # not fusable: float compute on dequantized inputs
             kinds = {_BITS.get(types.get(d.input[0], 0), "int8") for d in dq}

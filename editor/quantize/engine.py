@@ -33,7 +33,7 @@ import onnx
 
 from editor.errors import CommandError, StudioError
 from editor.quantize.calibration import CalibrationData
-from editor.quantize.classify import quantized_nodes
+from editor.quantize.classify import NEEDS_Q, quantized_nodes
 from editor.quantize.options import ACTIVATION_TYPES, WEIGHT_TYPES, QuantizeOptions
 from editor.quantize.prepare import Prepared, captured_warnings, drop_unused_domains, prepare_model
 
@@ -293,6 +293,12 @@ def float_inputs(model: onnx.ModelProto, excluded: set[str]) -> int:
     (``x -> QuantizeLinear -> DequantizeLinear -> node``), so keeping a node in float would
     not remove the rounding of its inputs, which is often the very error it was kept for.
     The node is rewired to read ``x`` itself; a Q/DQ pair nothing reads any more goes.
+
+    Except where ``x`` comes from a quantized Conv / ConvTranspose: onnxruntime fuses those
+    into an integer kernel only when their output goes to QuantizeLinear alone, so reading
+    ``x`` would turn the Conv's MACs back to float (the costliest part of the model) to save
+    one rounding of an activation (about 1/255 of its range): the float node reads the
+    Conv's int8 output, dequantized, as it would at run time.
     """
     g = model.graph
     producer = {o: n for n in g.node for o in n.output if o}
@@ -306,9 +312,13 @@ def float_inputs(model: onnx.ModelProto, excluded: set[str]) -> int:
             if dq is None or dq.op_type != "DequantizeLinear":
                 continue
             q = producer.get(dq.input[0])
-            if q is not None and q.op_type == "QuantizeLinear" and q.input[0] not in weights:
-                node.input[i] = q.input[0]
-                rewired += 1
+            if q is None or q.op_type != "QuantizeLinear" or q.input[0] in weights:
+                continue
+            source = producer.get(q.input[0])
+            if source is not None and source.op_type in NEEDS_Q and source.name not in excluded:
+                continue
+            node.input[i] = q.input[0]
+            rewired += 1
     if rewired:
         _drop_unread(g)
     return rewired

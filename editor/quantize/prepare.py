@@ -197,9 +197,13 @@ def prepare_model(model: onnx.ModelProto, folder: Path, *, store: ExternalDataSt
         done = _preprocess(raw, pre, notes)
         if done:
             work = onnx.load(str(pre))
+            domains = len(work.opset_import)
             drop_unused_domains(work)
             named_after = name_nodes(work)  # the optimizer may add nodes of its own, unnamed
-            onnx.save(work, str(raw))
+            if named_after or len(work.opset_import) != domains:
+                onnx.save(work, str(raw))
+            else:  # the file is the model already: no second write of the weights
+                raw = pre
             if named_after:
                 notes.append(f"{len(named_after)} node(s) the pre-processing added were named")
     return Prepared(work, raw, notes, named, done, float_bytes)

@@ -33,7 +33,7 @@ from editor.runtime.source import ModelSource
 __all__ = ["METRICS", "OutputAccuracy", "Proof", "Reference", "checker_refusal", "make_proof"]
 
 #: tolerance metrics: what ``--auto TOL`` bounds
-METRICS = ("range", "abs", "cosine")
+METRICS = ("cosine", "range", "abs")
 CPU = RunOptions(providers=("CPUExecutionProvider",))
 
 

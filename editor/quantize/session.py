@@ -133,7 +133,7 @@ class QuantizeSession:
         if self.cancel():
             raise QuantizeCancelled("quantization cancelled")
 
-    def run(self, options: QuantizeOptions, *, auto: float | None = None, metric: str = "range",
+    def run(self, options: QuantizeOptions, *, auto: float | None = None, metric: str = "cosine",
             sensitivity: bool = False, sensitivity_sets: int = 2) -> Outcome:
         """Quantize with ``options`` (or search, ``auto`` the tolerance on ``metric``), prove
         the result, and rank its nodes when ``sensitivity`` (always with ``auto``)."""

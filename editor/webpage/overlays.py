@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 V = TypeVar("V")
 
-__all__ = ["comparison_overlay", "cost_overlay", "error_overlay", "heat_overlay", "FIRST_DIVERGENCE", "every_box_values", "largest", "heat_css", "label_css", "values_overlay", "node_data_overlay"]
+__all__ = ["FIRST_DIVERGENCE", "comparison_overlay", "cost_overlay", "error_overlay", "every_box_values", "heat_css",
+           "heat_overlay", "label_css", "largest", "node_data_overlay", "values_overlay"]
 
 
 def heat_css(share: float) -> str:

@@ -48,7 +48,7 @@ def _driver():
     opts.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     profile = tempfile.mkdtemp(prefix="bench-chromium-")
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-              "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+              "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage",
               f"--user-data-dir={profile}", "--window-size=1400,900"):
         opts.add_argument(a)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})

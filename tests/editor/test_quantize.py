@@ -30,8 +30,8 @@ from editor.quantize import (
     random_calibration,
     resolve_image,
 )
-from editor.quantize.auto import auto_quantize
-from editor.quantize.sensitivity import measure_sensitivity
+from editor.quantize.auto import auto_quantize, search_order
+from editor.quantize.sensitivity import NodeSensitivity, Sensitivity, measure_sensitivity
 from editor.runtime import Runner
 from editor.runtime.inputs import save_inputs
 from tests.quantize_support import tiny_net
@@ -152,6 +152,17 @@ def test_static_qdq_quantizes_every_node_and_recalibrates_never(quantizer, net) 
         quantizer.quantize(QuantizeOptions(exclude_ops=("Gemm",)))
 
 
+def test_a_float_node_after_a_conv_reads_its_int8_output_so_the_conv_stays_int8(quantizer) -> None:
+    q = quantizer.quantize(QuantizeOptions(exclude_nodes=("relu2", "gap")))
+    nodes = {n.name: n for n in q.model.graph.node}
+    producer = {o: n for n in q.model.graph.node for o in n.output}
+    # relu2 reads conv2's output: onnxruntime fuses conv2 only while its output goes to QuantizeLinear alone
+    assert producer[nodes["relu2"].input[0]].op_type == "DequantizeLinear", list(nodes["relu2"].input)
+    assert q.quantized.get("conv2") == "int8", f"conv2 should stay int8 beside a float Relu: {q.quantized}"
+    # gap reads relu2's output, no Conv's: it reads the float value itself
+    assert list(nodes["gap"].input) == ["r2"], list(nodes["gap"].input)
+
+
 @pytest.mark.parametrize("options, ops, kind", [
     (QuantizeOptions(format="qoperator"), {"QLinearConv", "QLinearMatMul"}, "int8"),
     (QuantizeOptions(mode="dynamic"), {"MatMulInteger"}, "int8 dynamic"),
@@ -224,11 +235,29 @@ def test_auto_keeps_the_planted_node_in_float_and_reaches_tolerance(spiked, runn
     reference = Reference(model, data.held_back, runner)
     plain = reference.measure(qz.quantize(QuantizeOptions()).model)[0]
     assert plain[0].rel_range > 0.05, f"the planted outlier should hurt: {plain[0].text()}"
-    found = auto_quantize(qz, QuantizeOptions(), reference, 0.02)
+    found = auto_quantize(qz, QuantizeOptions(), reference, 0.02, metric="range")
     assert found.reached and found.kept and found.kept[0] == "fc2", found.lines()
     assert len(found.kept) < len(found.quantized.prepared.graph.node), found.lines()
     assert found.outputs[0].rel_range <= 0.02, found.outputs[0].text()
-    assert found.probes[0][0] == 0 and len(found.probes) <= 6, found.probes
+    # the whole model, the free nodes, every node, then two bisections over at most 6 and 4 nodes
+    assert found.probes[0][0] == 0 and len(found.probes) <= 9, found.probes
+    # every op type outside the Conv/MatMul family was measured alone in float, once
+    assert {t for t, _ in found.types} == {n.op_type for n in found.quantized.prepared.graph.node
+                                           if n.op_type in ("Relu", "Add", "Flatten", "GlobalAveragePool")}, found.types
+
+
+def _row(node: str, op: str, added: float) -> NodeSensitivity:
+    return NodeSensitivity(node, op, "int8", added, added, None, node + "_out")
+
+
+def test_search_order_puts_the_helpful_types_first_and_no_mac_op() -> None:
+    sens = Sensitivity([_row("conv1", "Conv", 0.5), _row("sm", "Softmax", 0.3), _row("add1", "Add", 0.2),
+                        _row("mm", "MatMul", 0.1), _row("relu", "Relu", 0.08), _row("add2", "Add", 0.05),
+                        _row("gap", "GlobalAveragePool", 0.01)], sets=1)
+    # full error 0.2, tol 0.01: Softmax alone in float brings it to 0.05, Add to 0.15, Relu does nothing
+    order = search_order(sens, [("Softmax", 0.05), ("Add", 0.15), ("Relu", 0.2), ("GlobalAveragePool", 0.2)],
+                         0.2, 0.01, skip={"gap"})
+    assert order == ["sm", "add1", "add2", "relu"], order
 
 
 # -- the command line ----------------------------------------------------------------------------

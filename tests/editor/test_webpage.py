@@ -127,6 +127,16 @@ def test_render_cli_writes_a_page_without_qt(tmp_path: Path) -> None:
     assert _embedded(out.read_text(encoding="utf-8"))["panes"][0]["views"], "the page has views"
 
 
+def test_render_page_with_bodies_opens_every_body(vad: Document, tmp_path: Path) -> None:
+    from widgets.export.render import main
+
+    out = tmp_path / "bodies.html"
+    assert main([str(VAD), "-o", str(out), "--bodies"]) == 0
+    first = _embedded(out.read_text(encoding="utf-8"))["panes"][0]["views"][0]
+    owners = {f"@{nid}" for nid, scopes in vad.index.children.items() if scopes}
+    assert owners and owners <= set(first["x"]), f"every If's bodies are open in the first view: {first['x']}"
+
+
 # ---------------------------------------------------------------------------- in Chromium
 
 def _chromium_missing() -> str | None:
@@ -152,7 +162,7 @@ def browser():
     opts.binary_location = CHROMIUM
     profile = tempfile.mkdtemp(prefix="studio-chromium-")
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-              "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+              "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage",
               f"--user-data-dir={profile}", "--window-size=1400,900"):
         opts.add_argument(a)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})

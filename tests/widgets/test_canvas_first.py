@@ -125,14 +125,24 @@ def test_the_minimap_never_covers_a_box(qtbot, window, tmp_path):
     assert seen_shown or graph.width() < view.viewport().width(), "where a corner is free the minimap shows"
 
 
-def test_no_bottom_or_left_tab_bar_is_drawn_before_the_first_start_layout(qtbot, qapp, settings_dir):
+@pytest.mark.parametrize("saved", [False, True])
+def test_no_bottom_or_left_tab_bar_is_drawn_before_the_first_start_layout(qtbot, qapp, settings_dir, saved):
     """The first frames showed a stray "Problems | Run" tab bar under the canvas (and
-    "Outline | Find" on the left) until the first-start layout ran from the event loop."""
+    "Outline | Find" on the left) until the first-start layout ran from the event loop; a
+    saved layout with those docks closed kept Qt's stale copy of the first tab bar."""
     from PySide6.QtWidgets import QTabBar
 
     from widgets.settings.store import Settings
     from widgets.window.main_window import MainWindow
 
+    if saved:  # a layout saved by a window whose bottom and left docks were closed
+        first = MainWindow(settings=Settings(), theme=None, sample=None)
+        qtbot.addWidget(first)
+        first.resize(1600, 1000)
+        first.show()
+        QApplication.processEvents()
+        Settings().save_window_state(first.saveGeometry(), first.saveState())
+        first.close()
     win = MainWindow(settings=Settings(), theme=None, sample=None)
     qtbot.addWidget(win)
     win.resize(1600, 1000)

@@ -127,3 +127,29 @@ def test_an_onnxruntime_profile_colours_the_graph(qtbot, window, tmp_path):
         (legend.height(), legend.sizeHint())
     tops = sorted(w.geometry().top() for w in rows)
     assert all(b - a >= w.fontMetrics().height() - 2 for a, b, w in zip(tops, tops[1:], rows)), tops
+
+
+def test_the_legend_leaves_a_corner_with_boxes_under_it_and_the_minimap_keeps_clear(qtbot, window, tmp_path):
+    tab = open_model(qtbot, window, SQUEEZENET)
+    names = [n.name for n in tab.doc.model.graph.node if n.name][:6]
+    data = tmp_path / "scores.json"
+    data.write_text(json.dumps({n: float(k) for k, n in enumerate(names)}))
+    window.show_node_data(tab, str(data))
+    canvas, legend = tab.canvas, tab.overlay_layer.legend
+    vp = canvas.view.viewport().geometry()
+    top_left = legend.pos()
+    assert (top_left.x() - vp.left(), top_left.y() - vp.top()) == (12, 12), top_left
+    # boxes under the top-left corner (whatever the graph): the legend goes to the top right
+    covered = {(top_left.x(), top_left.y())}
+    real = canvas._covered
+    canvas._covered = lambda rect: 1 if (rect.x(), rect.y()) in covered else real(rect)
+    canvas._place_minimap()
+    moved = legend.geometry()
+    (top_right,) = canvas._corners(moved.width(), moved.height(), "tr")
+    assert moved == top_right, (moved, top_right)
+    # it stays there while that corner is free (no hopping back), and the minimap never covers it
+    covered.clear()
+    canvas._place_minimap()
+    assert legend.geometry() == moved
+    spots = canvas._corner_rects()
+    assert len(spots) == 3 and not any(c.intersects(moved) for c in spots), (spots, moved)

@@ -127,3 +127,48 @@ def test_cancel_leaves_the_model_alone(qtbot, window, tmp_path, spiked):
     qtbot.waitUntil(lambda: not dock.pending.is_alive() and not dock._job.timer.isActive(), timeout=60_000)
     assert doc.serialize() == original and dock.outcome is None
     assert dock.requantize_button.isEnabled() is False
+
+
+@pytest.mark.timeout(180)
+def test_the_run_docks_saved_inputs_calibrate_and_the_dialog_reads_every_mode(qtbot, window, tmp_path, spiked):
+    import numpy as np
+
+    from editor.runtime.inputs import save_inputs
+
+    editing, tab, doc, _ = edit_copy(qtbot, window, spiked, tmp_path)
+    x = np.random.default_rng(3).random((1, 3, 16, 16), dtype=np.float32)
+    save_inputs(tmp_path / "inputs.npz", {"x": x})
+    assert window.run_dock.controller_for(tab).input_panel.use_saved(tmp_path / "inputs.npz") == ["x"]
+    dock = window.quantize_dock
+    seen = {}
+
+    def accept(dialog):
+        dialog.mode.setCurrentIndex(dialog.mode.findData("int4"))
+        dialog.block.setCurrentIndex(dialog.block.findData(64))
+        dialog.symmetric.setChecked(True)
+        int4 = dialog.options()
+        seen["int4"] = (int4.mode, int4.block_size, int4.symmetric)
+        seen["int4 rows"] = (dialog._form.isRowVisible(dialog.block), dialog._form.isRowVisible(dialog.method))
+        dialog.mode.setCurrentIndex(dialog.mode.findData("dynamic"))
+        seen["dynamic"] = dialog.options().describe()
+        dialog.mode.setCurrentIndex(dialog.mode.findData("static"))
+        dialog.format.setCurrentIndex(dialog.format.findData("qoperator"))
+        dialog.method.setCurrentText("percentile")
+        dialog.per_channel.setChecked(False)
+        dialog.activation.setCurrentText("int8")
+        seen["static"] = dialog.options().describe()
+        dialog.format.setCurrentIndex(dialog.format.findData("qdq"))
+        dialog.method.setCurrentText("minmax")
+        dialog.source.setCurrentIndex(dialog.source.findData("run"))
+        return True
+
+    editing.run_dialog = accept
+    window.registry.action("surgery.quantize").trigger()
+    assert seen["int4"] == ("int4", 64, True) and seen["int4 rows"] == (True, False), seen
+    assert seen["dynamic"].startswith("dynamic int8"), seen
+    assert seen["static"] == "static int8 (QOperator, int8 activations, per-tensor, percentile 99.999)", seen
+    qtbot.waitUntil(lambda: dock.outcome is not None, timeout=120_000)
+    data = dock.outcome.calibration
+    assert data.source == "the Run dock's inputs" and len(data.sets) == 1 and not data.random, data.lines()
+    np.testing.assert_array_equal(data.sets[0]["x"], x, err_msg="calibrated on the inputs the Run dock holds")
+    assert "checker passes" in dock.summary.text() and "RANDOM" not in dock.summary.text(), dock.summary.text()

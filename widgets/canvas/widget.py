@@ -140,39 +140,58 @@ class CanvasWidget(QWidget):
         return self._minimap_enabled
 
     def set_legend(self, legend: QWidget | None) -> None:
-        """Float ``legend`` (what an overlay's colours mean) over the view's top-left
-        corner, where the minimap then never goes; None removes it."""
+        """Float ``legend`` (what an overlay's colours mean) in a corner of the view
+        (top-left first, another while boxes lie under it), where the minimap then never
+        goes; None removes it."""
         if self.legend is not None and self.legend is not legend:
             self.legend.hide()
         self.legend = legend
         if legend is not None:
             if legend.parent() is not self.view:
                 legend.setParent(self.view)
-            vp = self.view.viewport().geometry()
+                vp = self.view.viewport().geometry()
+                legend.move(vp.left() + MINIMAP_MARGIN, vp.top() + MINIMAP_MARGIN)
             legend.adjustSize()
-            legend.move(vp.left() + MINIMAP_MARGIN, vp.top() + MINIMAP_MARGIN)
             legend.raise_()
         self._place_minimap()
+
+    def _corners(self, w: int, h: int, order: str) -> list[QRect]:
+        """A ``w`` x ``h`` rect in each corner of the viewport (view coordinates), in
+        ``order`` (letters of corners: b(ottom-)r(ight), bl, tr, tl, two at a time)."""
+        vp = self.view.viewport().geometry()
+        left, right = vp.left() + MINIMAP_MARGIN, vp.right() - w - MINIMAP_MARGIN
+        top, bottom = vp.top() + MINIMAP_MARGIN, vp.bottom() - h - MINIMAP_MARGIN
+        at = {"br": (right, bottom), "bl": (left, bottom), "tr": (right, top), "tl": (left, top)}
+        return [QRect(*at[order[k:k + 2]], w, h) for k in range(0, len(order), 2)]
 
     def _corner_rects(self) -> list[QRect]:
         """Where the minimap may sit (viewport coords), preferred first: bottom-right,
         bottom-left, top-right, top-left; never over a shown legend."""
-        vp = self.view.viewport().geometry()
-        w, h = self.minimap.width(), self.minimap.height()
-        left, right = vp.left() + MINIMAP_MARGIN, vp.right() - w - MINIMAP_MARGIN
-        top, bottom = vp.top() + MINIMAP_MARGIN, vp.bottom() - h - MINIMAP_MARGIN
-        corners = [QRect(x, y, w, h) for x, y in ((right, bottom), (left, bottom), (right, top), (left, top))]
+        corners = self._corners(self.minimap.width(), self.minimap.height(), "brbltrtl")
         if self.legend is not None and self.legend.isVisibleTo(self):
             corners = [c for c in corners if not c.intersects(self.legend.geometry())]
         return corners
 
+    def _place_legend(self) -> None:
+        """The legend stays in its corner while no box lies under it; else it moves to a
+        corner with none (top-left, top-right, bottom-left, bottom-right), else stays."""
+        legend = self.legend
+        if legend is None or not legend.isVisibleTo(self):
+            return
+        corners = self._corners(legend.width(), legend.height(), "tltrblbr")
+        current = next((c for c in corners if c.topLeft() == legend.pos()), corners[0])
+        if self._covered(current):
+            current = next((c for c in corners if not self._covered(c)), current)
+        legend.move(current.topLeft())
+
     def _covered(self, rect: QRect) -> int:
-        """How many boxes the minimap would hide at ``rect`` (view widget coordinates)."""
+        """How many boxes the minimap (a legend) would hide at ``rect`` (view widget coordinates)."""
         origin = self.view.viewport().geometry().topLeft()
         local = rect.translated(-origin)
         return len(self.scene.keys_in_rect(self.view.mapToScene(local).boundingRect()))
 
     def _place_minimap(self) -> None:
+        self._place_legend()  # first: the minimap keeps clear of it
         graph = self.scene.graph_rect()
         fits = graph.isEmpty() or self.view.visible_scene_rect().contains(graph)
         if not self._minimap_enabled or fits:

@@ -373,6 +373,13 @@ def _render_page(doc: Any, args: argparse.Namespace, t_load: float) -> int:
 
     t = time.perf_counter()
     expanded = _expanded_for(doc.model, args)
+    if args.bodies:  # every If/Loop/Scan body open in the first view, as the picture draws them
+        from editor.viewmodel import group_tree
+        from editor.viewmodel.bodies import all_body_paths
+
+        flat = expanded is None
+        expanded = (set(group_tree(doc.model.graph).parent) if flat else set(expanded)) | all_body_paths(
+            doc, groups="all" if flat else "default")
     overlays = []
     if getattr(args, "overlay", None):
         overlays.append(node_data_overlay(doc, args.overlay, getattr(args, "overlay_column", None)))

@@ -150,7 +150,7 @@ class QuantizeDialog(QDialog):
         self.tolerance.setSingleStep(0.005)
         self.tolerance.setValue(0.01)
         self.auto_metric = QComboBox()
-        for m, label in zip(METRICS, ("of the output's range", "absolute", "of 1 - cosine")):
+        for m, label in zip(METRICS, ("of 1 - cosine", "of the output's range", "absolute")):
             self.auto_metric.addItem(label, m)
         auto_row = QWidget()
         row = QHBoxLayout(auto_row)

@@ -137,7 +137,7 @@ class QuantizeDock(QDockWidget):
 
     # -- running -----------------------------------------------------------------------------
     def start(self, tab, options: QuantizeOptions, choice: CalibrationChoice, *, auto: float | None = None,  # noqa: ANN001
-              metric: str = "range") -> None:
+              metric: str = "cosine") -> None:
         """Quantize ``tab``'s model off the GUI thread and apply it as one command."""
         from editor.quantize.sources import load_calibration
 
