@@ -363,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.profile:
         import cProfile
 
-        profile = cProfile.Profile()
+        profile = cProfile.Profile(time.thread_time)  # GUI-thread CPU: the machine may be loaded
     app, win = make_window()
     import tempfile
 

@@ -16,7 +16,6 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QStackedWidget, QTabWidget
 
 from editor.errors import ExternalDataError, StudioError
-from editor.runtime.memory import freeze_heap, thaw_heap
 from widgets.window import layout as window_layout
 from widgets.actions import canvas as canvas_actions
 from widgets.actions import edit as edit_actions
@@ -187,6 +186,8 @@ class MainWindow(QMainWindow):
         self.tabs.removeTab(index)
         tab.close_document()
         tab.deleteLater()
+        from editor.runtime.memory import thaw_heap
+
         thaw_heap()  # its cycles may go now (the others are frozen again when a model shows)
         if getattr(tab.doc, "file_size", 0) >= BIG_MODEL_BYTES:
             # once the tab is gone, give the freed heap back to the system (glibc; ~ms)
@@ -293,6 +294,8 @@ class MainWindow(QMainWindow):
             # of 11.8k nodes takes a while); the view was fitted when the layout arrived
             tab.canvas.view.viewport().repaint()
         self._panels_follow(tab)
+        from editor.runtime.memory import freeze_heap
+
         freeze_heap()  # the model's objects stay out of the collector's full passes
         self._update_busy()
         if tab is self.current_tab():
@@ -411,5 +414,7 @@ class MainWindow(QMainWindow):
             tab.close_document()
         for view in self._other_tabs():
             view.close_view()
+        from editor.runtime.memory import thaw_heap
+
         thaw_heap()
         super().closeEvent(event)
