@@ -108,13 +108,49 @@ def wait_for(predicate, timeout: float = 30.0) -> bool:
     return False
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time ``pid`` has used (all its threads); 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def loaded_onnxruntime(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return "onnxruntime_pybind11_state" in f.read()
+    except OSError:
+        return False
+
+
 def running_worker(proc: subprocess.Popen) -> int:
-    """The worker of a running ``onnx-studio run`` once it is busy with the model."""
-    assert wait_for(lambda: children(proc.pid)), "no worker started"
-    worker = children(proc.pid)[0]
-    time.sleep(1.5)  # the session is created and the endless run under way
-    assert proc.poll() is None and alive(worker)
+    """The worker of a running ``onnx-studio run`` once it is busy with the model: onnxruntime
+    is loaded and the worker has spun a further half second of CPU since (the endless Loop
+    runs; the session of a three-node model is made in milliseconds). A condition, not a
+    fixed sleep: at load average 15 the worker took longer than the 1.5 s once waited here.
+    The worker is the child that loads onnxruntime (the first child is multiprocessing's
+    resource tracker)."""
+    workers: list[int] = []
+    assert wait_for(lambda: workers.extend(k for k in children(proc.pid) if loaded_onnxruntime(k)) or workers, 120), (
+        f"no child of {proc.pid} loaded onnxruntime (children: {children(proc.pid)}, exit {proc.poll()})")
+    worker = workers[0]
+    start = cpu_seconds(worker)
+    assert wait_for(lambda: cpu_seconds(worker) - start >= 0.5, 120), f"the worker {worker} never got busy"
+    assert proc.poll() is None and alive(worker), f"the run ended early (exit {proc.poll()}) or its worker died"
     return worker
+
+
+def sleeping(pid: int) -> bool:
+    """Whether ``pid``'s main thread sleeps in ``time.sleep`` (the worker's 'hang' hook), not
+    waiting on its request pipe."""
+    try:
+        with open(f"/proc/{pid}/wchan") as f:
+            return "nanosleep" in f.read()
+    except OSError:
+        return False
 
 
 @linux_only
@@ -123,8 +159,8 @@ def test_worker_dies_when_the_command_is_sigkilled(spinner: Path) -> None:
     proc = cli("run", str(spinner), "--random", "--backend", "ort")
     worker = running_worker(proc)
     proc.kill()
-    proc.wait(10)
-    assert wait_for(lambda: not alive(worker), 10), "the worker outlived a SIGKILLed parent"
+    proc.wait(60)
+    assert wait_for(lambda: not alive(worker), 60), "the worker outlived a SIGKILLed parent"
 
 
 @linux_only
@@ -135,11 +171,11 @@ def test_signals_end_the_run_cleanly(spinner: Path, sig: int, code: int) -> None
     proc = cli("run", str(spinner), "--random", "--backend", "ort")
     worker = running_worker(proc)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=20)
-    assert proc.returncode == code
+    _, err = proc.communicate(timeout=120)  # ends as soon as it exits; generous for a busy machine
+    assert proc.returncode == code, f"exit {proc.returncode}, expected {code}; stderr: {err}"
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
-    assert wait_for(lambda: not alive(worker), 10)
+    assert wait_for(lambda: not alive(worker), 60), f"the worker outlived the run ended by {signal.Signals(sig).name}"
 
 
 @linux_only
@@ -161,11 +197,12 @@ def test_worker_started_from_a_thread_dies_with_its_parent(tmp_path: Path) -> No
     )
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     worker = int(proc.stdout.readline())
-    time.sleep(2)  # busy in the endless request, not waiting on the pipe
-    assert alive(worker) and proc.poll() is None
+    # busy in the endless request, not waiting on the pipe
+    assert wait_for(lambda: sleeping(worker), 120), f"the worker {worker} never took the hanging request"
+    assert alive(worker) and proc.poll() is None, f"the parent ended early (exit {proc.poll()}) or the worker died"
     proc.kill()
-    proc.wait(10)
-    assert wait_for(lambda: not alive(worker), 10), "the worker outlived a SIGKILLed parent"
+    proc.wait(60)
+    assert wait_for(lambda: not alive(worker), 60), "the worker outlived a SIGKILLed parent"
 
 
 # ------------------------------------------------------------------ memory

@@ -62,6 +62,9 @@ def _same(a, b) -> None:  # noqa: ANN001
     counts and kernels, and a reduction summed in another order differs in the last bits (seen:
     1.8e-7 on silero's outputs). The promise is the same result, not the same bits."""
     assert a.ok and b.ok, f"remote: {a.error}; local: {b.error}"
+    # one side falling back to the reference evaluator would compare two engines, not two hosts
+    assert a.backend == b.backend, (f"remote ran on {a.backend} (passed over: {a.fallback_reasons()}), "
+                                    f"local on {b.backend} (passed over: {b.fallback_reasons()})")
     assert list(a.outputs) == list(b.outputs), f"remote outputs {list(a.outputs)}, local {list(b.outputs)}"
     for name in a.outputs:
         x, y = a.value(name), b.value(name)

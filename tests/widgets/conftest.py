@@ -1,16 +1,36 @@
 """Fixtures for the Qt tests: offscreen platform, throw-away settings, a main window,
-and a guard that fails the test if any modal dialog would have been shown."""
+a guard that fails the test if any modal dialog would have been shown, and waits that
+outlast a busy machine."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
-
+from pytestqt.qtbot import QtBot  # noqa: E402
 
 LOAD_TIMEOUT_MS = 60_000
+#: how long a qtbot wait without its own timeout waits for its signal or condition
+WAIT_TIMEOUT_MS = 60_000
+
+
+def _wait_longer_by_default(method):  # noqa: ANN001, ANN202
+    @functools.wraps(method)
+    def wait(self, *args, timeout: int = WAIT_TIMEOUT_MS, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        return method(self, *args, timeout=timeout, **kwargs)
+
+    return wait
+
+
+# NOTE: pytest-qt's waits give up after 5 s unless told otherwise; a relayout that takes
+# 0.3 s on a quiet machine took over 5 s at load average 15, and the test failed. A wait ends
+# as soon as its signal or condition comes, so a passing test costs no more with a longer
+# bound; a wait that is meant to time out passes its own timeout (every such wait does).
+for _name in ("waitUntil", "waitSignal", "waitSignals", "waitCallback", "waitExposed", "waitActive"):
+    setattr(QtBot, _name, _wait_longer_by_default(getattr(QtBot, _name)))
 
 
 @pytest.hookimpl(wrapper=True)

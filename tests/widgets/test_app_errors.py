@@ -114,14 +114,61 @@ def test_external_data_folder_refused_is_an_error(qtbot, window, dialogs, monkey
 
 
 def test_cancel_leaves_no_tab(qtbot, window):
+    from PySide6.QtCore import QCoreApplication, QThreadPool
+
     path = max(real_models(), key=lambda p: p.stat().st_size)
     with qtbot.waitSignal(window.loader.cancelled, timeout=5_000):
         window.open_path(path)
         assert window.cancel_button.isVisibleTo(window)
         window.cancel_button.click()
-    qtbot.wait(1500)  # the worker finishes in the background; its result is dropped
-    assert window.tabs.count() == 0
-    assert not window.loader.is_busy() and not window.progress.isVisibleTo(window)
+    # the worker finishes in the background (a parse cannot be stopped); its result is dropped
+    assert QThreadPool.globalInstance().waitForDone(120_000), "the cancelled load never finished"
+    QCoreApplication.processEvents()  # its queued result arrives now
+    assert window.tabs.count() == 0, f"a cancelled load opened {window.tabs.count()} tab(s)"
+    assert not window.loader.is_busy() and not window.progress.isVisibleTo(window), "still busy after a cancel"
+
+
+def test_window_gone_while_a_cancelled_load_still_parses(qtbot, monkeypatch, capfd):
+    """The window (and its loader) can be freed while a load it cancelled still runs on the
+    pool: the load's result goes nowhere and its files are closed. Once a segfault: the
+    worker emitted through the loader's deleted relay."""
+    import threading
+
+    import shiboken6
+    from PySide6.QtCore import QObject, QThreadPool
+
+    from editor.document import Document
+    from widgets.window.loader import ModelLoader
+
+    parsing, release = threading.Event(), threading.Event()
+
+    class Store:
+        closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    class Doc:
+        store = Store()
+
+    def slow_open(path, data_dir=None):  # noqa: ANN001, ANN202, ARG001 - the parser, held until released
+        parsing.set()
+        assert release.wait(120), "the test never released the load"
+        return Doc()
+
+    monkeypatch.setattr(Document, "open", staticmethod(slow_open))
+    monkeypatch.setattr("widgets.window.loader._first_validation", lambda doc: None)
+    pool, owner = QThreadPool(), QObject()
+    loader = ModelLoader(owner, pool=pool)
+    loader.cancel(loader.load("model.onnx"))
+    assert parsing.wait(120), "the load never started"
+    shiboken6.delete(owner)  # the window is freed: loader and relay are gone
+    assert not shiboken6.isValid(loader), "the loader outlived its window"
+    release.set()
+    assert pool.waitForDone(120_000), "the load never finished"
+    err = capfd.readouterr().err
+    assert "RuntimeError" not in err and "deleted" not in err, f"the worker reported into the void: {err}"
+    assert Doc.store.closed, "the dropped document's files were left open"
 
 
 def test_cancel_during_first_layout_closes_the_tab(qtbot, window):

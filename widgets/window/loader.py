@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from editor.errors import ExternalDataError, LoadError, StudioError
+from widgets.common.channel import Channel
 
 
 @dataclass
@@ -41,7 +42,7 @@ class _Relay(QObject):
 
 
 class _LoadTask(QRunnable):
-    def __init__(self, request: LoadRequest, relay: _Relay) -> None:
+    def __init__(self, request: LoadRequest, relay: Channel) -> None:
         super().__init__()
         self.setAutoDelete(True)
         self._request = request
@@ -54,15 +55,16 @@ class _LoadTask(QRunnable):
         try:
             doc = Document.open(req.path, data_dir=req.data_dir)
         except StudioError as exc:
-            self._relay.error.emit(req.id, exc)
+            self._relay.emit("error", req.id, exc)
             return
         except BaseException as exc:  # noqa: BLE001 - a worker must never take the app down
             err = LoadError(f"cannot open '{req.path}': {type(exc).__name__}: {exc}",
                             details=traceback.format_exc())
-            self._relay.error.emit(req.id, err)
+            self._relay.emit("error", req.id, err)
             return
         req.validator = _first_validation(doc)
-        self._relay.done.emit(req.id, doc)
+        if not self._relay.emit("done", req.id, doc):  # the loader is gone: nobody closes it
+            _close_store(doc)
 
 
 def _first_validation(doc):
@@ -102,6 +104,13 @@ class ModelLoader(QObject):
         self._relay = _Relay(self)
         self._relay.done.connect(self._on_done)
         self._relay.error.connect(self._on_error)
+        # NOTE: a load cannot be stopped inside the parser and may outlive the window (a
+        # cancelled load still parsing when the window is freed: once a segfault, the task
+        # emitting through the deleted relay). Its task posts through a channel closed before
+        # Qt deletes the relay (widgets/common/channel.py); a closure, not a method of this
+        # object: it still runs while the object is being destroyed, and is held strongly
+        channel = self._channel = Channel(self._relay)
+        self.destroyed.connect(lambda *_args: channel.close())
         self._ids = itertools.count(1)
         self._pending: dict[int, LoadRequest] = {}
 
@@ -118,7 +127,7 @@ class ModelLoader(QObject):
         self.started.emit(request)
         if not was_busy:
             self.busyChanged.emit(True)
-        self._pool.start(_LoadTask(request, self._relay))
+        self._pool.start(_LoadTask(request, self._channel))
         return request
 
     def cancel(self, request: LoadRequest | None = None) -> None:
@@ -140,9 +149,7 @@ class ModelLoader(QObject):
     def _on_done(self, rid: int, doc) -> None:
         req = self._finish(rid)
         if req is None:  # cancelled meanwhile: drop the document and its open files
-            store = getattr(doc, "store", None)
-            if store is not None:
-                store.close()
+            _close_store(doc)
             return
         self.loaded.emit(req, doc)
 
@@ -150,6 +157,12 @@ class ModelLoader(QObject):
         req = self._finish(rid)
         if req is not None:
             self.failed.emit(req, exc)
+
+
+def _close_store(doc) -> None:  # noqa: ANN001
+    store = getattr(doc, "store", None)
+    if store is not None:
+        store.close()
 
 
 def show_error(parent: QWidget | None, title: str, error: StudioError | str, *, details: str | None = None) -> None:
