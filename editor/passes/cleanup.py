@@ -6,12 +6,20 @@ values captured by subgraph bodies count as used.
 
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from editor.commands import DeleteNodes, RemoveInitializer
 from editor.document import Document, ScopeId, Transaction
 from editor.document.ops import InsertItem, RemoveItem, scope_target
 from editor.passes.base import PassPlan, plan_from
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+# NOTE: networkx is imported inside the functions that use it, never at module level: this
+# module is on the window's import path (editor.passes -> the Graph menu), and networkx costs
+# about 0.5 s of start-up CPU that the first painted model does not need
+# (tests/widgets/test_startup_imports.py holds the promise).
 
 
 def _label(doc: Document, nid: int) -> str:
@@ -108,6 +116,8 @@ def plan_remove_identity(doc: Document, scope: ScopeId | None = None) -> PassPla
 def dependency_graph(doc: Document, sid: ScopeId) -> nx.DiGraph:
     """The scope's nodes, with an edge producer -> consumer for every value one uses of
     the other (a node's subgraphs count as its own uses: what their bodies capture)."""
+    import networkx as nx  # deferred: see the NOTE at the top
+
     s = doc.scope(sid)
     g = nx.DiGraph()
     g.add_nodes_from(s.node_ids)
@@ -125,6 +135,8 @@ def dependency_graph(doc: Document, sid: ScopeId) -> nx.DiGraph:
 def topological_order(doc: Document, sid: ScopeId) -> list[int] | None:
     """A stable topological order of the scope's nodes (original order where possible);
     None when the graph has a cycle."""
+    import networkx as nx  # deferred: see the NOTE at the top
+
     pos = {nid: i for i, nid in enumerate(doc.scope(sid).node_ids)}
     try:
         # NOTE: the lexicographic sort takes, of the ready nodes, the one earliest in the
@@ -136,6 +148,8 @@ def topological_order(doc: Document, sid: ScopeId) -> list[int] | None:
 
 def node_cycle(doc: Document, sid: ScopeId) -> list[int]:
     """The nodes of one dependency cycle of the scope, in order (empty when there is none)."""
+    import networkx as nx  # deferred: see the NOTE at the top
+
     try:
         return [u for u, _v in nx.find_cycle(dependency_graph(doc, sid))]
     except nx.NetworkXNoCycle:
