@@ -72,6 +72,9 @@ def doubler(tmp_path_factory) -> Path:
 def cli(*args: str, **kw) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "ONNX_STUDIO_DEBUG"}
     env["PYTHONPATH"] = str(ROOT)
+    # Ctrl+C as a terminal gives it: a run started from a background shell job (`make test &`,
+    # nohup) inherits SIGINT ignored, and then Python never raises KeyboardInterrupt
+    kw.setdefault("preexec_fn", lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     return subprocess.Popen([sys.executable, "-m", "widgets", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, **kw)
 
