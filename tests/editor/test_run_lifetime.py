@@ -69,14 +69,50 @@ def doubler(tmp_path_factory) -> Path:
     return path
 
 
+_started: list[subprocess.Popen] = []
+
+
+def _die_with_the_test_process() -> None:  # in the child, before exec (Linux)
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    # Ctrl+C as a terminal gives it: a suite started as a background shell job (`make test &`,
+    # nohup) hands SIGINT down ignored, and then Python never raises KeyboardInterrupt
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cli(*args: str, **kw) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "ONNX_STUDIO_DEBUG"}
     env["PYTHONPATH"] = str(ROOT)
-    # Ctrl+C as a terminal gives it: a run started from a background shell job (`make test &`,
-    # nohup) inherits SIGINT ignored, and then Python never raises KeyboardInterrupt
-    kw.setdefault("preexec_fn", lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    return subprocess.Popen([sys.executable, "-m", "widgets", *args], stdout=subprocess.PIPE,
+    if sys.platform.startswith("linux"):
+        # a test killed by its timeout (pytest-timeout ends the whole worker) must not leave
+        # an endless run spinning a core for hours: the command dies with the test process,
+        # and its worker with the command (the promise these tests check)
+        kw.setdefault("preexec_fn", _die_with_the_test_process)
+    proc = subprocess.Popen([sys.executable, "-m", "widgets", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, **kw)
+    _started.append(proc)
+    return proc
+
+
+@pytest.fixture(autouse=True)
+def _no_run_outlives_its_test():
+    """A failed assertion leaves the command running: end it (and what it started) here."""
+    yield
+    while _started:
+        proc = _started.pop()
+        if proc.poll() is None:
+            kids = children(proc.pid) if sys.platform.startswith("linux") else []
+            proc.kill()
+            proc.wait(60)
+            for kid in kids:
+                try:
+                    os.kill(kid, signal.SIGKILL)
+                except OSError:
+                    pass
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def children(pid: int) -> list[int]:
