@@ -21,25 +21,15 @@ import onnx
 from google.protobuf.message import Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
+from editor.io.encode import tag, varint
+
 _LENGTH_DELIMITED = 2
 #: graph fields emitted element by element (the ones that grow with the model)
 _SPLIT_GRAPH_FIELDS = frozenset({"node", "initializer", "sparse_initializer", "value_info"})
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def _delimited(number: int, data: bytes) -> bytes:
-    return _varint((number << 3) | _LENGTH_DELIMITED) + _varint(len(data)) + data
+    return tag(number, _LENGTH_DELIMITED) + varint(len(data)) + data
 
 
 def _one_field(msg: Message, name: str) -> bytes:
@@ -77,5 +67,5 @@ def serialized_parts(model: onnx.ModelProto) -> Iterator[bytes]:
                     yield b""  # a point where the caller may pause
             else:
                 pieces.append(_one_field(model.graph, field_.name))
-        yield _varint((field.number << 3) | _LENGTH_DELIMITED) + _varint(sum(map(len, pieces)))
+        yield tag(field.number, _LENGTH_DELIMITED) + varint(sum(map(len, pieces)))
         yield from pieces
