@@ -55,8 +55,13 @@ def test_short_soak_has_no_upward_slope(qtbot, window, tmp_path):
     blocks = report.edit_blocks
     assert [b["depth"] for b in blocks] == [150, 300, 450, 600], blocks
     # the slope, not a time: 450 more commands on the stack may not cost a rebuild per edit
-    # (the old panel: ~10 µs per stacked command, +4.5 ms here); medians of the same process
-    first, last = blocks[0]["median_ms"], blocks[-1]["median_ms"]
-    assert last <= first * 1.5 + 1.0, f"median edit ms per block of 150: {[b['median_ms'] for b in blocks]}"
+    # (the old panel: ~10 µs per stacked command, +4.5 ms per edit of each kind here). Per block,
+    # the sum of each kind's median: the median of all edits mixes three kinds of 2-12 ms each,
+    # and on a busy machine it jumped between them (CI: 5.1, 8.8, 6.1, 9.2 ms while each kind's
+    # median moved by under 1.5x)
+    kinds = ("rename node", "rename value", "set attribute")
+    cost = [sum(b[k] for k in kinds) for b in blocks]
+    assert cost[-1] <= min(cost[:-1]) * 1.5 + 1.0, \
+        f"sum of per-kind median edit ms per block of 150: {cost}; blocks: {blocks}"
     assert report.undo_all["steps"] == 300, report.undo_all
     _check_runs_and_release(report, runs=3)
