@@ -175,6 +175,16 @@ def test_other_formats_and_modes(quantizer, options, ops, kind) -> None:
     assert quantized_nodes(q.prepared, q.model) == q.quantized
 
 
+def test_the_result_keeps_only_the_value_info_the_model_declared_and_int16_is_read_without_it(quantizer,
+                                                                                            net) -> None:
+    declared = {vi.name for vi in net.graph.value_info}
+    for options in (QuantizeOptions(), QuantizeOptions(activation_type="uint16")):
+        q = quantizer.quantize(options)
+        added = {vi.name for vi in q.model.graph.value_info} - declared
+        assert not added, f"{options.describe()}: value_info the pre-processing added is kept: {sorted(added)[:5]}"
+    assert q.quantized.get("conv1") == "int16", f"uint16 activations read back from the zero points: {q.quantized}"
+
+
 def test_unnamed_nodes_get_names_and_old_opsets_convert(tmp_path) -> None:
     model = tiny_net(unnamed=True, opset=12)
     with Quantizer(model, random_calibration(model, 2, held_back=1)) as qz:
