@@ -20,7 +20,9 @@ tools have no other way); the proof and sensitivity runs go through the child-pr
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import io
 import shutil
 import tempfile
 import time
@@ -248,7 +250,9 @@ class Quantizer:
         reader = _reader_class()(prep.model, self.calibration.sets, self.progress, self.cancel)
         t1 = time.perf_counter()
         try:
-            quantize_static(str(prep.path), str(out), reader, **kwargs)
+            # the percentile and entropy calibrators print their progress: not on our stdout (--json)
+            with contextlib.redirect_stdout(io.StringIO()):
+                quantize_static(str(prep.path), str(out), reader, **kwargs)
         except QuantizeCancelled:
             raise
         except Exception as exc:  # noqa: BLE001 - onnxruntime's tools raise anything
