@@ -127,6 +127,7 @@ def order_layers(
         stall = 0
         dirty = [True] * n_layers
         ver = [0] * n_layers
+        snap: list[int] | None = None   # ``ver`` when best_layers was last copied from this run
         seen: tuple[dict, dict] = ({}, {})
         for it in range(iters):
             if check is not None:
@@ -137,7 +138,15 @@ def order_layers(
             c = crossings()
             if c < best:
                 best = c
-                best_layers = [list(lay) for lay in layers]
+                # copy only the layers changed since the last copy (a tall graph has
+                # thousands of layers, and a sweep touches few of them)
+                if snap is None:
+                    best_layers = [list(lay) for lay in layers]
+                else:
+                    for r in range(n_layers):
+                        if ver[r] != snap[r]:
+                            best_layers[r] = list(layers[r])
+                snap = list(ver)
                 stall = 0
                 if c == 0:
                     break
