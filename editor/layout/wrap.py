@@ -191,12 +191,15 @@ def _wrap_into(graph: DisplayGraph, res, k: int):
     band_of_route = np.zeros(len(keys), dtype=np.int64)
     same[nonempty] = lo_band == hi_band
     band_of_route[nonempty] = lo_band
-    same_l, band_l = same.tolist(), band_of_route.tolist()
+    same_l = same.tolist()
+    # every point moved with its band at once (a route inside one band is read from here)
+    moved = pts + np.column_stack([np.asarray(dx)[band_pt], np.asarray(dy)[band_pt]]) if len(pts) else pts
+    moved_pts = list(map(tuple, moved.tolist()))
+    s_l, e_l = starts_pt.tolist(), ends_pt.tolist()
     routes: dict[str, tuple[Point, ...]] = {}
     for j, (key, r) in enumerate(res.routes.items()):
         if same_l[j]:
-            ox, oy = dx[band_l[j]], dy[band_l[j]]
-            routes[key] = tuple([(x_ + ox, y_ + oy) for x_, y_ in r])
+            routes[key] = tuple(moved_pts[s_l[j]:e_l[j]])
         else:
             routes[key] = tuple(_wrap_route(r, band_at, cut_y, dx, dy, band_right, lane_of.get(key, {})))
     layers = tuple((t + dy[band_of_rank[r]], b + dy[band_of_rank[r]]) for r, (t, b) in enumerate(res.layers))
