@@ -44,7 +44,12 @@ def _weights_in_memory(model: onnx.ModelProto) -> bool:
 def save_errors(doc: Document, *, validator: Validator | None = None, full: bool = True) -> list[Problem]:
     """The errors a save of ``doc`` would write: the live checks' (``validator``'s when
     given, else a fresh pass) plus, where it can run, the full check's."""
-    problems = validator.problems if validator is not None else Validator(doc, live=False).validate_all()
+    if validator is None:
+        problems = Validator(doc, live=False).validate_all()
+    else:
+        # a live validator whose first pass is still under way (a big model's, in steps
+        # after its first picture) finishes it here: a save must not skip the checks
+        problems = validator.problems if validator.ready else validator.validate_all()
     errors = [p for p in problems if p.is_error]
     if full and doc.model.ByteSize() < _FULL_CHECK_LIMIT and _weights_in_memory(doc.model):
         # one line per problem: a node the live checks already fault is not faulted twice

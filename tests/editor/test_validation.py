@@ -461,3 +461,31 @@ def test_inference_functions_that_raise_plain_errors(corpus_dir) -> None:
     doc.execute(RemoveAttribute(zipmap, "classlabels_int64s"))  # its inference raises ValueError
     assert ("shape-inference", zipmap, None) in subjects(v.problems)
     assert_exact(v)
+
+
+def test_first_pass_in_steps_ends_where_a_full_pass_would() -> None:
+    """A big model's tab runs the first pass in steps after its first picture: between steps
+    nothing is reported, an edit between steps starts the pass again, and the end is what
+    validate_all finds (then edits are checked live, as after validate_all)."""
+    doc = Document(small_model())
+    doc.execute(SetNodeField(node_id(doc, "r1"), "op_type", "Relux"))
+    v = Validator(doc)
+    steps = v.first_pass_steps(nodes_per_step=1)
+    next(steps)
+    next(steps)
+    assert not v.ready and v.problems == [], f"nothing is reported before the pass ends, saw {v.problems}"
+    doc.execute(SetNodeInput(node_id(doc, "inner2"), 0, "zzz"))  # between steps: the pass starts again
+    taken = 2 + sum(1 for _ in steps)
+    assert taken > len(doc.index.nodes), f"expected a step per node and a restart, saw {taken} steps"
+    assert v.ready and {p.code for p in v.errors} == {"unknown-op", "undefined-value"}, v.problems
+    assert_exact(v)
+    doc.execute(SetNodeInput(node_id(doc, "t1"), 0, "nope"))  # live from now on
+    assert "nope" in {p.value for p in v.errors}, v.problems
+    assert_exact(v)
+    # a full pass run meanwhile (a save's gate) ends the steps
+    other = Validator(doc)
+    steps = other.first_pass_steps(nodes_per_step=1)
+    next(steps)
+    other.validate_all()
+    assert list(steps) == [] and other.ready
+    assert_exact(other)

@@ -166,3 +166,53 @@ def test_the_first_picture_comes_before_the_panels_and_the_heap_is_frozen(qtbot,
     assert gc.get_freeze_count() > 0, "the objects alive once the model is shown should be frozen"
     window.close_tab(window.tabs.indexOf(tab))
     assert gc.get_freeze_count() == 0, "closing a model should thaw the heap"
+
+
+def test_a_big_model_is_drawn_before_it_is_checked_and_its_shapes_inferred(qtbot, window, monkeypatch,
+                                                                            tmp_path) -> None:
+    """A big model's first picture comes before its whole-model work: the first validation
+    (1.6 s on the 11.8k-node export, once run on the loader before the picture) runs in
+    steps after the paint, and the shape table's worker starts after it; both still arrive
+    (a problem listed, the edges labelled from the table)."""
+    import onnx
+
+    import widgets.view.shape_labels as shape_labels
+    import widgets.window.loader as loader
+    from PySide6.QtCore import QEvent, QObject
+
+    monkeypatch.setattr(loader, "FIRST_PASS_ON_LOAD_MAX_NODES", 0)  # silero (25 nodes) counts as big
+    monkeypatch.setattr(shape_labels, "SYNC_MAX_NODES", 10)
+    model = onnx.load(SILERO_V6)
+    model.graph.node[3].op_type = "Relux"  # an error the first pass finds
+    path = tmp_path / "broken.onnx"
+    onnx.save(model, path)
+    seen: dict = {}
+
+    class FirstPaint(QObject):
+        def __init__(self, tab) -> None:
+            super().__init__(tab.canvas.view.viewport())
+            self.tab = tab
+
+        def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.Paint and self.tab.is_ready and not seen:
+                labels = self.tab.shape_labels
+                seen.update(checked=self.tab.validator.ready, shapes=labels.live is not None or labels.pending is not None)
+                obj.removeEventFilter(self)
+            return False
+
+    def watch(_index: int) -> None:
+        tab = window.current_tab()
+        if tab is not None:
+            tab.canvas.view.viewport().installEventFilter(FirstPaint(tab))
+
+    window.tabs.currentChanged.connect(watch)
+    tab = open_model(qtbot, window, path)
+    window.tabs.currentChanged.disconnect(watch)
+    assert seen == {"checked": False, "shapes": False}, (
+        f"expected the first picture painted before the first validation and the shape table started, saw {seen}")
+    qtbot.waitUntil(lambda: tab.validator.ready and not tab.live_checks.busy, timeout=30_000)
+    errors = [p for p in tab.validator.errors if p.code == "unknown-op"]
+    assert len(errors) == 1, f"expected the Relux node's error once the pass ended, saw {tab.validator.problems}"
+    qtbot.waitUntil(lambda: window.problems.tree.topLevelItemCount() > 0, timeout=10_000)
+    labels = tab.shape_labels
+    qtbot.waitUntil(lambda: labels.live is not None, timeout=30_000)

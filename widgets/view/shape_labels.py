@@ -5,8 +5,9 @@ One :class:`ShapeLabels` per document tab holds the shape engine's table of the 
 
 * the first table of a model up to :data:`SYNC_MAX_NODES` nodes is computed on the spot
   (tens of milliseconds); a larger model's is computed off the GUI thread on a structure
-  snapshot, the edges are labelled with the file's declarations meanwhile, and ``ready``
-  asks the tab to relabel when the table arrives;
+  snapshot, started once the tab's first picture is on screen; the edges are labelled with
+  the file's declarations meanwhile, and ``ready`` asks the tab to relabel when the table
+  arrives;
 * after an edit only the changed node's downstream is re-inferred (``LiveShapes.update``,
   milliseconds on a 12k-node graph); an edit that takes a whole pass (new graph inputs,
   initializers, opsets) takes it off the GUI thread when the model is large;
@@ -51,6 +52,8 @@ class ShapeLabels(QObject):
         self._timer: QTimer | None = None
         #: the engine's labels of the main graph, relabelled per edit where the shapes changed
         self._labels: dict | None = None
+        #: a big model's first table waits for the tab's first picture (see table())
+        self._after_picture = False
         self.doc.changed.connect(self._on_changed)
 
     # -- the table ---------------------------------------------------------------------------
@@ -59,9 +62,20 @@ class ShapeLabels(QObject):
         if self.live is None and self.pending is None:
             if len(self.doc.model.graph.node) <= SYNC_MAX_NODES:
                 self._make_live(None)
-            else:
+            elif getattr(self.tab, "is_ready", True):
                 self._start()
+            elif not self._after_picture:
+                # NOTE: a big model's first picture is drawn with the file's declarations:
+                # the snapshot (0.2 s on the GUI thread for 11.8k nodes) and the worker (one
+                # GIL with the GUI thread) cost the first picture ~0.7 s when started before
+                self._after_picture = True
+                self.tab.ready.connect(lambda: QTimer.singleShot(0, self, self._start_late))
         return self.live.table if self.live is not None else None
+
+    def _start_late(self) -> None:
+        """The table deferred until the model's first picture (see :meth:`table`)."""
+        if self.live is None and self.pending is None:
+            self._start()
 
     def _make_live(self, table) -> None:
         from editor.shapes.incremental import LiveShapes

@@ -193,6 +193,10 @@ class DocumentTab(QWidget):
             self._select_keys(keys)
         if not self._ready:
             self._ready = True
+            if self.live_checks is not None:
+                # a big model is checked once it is on screen (its steps start at the next
+                # event-loop turn, after the window has painted the picture)
+                self.live_checks.start_first_pass()
             self.ready.emit()
 
     def _readable_first_view(self) -> None:
