@@ -304,7 +304,9 @@ def accuracy(extra: Path, sets: int, only: list[str], work: Path,
             with Runner() as runner:
                 rows.append(_reference_row(path, data, sub, runner))
             print("  ", _fmt(rows[-1]), flush=True)
-        for key, label, more in (("default", "ours (default)", []), ("auto", "ours --auto 0.01", ["--auto", "0.01"])):
+        for key, label, more in (("default", "ours (default)", []), ("qoperator", "ours --format qoperator",
+                                                                     ["--format", "qoperator"]),
+                                 ("auto", "ours --auto 0.01", ["--auto", "0.01"])):
             if key not in rows_wanted:
                 continue
             rows.append(_ours_row(path, [*extra_args, *more], label, sub, data_dir))
@@ -461,7 +463,8 @@ def main() -> int:
     p.add_argument("--only", default="")
     p.add_argument("--sets", type=int, default=32)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--rows", default="reference,default,auto", help="which rows: reference, default, auto")
+    p.add_argument("--rows", default="reference,default,auto",
+                   help="which rows: reference, default, qoperator, auto")
     p.add_argument("--timing-only", action="store_true")
     p.add_argument("--no-timing", action="store_true")
     p.add_argument("--md", type=Path)
