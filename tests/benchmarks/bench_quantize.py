@@ -260,7 +260,8 @@ def _ours_row(model_path: Path, args_extra: list[str], label: str, work: Path, c
             "int8_macs": (proof["macs"] or {}).get("conv_matmul_int8_share"),
             "kept": len(report.get("auto", {}).get("kept_in_float", [])) if "auto" in report else
             len(report["kept_in_float"]), "reached": report.get("auto", {}).get("reached"),
-            "probes": len(report.get("auto", {}).get("probes", [])), "exit": code}
+            "probes": len(report.get("auto", {}).get("probes", [])), "exit": code,
+            "method": report.get("auto", {}).get("calibration_method", report["options"]["method"])}
 
 
 def models(extra: Path, sets: int, work: Path) -> list[tuple[str, Path, list[str], Path]]:
@@ -351,7 +352,7 @@ def _fmt(row: dict) -> str:
     nf = " NaN/Inf!" if row.get("nonfinite") else ""
     return (f"{row['variant']}: checker {row.get('checker')}, cosine {cos}, rel-range {row.get('rel_range', 0):.3g}{nf}, "
             f"size {row.get('size_ratio', 0):.2f}x, int8 MACs {pct(row.get('int8_macs'))}, kept {row.get('kept')}, "
-            f"{row.get('seconds', 0):.0f} s")
+            f"{row.get('seconds', 0):.0f} s" + (f", {row['method']} calibration" if row.get("method") else ""))
 
 
 def markdown(table) -> str:  # noqa: ANN001
