@@ -25,10 +25,7 @@ it must, bisecting along measured orders (the search fp16's ``--auto-mixed`` doe
 4. else they all stay float, the Conv/MatMul nodes are ranked again on that model (the
    first ranking was measured amid the others' noise), and a bisection over how many of
    them stay float finds the fewest; with those in float, a last bisection along step 3's
-   order gives back to int8 the free nodes that need not stay float. Where the free nodes
-   in float did worse than none at all, the Conv/MatMul bisection runs on the whole
-   quantization instead (the free nodes stay int8), unless even every Conv/MatMul in float
-   is not within TOL that way.
+   order gives back to int8 the free nodes that need not stay float.
 
 Every probe re-quantizes from the calibration already measured (the
 :class:`~editor.quantize.engine.Quantizer` keeps onnxruntime's calibration cache) and runs
@@ -210,24 +207,17 @@ def auto_quantize(quantizer: Quantizer, options: QuantizeOptions, reference: Ref
         best, k = bisect([], free, got) if free else (got, 0)
         return result(best, free[:k], True)
     # 2. they are not enough: the Conv/MatMul family too, ranked again with the free nodes in
-    # float (the first ranking was measured amid their noise). Unless the free nodes in float
-    # did worse than none (PP-OCRv4's recognizer: cosine 0.896 against 0.930, no one type to
-    # blame): then the Conv/MatMul nodes are searched with the free nodes quantized
-    base = free
-    if free and full_err < worst(got[1], metric):
-        base, got, current[0] = [], full, options
-    say("ranking the Conv/MatMul nodes again with the rest in float" if base else "ranking the Conv/MatMul nodes")
-    again = measure_sensitivity(got[0], sets, reference.runner, macs=macs, progress=say) if base else sens
+    # float (the first ranking was measured amid their noise)
+    say("ranking the Conv/MatMul nodes again with the rest in float")
+    again = measure_sensitivity(got[0], sets, reference.runner, macs=macs, progress=say) if free else sens
     ranked = [r.node for r in again.rows if r.op_type in COMPUTE_OPS and r.node not in skip]
     ranked += [r.node for r in sens.rows if r.op_type in COMPUTE_OPS and r.node not in skip and r.node not in ranked]
     if not ranked:
-        return result(got, base, False)
-    every = probe(base + ranked)
-    if not within(every) and not base and free:
-        base, every = free, probe(free + ranked)
+        return result(got, free, False)
+    every = probe(free + ranked)
     if not within(every):
-        return result(every, base + ranked, False)
-    best, k = bisect(base, ranked, every)
+        return result(every, free + ranked, False)
+    best, k = bisect(free, ranked, every)
     # 3. with those Conv/MatMul nodes in float, the free nodes that need not be
-    best, j = bisect(ranked[:k], base, best, lo=0) if base else (best, 0)
-    return result(best, ranked[:k] + base[:j], True)
+    best, j = bisect(ranked[:k], free, best, lo=0) if free else (best, 0)
+    return result(best, ranked[:k] + free[:j], True)
