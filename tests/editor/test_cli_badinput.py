@@ -17,6 +17,7 @@ from onnx import helper, numpy_helper
 
 from tests.conftest import CORPUS
 from tests.editor.test_summary_support import external_model, model_with, run_cli, with_external_entry
+from tests.tools.cli_forks import run_many
 
 SMALL_REAL = CORPUS / "real" / "magika_standard_v3_3.onnx"
 
@@ -188,14 +189,13 @@ def _assert_one_error_line(proc, what: str) -> None:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """Build every case and run every command on it, a few child processes at a time.
+    """Build every case and run every command on it, each in a process of its own.
 
-    NOTE: each child pays the ``import onnx`` start-up (about a second on a busy CI box);
-    running them side by side keeps this file's wall time near a quarter of running them
-    one after another. Each result records the folder snapshots taken around its run.
+    NOTE: the 60 runs are forked from one interpreter that imported the command line once
+    (tests/tools/cli_forks.py): a Python start-up and ``import onnx`` per run cost this file
+    25 s of both cores. The real entry point (``python -m widgets``) is still what the other
+    tests here run. Each result records the folder snapshots taken around its run.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     jobs = []
     for make in CASES:
         for command in COMMANDS:
@@ -208,18 +208,12 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
                 (root / "out").mkdir()
                 args.append(str(root / "out" / "converted.onnx"))
             jobs.append(((make.__name__, command), root, args))
-
-    def run_one(job):
-        key, root, args = job
-        before = _snapshot(root)
-        proc = run_cli(*args, cwd=root)
-        return key, (proc, before, _snapshot(root))
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(run_one, jobs))
+    before = {key: _snapshot(root) for key, root, _ in jobs}
+    procs = run_many([(args, root) for _, root, args in jobs], preload=tuple(f"editor.cli.{c}" for c in COMMANDS))
+    return {key: (proc, before[key], _snapshot(root)) for (key, root, _), proc in zip(jobs, procs)}
 
 
-@pytest.mark.timeout(300)  # the first one pays for the module fixture's 60 child processes
+@pytest.mark.timeout(300)  # the first one pays for the module fixture's 60 runs
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("make", CASES, ids=[c.__name__ for c in CASES])
 def test_bad_input(make: Callable[[Path], Path], command: str, results: dict) -> None:
@@ -239,10 +233,12 @@ def test_messages_quote_the_offending_value(tmp_path: Path) -> None:
         short_data_file: "too short",
         absurd_dims: "absurd dims",
     }
-    for make, needle in expected.items():
+    runs = []
+    for make in expected:
         work = tmp_path / make.__name__
         work.mkdir()
-        proc = run_cli("info", str(make(work)), cwd=work)
+        runs.append((["info", str(make(work))], work))
+    for (make, needle), proc in zip(expected.items(), run_many(runs, preload=("editor.cli.info",))):
         assert needle in proc.stderr, (make.__name__, proc.stderr)
 
 

@@ -113,6 +113,8 @@ def test_outputs_and_intermediates_identical_to_local(remote: RayRunner, local: 
     assert r.detail and "on " in r.detail  # says where it ran
 
 
+@pytest.mark.full  # two hosts started (the default run checks a remote run on the module's host, and
+# the upload-once bookkeeping on a file the node cannot read: the next test)
 def test_bytes_model_is_uploaded_once_and_survives_a_new_host(ray_cluster: str, local: Runner) -> None:
     model = onnx.load(VAD)
     source = ModelSource.from_bytes(model.SerializeToString(), document="tab-1")
@@ -164,6 +166,8 @@ def _int_div_model() -> onnx.ModelProto:
     return helper.make_model(model.graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
 
 
+@pytest.mark.full  # the host's run process killed and started again (the default run checks the same
+# crash locally, test_runtime_runner.py, and a run cut short on the host: cancel, time limit)
 def test_sigfpe_model_is_an_error_and_the_cluster_stays_usable(remote: RayRunner) -> None:
     """A valid model with an unlucky input kills the process that runs it (corpus README):
     on the cluster that is an error for that run, and the next run works."""
@@ -183,7 +187,7 @@ def _in_thread(fn):  # noqa: ANN001, ANN202
     return thread, box
 
 
-@pytest.mark.full  # a host started and killed (the default run checks a crash on the host: SIGFPE)
+@pytest.mark.full  # a host started and killed (the default run checks a run cut short on the host: cancel)
 def test_killed_host_mid_run_is_reported_and_the_next_run_starts_a_new_one(ray_cluster: str) -> None:
     with RayRunner(ClusterConfig()) as r:
         r.start()
