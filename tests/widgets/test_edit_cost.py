@@ -216,3 +216,11 @@ def test_a_big_model_is_drawn_before_it_is_checked_and_its_shapes_inferred(qtbot
     qtbot.waitUntil(lambda: window.problems.tree.topLevelItemCount() > 0, timeout=10_000)
     labels = tab.shape_labels
     qtbot.waitUntil(lambda: labels.live is not None, timeout=30_000)
+    # once that work is done its objects are frozen out of the collector's full passes too
+    # (on the export they made each full collection 90-150 ms)
+    import gc
+
+    def frozen(obj) -> bool:
+        return not any(o is obj for o in gc.get_objects())  # the frozen generation is not listed
+
+    qtbot.waitUntil(lambda: frozen(tab.validator.nodes) and frozen(labels.live.table.values), timeout=30_000)

@@ -261,6 +261,10 @@ class DocumentTab(QWidget):
         self._touched = set()
         return True
 
+    def rebuild_pending(self) -> bool:
+        """An edit's (or a shape table's) view rebuild is due."""
+        return self._rebuild_timer.isActive()
+
     def _rebuild_display(self) -> None:
         self._trees.clear()
         if self._scope_id not in self.doc.index.scopes:
