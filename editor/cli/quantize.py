@@ -46,7 +46,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     g.add_argument("--per-tensor", action="store_true", help="one scale per weight tensor (default: per channel)")
     g.add_argument("--activation-type", choices=list(ACTIVATION_TYPES), default="uint8")
     g.add_argument("--weight-type", choices=list(WEIGHT_TYPES), default="int8")
-    g.add_argument("--method", choices=METHODS, default="minmax", help="calibration method")
+    g.add_argument("--method", choices=METHODS, help="calibration method (default minmax; --auto may switch to "
+                   "percentile when it brings the outputs closer, unless a method is given)")
     g.add_argument("--percentile", type=float, default=99.999, help="with --method percentile")
     g.add_argument("--reduce-range", action="store_true", help="7-bit weights (CPUs without VNNI)")
     g.add_argument("--block-size", type=int, default=32, help="int4: weights per block (power of two >= 16)")
@@ -112,7 +113,7 @@ def options_from_args(args: argparse.Namespace):  # noqa: ANN201 - a QuantizeOpt
     from editor.quantize.options import QuantizeOptions
 
     return QuantizeOptions(mode=args.mode, format=args.format, per_channel=not args.per_tensor,
-                           activation_type=args.activation_type, weight_type=args.weight_type, method=args.method,
+                           activation_type=args.activation_type, weight_type=args.weight_type, method=args.method or "minmax",
                            percentile=args.percentile, reduce_range=args.reduce_range,
                            exclude_nodes=tuple(_split(args.exclude_nodes)), exclude_ops=tuple(_split(args.exclude_ops)),
                            block_size=args.block_size, symmetric=args.symmetric,
@@ -153,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
         with QuantizeSession(doc.model, calibration, store=doc.store, source=str(args.model), dims=dims,
                              progress=lambda _f, m: _say(m)) as session:
             outcome = session.run(options, auto=args.auto, metric=args.metric,
-                                  sensitivity=args.sensitivity is not None)
+                                  sensitivity=args.sensitivity is not None,
+                                  methods=("percentile",) if args.method is None else ())
         doc.execute(ApplyModel(outcome.quantized.model, f"Quantize ({options.describe()})"))
         doc.save(args.output)
     finally:

@@ -41,8 +41,17 @@ _BITS = {onnx.TensorProto.INT8: "int8", onnx.TensorProto.UINT8: "int8", onnx.Ten
 
 
 def _elem_types(model: onnx.ModelProto) -> dict[str, int]:
+    """Element types of the weights, of what QuantizeLinear makes (its zero point's type, or
+    ``output_dtype``: the result keeps no value_info) and of what value_info declares."""
     g = model.graph
     out = {t.name: t.data_type for t in g.initializer}
+    for n in g.node:
+        if n.op_type == "QuantizeLinear" and n.output:
+            dtype = next((a.i for a in n.attribute if a.name == "output_dtype"), 0)
+            if not dtype and len(n.input) > 2:
+                dtype = out.get(n.input[2], 0)
+            if dtype:
+                out[n.output[0]] = dtype
     for vi in [*g.input, *g.value_info, *g.output]:
         if vi.type.HasField("tensor_type"):
             out.setdefault(vi.name, vi.type.tensor_type.elem_type)

@@ -20,7 +20,9 @@ tools have no other way); the proof and sensitivity runs go through the child-pr
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import io
 import shutil
 import tempfile
 import time
@@ -191,6 +193,7 @@ class Quantizer:
         if options.mode == "static" and options.format == "qdq" and exclude:
             float_inputs(model, set(exclude))
         drop_unused_domains(model)
+        _keep_declared_value_info(model, self.model)
         if self.calibration is not None and self.calibration.random and options.calibrated:
             notes.insert(0, "calibrated on random inputs: a smoke test, not accuracy")
         kinds = quantized_nodes(prep.model, model)
@@ -247,7 +250,9 @@ class Quantizer:
         reader = _reader_class()(prep.model, self.calibration.sets, self.progress, self.cancel)
         t1 = time.perf_counter()
         try:
-            quantize_static(str(prep.path), str(out), reader, **kwargs)
+            # the percentile and entropy calibrators print their progress: not on our stdout (--json)
+            with contextlib.redirect_stdout(io.StringIO()):
+                quantize_static(str(prep.path), str(out), reader, **kwargs)
         except QuantizeCancelled:
             raise
         except Exception as exc:  # noqa: BLE001 - onnxruntime's tools raise anything
@@ -322,6 +327,21 @@ def float_inputs(model: onnx.ModelProto, excluded: set[str]) -> int:
     if rewired:
         _drop_unread(g)
     return rewired
+
+
+def _keep_declared_value_info(model: onnx.ModelProto, original: onnx.ModelProto) -> int:
+    """Drop the value_info the pre-processing's shape inference added (in place); the count.
+
+    onnxruntime infers every shape when it loads the model, and so does the editor, so
+    those records only weigh: 24 KB of the 0.6 MB direction classifier's 0.35 MB int8 file.
+    What the user's model declared stays."""
+    declared = {vi.name for vi in original.graph.value_info}
+    keep = [vi for vi in model.graph.value_info if vi.name in declared]
+    dropped = len(model.graph.value_info) - len(keep)
+    if dropped:
+        del model.graph.value_info[:]
+        model.graph.value_info.extend(keep)
+    return dropped
 
 
 def _drop_unread(g: onnx.GraphProto) -> None:

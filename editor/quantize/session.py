@@ -15,7 +15,7 @@ dynamic and int4 calibrate on nothing, so every set given measures them
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -134,9 +134,10 @@ class QuantizeSession:
             raise QuantizeCancelled("quantization cancelled")
 
     def run(self, options: QuantizeOptions, *, auto: float | None = None, metric: str = "cosine",
-            sensitivity: bool = False, sensitivity_sets: int = 2) -> Outcome:
-        """Quantize with ``options`` (or search, ``auto`` the tolerance on ``metric``), prove
-        the result, and rank its nodes when ``sensitivity`` (always with ``auto``)."""
+            sensitivity: bool = False, sensitivity_sets: int = 2, methods: Sequence[str] = ("percentile",)) -> Outcome:
+        """Quantize with ``options`` (or search, ``auto`` the tolerance on ``metric``, free to
+        switch from minmax to the calibration ``methods`` when they do better), prove the result, and rank
+        its nodes when ``sensitivity`` (always with ``auto``)."""
         data = self.data_for(options)
         self.quantizer.calibration = data if options.calibrated else None
         reference = self.reference(options)
@@ -144,7 +145,8 @@ class QuantizeSession:
         found = sens = None
         if auto is not None:
             found = auto_quantize(self.quantizer, options, reference, auto, metric=metric,
-                                  sensitivity_sets=sensitivity_sets, say=self._say_checked)
+                                  sensitivity_sets=sensitivity_sets, methods=methods if options.method == "minmax" else (),
+                                  say=self._say_checked)
             result, measured, sens = found.quantized, (found.outputs, found.ran_on), found.sensitivity
         else:
             result, measured = self.quantizer.quantize(options), None

@@ -70,6 +70,12 @@ def test_crossing_count_matches_brute_force():
 
         brute = sum(1 for (k1, a, b), (k2, c, d) in itertools.combinations(segs, 2) if k1 != k2 and cross(a, b, c, d))
         assert count_crossings(routes) == brute
+        # only the crossings a flagged route takes part in (what wrap_columns compares)
+        flags = rng.random(len(routes)) < 0.3
+        brute_flagged = sum(1 for (k1, a, b), (k2, c, d) in itertools.combinations(segs, 2)
+                            if k1 != k2 and (flags[k1] or flags[k2]) and cross(a, b, c, d))
+        got = count_crossings(routes, flags)
+        assert got == brute_flagged, f"flagged {flags.nonzero()[0].tolist()}: counted {got}, brute force {brute_flagged}"
     # edges sharing an end (one output feeding two inputs) do not cross
     assert count_crossings([[(0, 0), (0, 10)], [(0, 0), (5, 10)]]) == 0
     for _ in range(30):

@@ -18,6 +18,7 @@ from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 
 from editor.layout import layout_graph  # noqa: E402
 from editor.viewmodel import build_display_graph  # noqa: E402
+from tests.conftest import CORPUS  # noqa: E402
 from widgets.canvas.geometry import _overlaps, edge_geometry  # noqa: E402
 from widgets.canvas.scene import GraphScene  # noqa: E402
 from widgets.canvas.style import OP_NAME_LOD, TEXT_LOD  # noqa: E402
@@ -114,3 +115,81 @@ def test_edge_labels_never_overprint_each_other(laid_out):
     clashes = [(a.text, b.text, (a.x, a.y), (b.x, b.y)) for i, a in enumerate(labels) for b in labels[i + 1:]
                if _overlaps(a, b)]
     assert not clashes, f"{len(clashes)} labels overprint another, e.g. {clashes[:3]}"
+
+
+#: op types this short are drawn whole at 25 % zoom (Add, Mul, Conv, MatMul, Softmax, ...)
+SHORT = 7
+
+
+def _narrow_ops() -> onnx.ModelProto:
+    """Short op types on narrow boxes (no weights: 56 units, 14 px at 25 % zoom) as an
+    attention block draws them, and two of them side by side in one layer."""
+    mk = helper.make_node
+    nodes = [mk("Conv", ["x", "W"], ["c"], name="conv"), mk("Relu", ["c"], ["r"], name="relu"),
+             mk("Transpose", ["r"], ["t"], name="kt"), mk("MatMul", ["r", "t"], ["s"], name="qk"),
+             mk("Softmax", ["s"], ["p"], name="softmax"), mk("MatMul", ["p", "r"], ["o"], name="pv"),
+             mk("Add", ["o", "r"], ["a"], name="residual"),
+             mk("Sqrt", ["a"], ["q"], name="sqrt"), mk("Tanh", ["a"], ["h"], name="tanh"),   # side by side
+             mk("Mul", ["q", "h"], ["m"], name="gate"), mk("Where", ["cond", "m", "a"], ["w"], name="where"),
+             mk("Sub", ["w", "m"], ["y"], name="sub")]
+    graph = helper.make_graph(
+        nodes, "narrow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8]),
+                          helper.make_tensor_value_info("cond", TensorProto.BOOL, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[helper.make_tensor("W", TensorProto.FLOAT, [4, 3, 1, 1], [0.1] * 12)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _op_names_at(scene: GraphScene, zoom: float) -> list[tuple[str, str, QRectF, QRectF]]:
+    """(op type, text drawn, name's pill, box) in scene units of every node box at ``zoom``,
+    after the scene has been painted at that zoom."""
+    scene.set_detail(zoom)
+    src = scene.itemsBoundingRect()
+    image = QImage(max(1, int(src.width() * zoom)), max(1, int(src.height() * zoom)), QImage.Format.Format_ARGB32)
+    p = QPainter(image)
+    scene.render(p, QRectF(0, 0, image.width(), image.height()), src)
+    p.end()
+    out = []
+    for item in scene.node_items().values():
+        if item.box.kind != "node":
+            continue
+        k, text, w, h, cx = item.op_name_at(zoom)
+        box = item.scene_rect()
+        pill = QRectF(box.left() + cx - (w + 4.0) * k / 2, box.center().y() - h * k / 2, (w + 4.0) * k, h * k)
+        out.append((item.box.label, text.text() if text is not None else "", pill, box))
+    return out
+
+
+def _assert_whole_and_apart(names, what: str) -> None:
+    cut = [(label, text) for label, text, _, _ in names if len(label) <= SHORT and text != label]
+    assert not cut, f"{what}: short op types cut at 25 % zoom (op type, drawn): {cut}"
+    # a name reaches past its box only into free room: never over another name or box
+    clash = [(a[0], b[0]) for i, a in enumerate(names) for b in names[i + 1:]
+             if a[2].intersects(b[2]) or a[2].intersects(b[3]) or b[2].intersects(a[3])]
+    assert not clash, f"{what}: op names drawn over another name or box at 25 % zoom: {clash}"
+
+
+def test_short_op_types_are_whole_at_a_quarter_zoom():
+    """At 25 % zoom a 56-unit box is 14 px wide and "Add" in the 7.5 px op-name font is 16.5:
+    names reach into the free room beside their box (half a gap shared with a neighbour),
+    so Add, Mul, MatMul, Softmax... are never cut to "A…" (issue 30)."""
+    g = _narrow_ops().graph
+    display = build_display_graph(g, list(range(len(g.node))), opsets={"": 17}, expanded=None)
+    scene = GraphScene()
+    scene.set_graph(display, layout_graph(display))
+    names = _op_names_at(scene, 0.25)
+    assert {label for label, _, _, _ in names} >= {"Add", "Mul", "Conv", "MatMul", "Softmax", "Sqrt", "Tanh"}
+    assert min(box.width() for _, _, _, box in names) * 0.25 < 16, "the test needs boxes narrower than 'Add'"
+    _assert_whole_and_apart(names, "narrow ops")
+
+
+def test_short_op_types_are_whole_at_a_quarter_zoom_on_a_real_model():
+    path = CORPUS / "real" / "ppocr_mobile_v2_cls.onnx"
+    m = onnx.load(str(path), load_external_data=False)
+    display = build_display_graph(m.graph, list(range(len(m.graph.node))),
+                                  opsets={o.domain: o.version for o in m.opset_import}, expanded=None)
+    scene = GraphScene()
+    scene.set_graph(display, layout_graph(display))
+    names = _op_names_at(scene, 0.25)
+    assert sum(len(label) <= SHORT for label, _, _, _ in names) >= 100, "a model with many short op types"
+    _assert_whole_and_apart(names, path.name)

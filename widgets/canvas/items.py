@@ -53,6 +53,66 @@ from widgets.canvas.style import (
 _MARGIN = 8.0  # room around a box for its selection / highlight outline
 
 
+def op_name_room(rects: list[tuple[float, float, float, float]], need: list[float],
+                 band: float) -> list[tuple[float, float]]:
+    """How far each box's low-zoom op name may reach past the (left, right) side of the box,
+    in scene units: into the gap to a box beside it only as far as that box's own name
+    leaves free (half the gap when both need more), so two names never meet; ``inf`` with
+    no box on that side.
+
+    ``rects`` are (x0, y0, x1, y1); ``need[i]``: how far box i's name reaches past each
+    side, centred, at the lowest zoom that draws it (a name shifted off-centre needs up to
+    twice that on one side); ``band`` is half the tallest op-name pill. A box
+    is *beside* another when its extent, or its own pill, and the other's pill overlap
+    vertically: boxes of other layers never are.
+
+    # NOTE: at 25 % zoom a 56-unit box is 14 px wide and "Add" in the 7.5 px bold op-name
+    # font 16.5 px: inside the box's outline margin every short op type was cut ("A…",
+    # "M…" for an attention MatMul). Most boxes have free room beside them (a chain's box
+    # has a whole empty layer row), and a box with weights is wide enough for its name.
+    """
+    n = len(rects)
+    cy = [(r[1] + r[3]) / 2 for r in rects]
+    half = [max((r[3] - r[1]) / 2, band) for r in rects]   # vertical reach: box or pill
+    order = sorted(range(n), key=cy.__getitem__)
+    ys = [cy[i] for i in order]
+    reach = band + max(half, default=0.0)
+    inf = float("inf")
+    out: list[tuple[float, float]] = [(inf, inf)] * n
+    lo = 0
+    for i in order:   # in y order: the window's start ``lo`` only moves forward
+        c = cy[i]
+        while ys[lo] < c - reach:
+            lo += 1
+        x0, _, x1, _ = rects[i]
+        left = right = inf
+        b = lo
+        while b < n and ys[b] <= c + reach:
+            j = order[b]
+            b += 1
+            if j == i or abs(cy[j] - c) >= band + half[j]:
+                continue
+            jx0, _, jx1, _ = rects[j]
+            if jx0 >= x1:
+                gap = jx0 - x1 - _NAME_GAP
+            elif jx1 <= x0:
+                gap = x0 - jx1 - _NAME_GAP
+            else:
+                left = right = 0.0   # overlapping boxes (a frame's pins): no room
+                continue
+            # what the neighbour leaves free: all but its own need, at least half the gap
+            free = max(gap - min(max(need[j], 0.0), gap / 2), 0.0)
+            if jx0 >= x1:
+                right = min(right, free)
+            else:
+                left = min(left, free)
+        out[i] = (left, right)
+    return out
+
+
+_NAME_GAP = 4.0   # scene units kept free between two op names that reach into one gap
+
+
 class NodeItem(QGraphicsRectItem):
     """One box of the display model (node, graph input/output, collapsed group).
 
@@ -82,6 +142,10 @@ class NodeItem(QGraphicsRectItem):
         self._texts: list[tuple[int, QStaticText, QPointF]] | None = None
         #: the op name of the low-zoom level of detail: (room, text, width, height)
         self._op_name: tuple[int, QStaticText | None, float, float] | None = None
+        #: free room beside the box (set_op_name_room), and how far the op name reaches into
+        #: it on the left and on the right
+        self._room = (0.0, 0.0)
+        self._spill = (_MARGIN, _MARGIN)
         self._body: QPainterPath | None = None
         self._colour = style.category_colour(box.category)
         self._brush = style.category_brush(box.category)
@@ -119,6 +183,8 @@ class NodeItem(QGraphicsRectItem):
         repaints the box's region of the viewport instead."""
         self.box = box
         self._texts = None
+        self._op_name = None
+        self._fit_spill()
 
     def set_show_names(self, show: bool) -> None:
         if show != self._show_names:
@@ -132,7 +198,40 @@ class NodeItem(QGraphicsRectItem):
         self._brush = style.category_brush(self.box.category)
         self._texts = None
         self._op_name = None
+        self._fit_spill()
         self.update()
+
+    def set_op_name_room(self, room: tuple[float, float]) -> None:
+        """Let the low-zoom op name reach up to ``room`` scene units past the (left, right)
+        side of the box (the free space beside it, :func:`op_name_room`)."""
+        self._room = room
+        self._fit_spill()
+
+    def op_name_need(self) -> float:
+        """How far the op name reaches past each side of the box at the lowest zoom that
+        draws it (negative: it fits inside)."""
+        style = self._style
+        k = OP_NAME_PX / (OP_NAME_LOD * style.op_name_font.pixelSize())
+        return ((style.op_name_width(self.box.label) + 8.0) * k - self.box.width) / 2
+
+    def _fit_spill(self) -> None:
+        """As far into the room beside the box as the op name needs: centred where both
+        sides have the room, else shifted toward the freer side; the bounding rect grows
+        with it, so the name is repainted with the box."""
+        need = self.op_name_need()
+        left, right = self._room
+        if need <= 0:
+            spill = (_MARGIN, _MARGIN)
+        else:
+            a, b = min(left, need), min(right, need)
+            a, b = min(left, a + (need - b)), min(right, b + (need - a))   # what one side lacks, the other
+            spill = (max(_MARGIN, a), max(_MARGIN, b))
+        if spill != self._spill:
+            self.prepareGeometryChange()
+            self._spill = spill
+            self._op_name = None
+            w, h = self.box.width, self.box.height
+            self.setRect(QRectF(-spill[0], -_MARGIN, w + spill[0] + spill[1], h + 2 * _MARGIN))
 
     def scene_rect(self) -> QRectF:
         return QRectF(self._scene_rect)
@@ -176,25 +275,16 @@ class NodeItem(QGraphicsRectItem):
 
     # -- painting helpers -------------------------------------------------------------
     def _paint_op_name(self, painter: QPainter, lod: float) -> None:
-        """The box's label alone, bold, OP_NAME_PX pixels high on screen, centred on the box
-        (on a pill of the box's colour where it is wider than the box)."""
-        style = self._style
-        k = OP_NAME_PX / (lod * style.op_name_font.pixelSize())
-        # room in font units: the box and its outline margin (never past the bounding rect)
-        room = int((self._rect.width() + 2 * _MARGIN - 4.0) / k)
-        cached = self._op_name
-        if cached is None or cached[0] != room:
-            fm = style.op_name_metrics
-            text = fm.elidedText(self.box.label, ELIDE_RIGHT, room) if self.box.label else ""
-            cached = self._op_name = (room, static_text(text) if text else None, fm.horizontalAdvance(text),
-                                      fm.height())
-        _, text, w, h = cached
+        """The box's label alone, bold, OP_NAME_PX pixels high on screen (see
+        :meth:`op_name_at`)."""
+        k, text, w, h, cx = self.op_name_at(lod)
         if text is None:
             return
+        style = self._style
         # NOTE: the painter's scale times k is OP_NAME_PX / 10 at every zoom, so the static
         # text's glyph cache stays valid from item to item and frame to frame
         painter.save()
-        painter.translate(self._rect.center())
+        painter.translate(cx, self._rect.center().y())
         painter.scale(k, k)
         painter.setPen(style.no_pen)
         painter.setBrush(self._brush)
@@ -203,6 +293,30 @@ class NodeItem(QGraphicsRectItem):
         painter.setPen(style.header_text_pen)
         painter.drawStaticText(QPointF(-w / 2, -h / 2), text)
         painter.restore()
+
+    def op_name_at(self, lod: float) -> tuple[float, QStaticText | None, float, float, float]:
+        """(scale k, text, width, height, centre x) of the op name drawn at zoom ``lod``:
+        text and size in font units, k font units to scene units, the centre in item units.
+
+        Centred on the box, on a pill of the box's colour where it is wider than the box,
+        reaching into the free room beside it (shifted toward the freer side when one side
+        lacks it: see :func:`op_name_room`); elided only where even that is too narrow."""
+        style = self._style
+        k = OP_NAME_PX / (lod * style.op_name_font.pixelSize())
+        # room in font units: the box and the room beside it (never past the bounding rect)
+        left, right = self._spill
+        box = self._rect
+        room = int((box.width() + left + right - 4.0) / k)
+        cached = self._op_name
+        if cached is None or cached[0] != room:
+            fm = style.op_name_metrics
+            text = fm.elidedText(self.box.label, ELIDE_RIGHT, room) if self.box.label else ""
+            cached = self._op_name = (room, static_text(text) if text else None, fm.horizontalAdvance(text),
+                                      fm.height())
+        _, text, w, h = cached
+        half_pill = (w + 4.0) * k / 2
+        cx = min(max(box.center().x(), box.left() - left + half_pill), box.right() + right - half_pill)
+        return k, text, w, h, cx
 
     def _paint_outline(self, painter: QPainter, selected: bool, *, cosmetic: bool) -> None:
         style = self._style

@@ -29,11 +29,11 @@ from widgets.canvas.edge_items import EdgeTileItem, HighlightItem
 from widgets.canvas.frames import FrameLayerItem, FrameSpec, frame_specs, repeat_classes
 from widgets.canvas.geometry import edge_geometry
 from widgets.canvas.highlight import edge_path, shortest_path
-from widgets.canvas.items import BoxBatchItem, NodeItem
+from widgets.canvas.items import BoxBatchItem, NodeItem, op_name_room
 from widgets.canvas.overview import OverviewItem, overview_fills, overview_scale, render_overview
 from widgets.canvas.painting import ROLE_NEIGHBOUR, ROLE_NONE, ROLE_PATH, ROLE_SELECTED
 from widgets.canvas.palette import Palette, dark_palette, light_palette
-from widgets.canvas.style import BATCH_LOD, CanvasStyle
+from widgets.canvas.style import BATCH_LOD, OP_NAME_LOD, OP_NAME_PX, CanvasStyle
 
 SCENE_MARGIN = 120.0
 OVERVIEW_MIN_BOXES = 1500  # smaller graphs draw fast enough without a prerendered image
@@ -274,6 +274,15 @@ class GraphScene(QGraphicsScene):
             items[box.key] = NodeItem(box, pos, style, show_names=self._show_names, parent=layer,
                                       repeats=self._repeats.get(box.key[2:], ()) if box.kind == "group" else ())
             bounds[cell] = bounds[cell].united(QRectF(pos[0], pos[1], box.width, box.height))
+        # low-zoom op names may use the free room beside their box (before the items join
+        # the scene: a bounding rect that grows later would update the scene's index)
+        k = OP_NAME_PX / (OP_NAME_LOD * style.op_name_font.pixelSize())
+        node_items = list(items.values())
+        rooms = op_name_room([(p[0], p[1], p[0] + it.box.width, p[1] + it.box.height)
+                              for it in node_items for p in (positions[it.key],)],
+                             [it.op_name_need() for it in node_items], style.op_name_metrics.height() * k / 2)
+        for it, room in zip(node_items, rooms):
+            it.set_op_name_room(room)
         for cell, layer in sorted(layers.items()):
             layer.setRect(bounds[cell])
             layer.setPen(Qt.PenStyle.NoPen)

@@ -122,6 +122,14 @@ class CanvasStyle:
         self.path_edge_pen_cosmetic.setCosmetic(True)
         self._brushes: dict[str, QBrush] = {}
         self._header_brushes: dict[str, QBrush] = {}
+        self._op_name_widths: dict[str, float] = {}
+
+    def op_name_width(self, text: str) -> float:
+        """Width of ``text`` in the op-name font (font units), once per distinct op type."""
+        w = self._op_name_widths.get(text)
+        if w is None:
+            w = self._op_name_widths[text] = self.op_name_metrics.horizontalAdvance(text)
+        return w
 
     def category_brush(self, category: str) -> QBrush:
         brush = self._brushes.get(category)
