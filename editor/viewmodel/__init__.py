@@ -1029,7 +1029,10 @@ def group_tree(graph: onnx.GraphProto) -> GroupTree:
     outs = {vi.name for vi in graph.output}
     nodes = graph.node
     drawn = [i for i, nd in enumerate(nodes) if not _weight_constant(nd, outs)]
-    return build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn, node_table(nodes))
+    names = [scoped_name(nodes[i]) for i in drawn]
+    tree = build_group_tree(names, drawn, node_table(nodes))
+    tree.names = dict(zip(drawn, names))
+    return tree
 
 
 def default_expanded(graph: onnx.GraphProto, *, target: int = 40, limit: int = MAX_FIRST_VIEW,

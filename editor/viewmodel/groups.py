@@ -107,6 +107,10 @@ class GroupTree:
     #: The node table the tree was built from: a display build given this tree reads it
     #: instead of reading every node again (see ``build_display_graph``'s ``groups``).
     table: NodeTable | None = field(default=None, repr=False, compare=False)
+    #: node index -> scoped name (:func:`scoped_name`) of the nodes grouped, when the tree
+    #: was built from a graph (``group_tree``): the canvas keys its boxes' scopes by them
+    #: instead of reading every node's metadata again (80 ms on the 11.8k-node export)
+    names: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
 
     def members(self, path: str) -> list[int]:
         """Node indices inside ``path`` at any depth, in graph order."""

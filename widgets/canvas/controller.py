@@ -117,7 +117,11 @@ class GraphController(QObject):
         if expanded == "auto":
             expanded = default_expanded(graph, groups=self.groups())
         self._expanded = None if expanded is None else set(expanded)
-        self._scoped = {f"n:{nid}": scoped_name(node) for nid, node in zip(self._node_ids, graph.node)}
+        # the group tree, when there is one, read them already (weight Constants aside)
+        named = self.groups().names if self._tree is not None else {}
+        nodes = graph.node
+        self._scoped = {f"n:{nid}": named[k] if k in named else scoped_name(nodes[k])
+                        for k, nid in enumerate(self._node_ids)}
         self._shown_state = None  # a new source: the picture on screen no longer matches it
         self.relayout(keep_positions=False, sync=sync)
 

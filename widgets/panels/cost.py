@@ -550,6 +550,10 @@ class CostPanel(QWidget):
         self._computing = True
         self._pool.start(job)
 
+    def computing(self) -> bool:
+        """A computation is due or running (its table is still to come)."""
+        return self._computing or self._timer.isActive()
+
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until pending computations finish (tests, shutdown)."""
         return self._pool.waitForDone(msecs)

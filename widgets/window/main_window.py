@@ -24,6 +24,7 @@ from widgets.actions import tools as tools_actions
 from widgets.actions import view as view_actions
 from widgets.actions.registry import ActionRegistry
 from widgets.window.document_tab import DocumentTab
+from widgets.window.heap_freeze import freeze_when_settled
 from widgets.compare import install_compare
 from widgets.diffview import install_diff_view
 from widgets.docking import install_docking, update_history_badge
@@ -297,6 +298,7 @@ class MainWindow(QMainWindow):
         from editor.runtime.memory import freeze_heap
 
         freeze_heap()  # the model's objects stay out of the collector's full passes
+        freeze_when_settled(self, tab)  # and what its opening makes after the picture
         self._update_busy()
         if tab is self.current_tab():
             window_layout.update_status(self)
