@@ -321,6 +321,8 @@ class Validator:
         # parents before children: scope ids grow with nesting, but sort by depth to be safe
         for sid in sorted(doc.index.scopes, key=lambda s: len(doc.index.scope_chain(s))):
             self.scopes[sid] = build_scope(doc, sid)
+        if nodes_per_step:
+            yield
         self.nodes = {}
         for k, (_scope, nid, _) in enumerate(doc.index.iter_nodes(), 1):
             self._add_node_shadow(nid)

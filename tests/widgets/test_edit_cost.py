@@ -224,3 +224,24 @@ def test_a_big_model_is_drawn_before_it_is_checked_and_its_shapes_inferred(qtbot
         return not any(o is obj for o in gc.get_objects())  # the frozen generation is not listed
 
     qtbot.waitUntil(lambda: frozen(tab.validator.nodes) and frozen(labels.live.table.values), timeout=30_000)
+
+
+def test_a_big_model_whose_first_layout_fails_is_still_checked(qtbot, window, monkeypatch) -> None:
+    """The first validation and the shape table wait for the first picture; a first layout
+    that fails (no picture ever) starts them all the same."""
+    import editor.layout
+    import widgets.view.shape_labels as shape_labels
+    import widgets.window.loader as loader
+
+    monkeypatch.setattr(loader, "FIRST_PASS_ON_LOAD_MAX_NODES", 0)
+    monkeypatch.setattr(shape_labels, "SYNC_MAX_NODES", 10)
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("no layout today")
+
+    monkeypatch.setattr(editor.layout, "layout_graph", broken)
+    with qtbot.waitSignal(window.layoutFailed, timeout=30_000):
+        window.open_path(SILERO_V6)
+    tab = window.current_tab()
+    assert tab is not None and not tab.is_ready, "the tab stays, without a picture"
+    qtbot.waitUntil(lambda: tab.validator.ready and tab.shape_labels.live is not None, timeout=30_000)

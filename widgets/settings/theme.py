@@ -92,7 +92,13 @@ class ThemeManager(QObject):
         hints = QGuiApplication.styleHints()
         if hasattr(hints, "colorSchemeChanged"):
             hints.colorSchemeChanged.connect(self._on_system_changed)
-        app.setStyle("Fusion")
+        # NOTE: style, palette and style sheet are set only when they differ: each set re-polishes
+        # every widget of the application (2.6 s for one more window in a long-lived process)
+        # (the style is marked on the application: under a style sheet, app.style() is Qt's
+        # style-sheet wrapper, which has no name)
+        if getattr(app, "_studio_style", None) != "Fusion":
+            app.setStyle("Fusion")
+            app._studio_style = "Fusion"
         self.apply()
 
     @property
@@ -111,8 +117,11 @@ class ThemeManager(QObject):
         dark = system_is_dark() if self._choice == "system" else self._choice == "dark"
         changed = dark != self._dark
         self._dark = dark
-        self._app.setPalette(dark_palette() if dark else light_palette())
-        self._app.setStyleSheet(STYLE_SHEET)
+        palette = dark_palette() if dark else light_palette()
+        if self._app.palette() != palette:
+            self._app.setPalette(palette)
+        if self._app.styleSheet() != STYLE_SHEET:
+            self._app.setStyleSheet(STYLE_SHEET)
         if changed:
             self.themeChanged.emit(dark)
 

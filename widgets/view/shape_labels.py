@@ -70,6 +70,8 @@ class ShapeLabels(QObject):
                 # GIL with the GUI thread) cost the first picture ~0.7 s when started before
                 self._after_picture = True
                 self.tab.ready.connect(lambda: QTimer.singleShot(0, self, self._start_late))
+                # a first layout that fails never makes the tab ready: start then all the same
+                self.tab.layoutFailed.connect(lambda _message: QTimer.singleShot(0, self, self._start_late))
         return self.live.table if self.live is not None else None
 
     def _start_late(self) -> None:

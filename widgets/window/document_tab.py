@@ -104,6 +104,9 @@ class DocumentTab(QWidget):
         controller.busy.connect(self.busyChanged)
         controller.progress.connect(self.progress)
         controller.failed.connect(self.layoutFailed)
+        if self.live_checks is not None:
+            # a big model is checked once on screen (_on_laid_out), or once its layout failed
+            self.layoutFailed.connect(lambda _message: self.live_checks.start_first_pass())
         self.canvas.selectionChangedKeys.connect(self._on_canvas_selection)
         self.canvas.activated.connect(self._on_activated)
         self.canvas.openBody.connect(self._on_open_body)

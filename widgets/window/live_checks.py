@@ -50,6 +50,7 @@ class LiveChecks(QObject):
         validator.declared_due.connect(self._due)
         validator.defer_declared()
         self._steps: Iterator[None] | None = None
+        self._closed = False
         self._step_timer = QTimer(self)
         self._step_timer.setInterval(0)
         self._step_timer.timeout.connect(self._step)
@@ -57,7 +58,7 @@ class LiveChecks(QObject):
     def start_first_pass(self) -> None:
         """Run the validator's first full pass, if it has not run, in steps on this thread
         (see the module docstring); nothing when it is done."""
-        if self.validator.ready or self._steps is not None:
+        if self.validator.ready or self._steps is not None or self._closed:
             return
         self._steps = self.validator.first_pass_steps()
         self._step_timer.start()
@@ -87,6 +88,7 @@ class LiveChecks(QObject):
         fn()
 
     def close(self) -> None:
+        self._closed = True
         self._channel.close()
         self._timer.stop()
         self._step_timer.stop()
