@@ -188,9 +188,7 @@ def _wrap_into(graph: DisplayGraph, res, k: int):
     lo_band = np.minimum.reduceat(band_pt, starts_pt[nonempty]) if len(pts) else np.zeros(0, dtype=np.int64)
     hi_band = np.maximum.reduceat(band_pt, starts_pt[nonempty]) if len(pts) else np.zeros(0, dtype=np.int64)
     same = np.zeros(len(keys), dtype=bool)
-    band_of_route = np.zeros(len(keys), dtype=np.int64)
     same[nonempty] = lo_band == hi_band
-    band_of_route[nonempty] = lo_band
     same_l = same.tolist()
     # every point moved with its band at once (a route inside one band is read from here)
     moved = pts + np.column_stack([np.asarray(dx)[band_pt], np.asarray(dy)[band_pt]]) if len(pts) else pts

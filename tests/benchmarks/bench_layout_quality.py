@@ -25,9 +25,10 @@ Both views are built with the shapes the window labels edges with (``label_value
 
 Netron 9.3.3 on the same models, measured with this module's metric code in headless
 Chromium, is ``bench_netron.py`` (its figures are in the README's table). Measured
-2026-11-27, load average 6-7, our flat view / Netron's whole drawing, crossings: MiniLM int8
-1 / 141, ddddocr_common_old int8 0 / 1, reused-module transformer 1 / 218, silero VAD 0 / 16;
-edge length in box heights 2.7 / 24.2, 4.0 / 3.6, 2.4 / 12.5, 2.0 / 3.3.
+2026-11-27, load average 6-9, our flat view / Netron's whole drawing, crossings: MiniLM int8
+1 / 141, ddddocr_common_old int8 0 / 1, reused-module transformer 1 / 218, silero VAD 0 / 19,
+TTS-like int8 195 / 11,052; edge length in box heights 2.7 / 24.2, 4.0 / 3.6, 2.4 / 12.5,
+2.0 / 3.3, 4.0 / 214; widest layer 3 / 6, 3 / 4, 4 / 15, 3 / 7, 6 / 6.
 
 Big and unusual models (issue 30) are built by ``make_layout_fixtures.py`` (a torch venv):
 

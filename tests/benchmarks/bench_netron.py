@@ -9,12 +9,13 @@ Netron is a benchmark peer only (its PyPI package serves its web app; never a de
 ours): it is started by the other interpreter on a local port, Chromium (``chromium`` and
 ``chromedriver`` on the PATH, selenium from the dev lock) opens the page, accepts the cookie
 notice and waits until the graph is drawn. Every edge of Netron's SVG (``path.edge-path``,
-the dashed ones into If branches included) is sampled every 4 screen pixels into a polyline,
-and every box (``g.node``) read as its screen rectangle; then both drawings are measured as
+the dashed ones into If branches included) is read as a polyline (its cubic pieces sampled
+at 8 points each, as dot's splines are) and every box (``g.node``) as its screen rectangle;
+then both drawings are measured as
 ``bench_layout_quality.py`` measures ours and dot's (:mod:`editor.layout.quality`: proper
 crossings between edge polylines; edge length in the drawing's own mean box height; the
 widest layer: boxes whose centres share a row). ``--png DIR`` writes Netron's drawing (a
-screenshot of a window as big as the drawing, up to 12,000 px a side) and ours
+screenshot of a window as big as the drawing, up to 8,000 px a side) and ours
 (``render --expanded``: the same boxes, set in columns when tall) for looking at them.
 
 Ours is the flat view ``bench_layout_quality.py`` calls expanded: every node a box, weights
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import socket
 import subprocess
 import sys
@@ -46,21 +48,47 @@ from editor.viewmodel import build_display_graph  # noqa: E402
 
 SERVE = "import netron, sys, time; netron.start(sys.argv[1], address=('localhost', int(sys.argv[2])), browse=False); time.sleep(3600)"
 
-#: in the page: every box's screen rectangle and every edge sampled into screen points
+#: in the page: every box's screen rectangle, every edge's path data, and the transform from
+#: the edges' coordinates to the screen (one per edge group; reading points in the page with
+#: getPointAtLength took minutes for the 3.2k-node TTS model's 5k edges)
 READ_DRAWING = """
 const svg = document.getElementById('canvas');
 const boxes = Array.from(svg.querySelectorAll('g.node')).map(g => {
   const r = g.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; });
-const edges = Array.from(svg.querySelectorAll('path.edge-path')).filter(p => p.getTotalLength() > 0).map(p => {
-  const m = p.getScreenCTM(); const n = p.getTotalLength();
-  const k = Math.max(2, Math.min(400, Math.ceil(n * m.a / 4)));
-  const pts = [];
-  for (let i = 0; i <= k; i++) {
-    const q = p.getPointAtLength(n * i / k).matrixTransform(m); pts.push([q.x, q.y]); }
-  return pts; });
-const all = svg.getBoundingClientRect();
-return JSON.stringify({boxes, edges, width: all.width, height: all.height});
+const edges = Array.from(svg.querySelectorAll('path.edge-path')).map(p => {
+  const m = p.getScreenCTM(); return [p.getAttribute('d') || '', [m.a, m.b, m.c, m.d, m.e, m.f]]; });
+return JSON.stringify({boxes, edges});
 """
+_TOKEN = re.compile(r"[A-Za-z]|-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def path_points(d: str, ctm: list[float], steps: int = 8) -> list[tuple[float, float]]:
+    """A polyline through an SVG path of absolute M / L / C commands (what Netron's d3 writes),
+    each cubic sampled at ``steps`` points like dot's splines (``bench_layout_quality._bezier``),
+    in screen pixels."""
+    a, b, c, dd, e, f = ctm
+    out: list[tuple[float, float]] = []
+    cmd, nums = "", []
+    for tok in _TOKEN.findall(d):
+        if tok.isalpha():
+            if tok not in "MLCZ":
+                raise ValueError(f"path command {tok!r} not read here: {d[:80]}")
+            cmd = tok
+            continue
+        nums.append(float(tok))
+        if cmd in "ML" and len(nums) == 2:
+            out.append((nums[0], nums[1]))
+            nums = []
+            cmd = "L"   # numbers after M without a command are line-tos
+        elif cmd == "C" and len(nums) == 6:
+            x0, y0 = out[-1]
+            for k in range(1, steps + 1):
+                t = k / steps
+                u = 1 - t
+                out.append((u ** 3 * x0 + 3 * u * u * t * nums[0] + 3 * u * t * t * nums[2] + t ** 3 * nums[4],
+                            u ** 3 * y0 + 3 * u * u * t * nums[1] + 3 * u * t * t * nums[3] + t ** 3 * nums[5]))
+            nums = []
+    return [(a * x + c * y + e, b * x + dd * y + f) for x, y in out]
 
 
 def _free_port() -> int:
@@ -113,7 +141,11 @@ def netron_drawing(model: Path, netron_python: str, png: Path | None, timeout: f
         d = json.loads(driver.execute_script(READ_DRAWING))
         d["seconds"] = seconds
         if png is not None:
-            _screenshot(driver, d, png)
+            try:
+                _screenshot(driver, d, png)
+            except Exception as e:   # noqa: BLE001 - the figures stand without the picture
+                print(f"{model.name}: no screenshot ({type(e).__name__}: {str(e).splitlines()[0][:100]})",
+                      file=sys.stderr)
         return d
     finally:
         driver.quit()
@@ -121,9 +153,10 @@ def netron_drawing(model: Path, netron_python: str, png: Path | None, timeout: f
         server.wait(10)
 
 
-def _screenshot(driver, d: dict, png: Path, longest: int = 12000) -> None:
+def _screenshot(driver, d: dict, png: Path, longest: int = 8000) -> None:
     """The drawing as Netron shows it, in a window as big as the drawing (up to ``longest``
-    pixels a side: Netron paints only what its scroll view shows; a bigger drawing is cut)."""
+    pixels a side: Netron paints only what its scroll view shows; a bigger drawing is cut,
+    and a 12,000 px window timed out in Chromium on the 3.2k-node TTS model)."""
     xs = [b[0] for b in d["boxes"]] + [b[0] + b[2] for b in d["boxes"]]
     ys = [b[1] for b in d["boxes"]] + [b[1] + b[3] for b in d["boxes"]]
     w, h = max(xs) - min(xs) + 200, max(ys) - min(ys) + 200
@@ -133,7 +166,7 @@ def _screenshot(driver, d: dict, png: Path, longest: int = 12000) -> None:
 
 
 def netron_figures(d: dict) -> dict:
-    routes = [[tuple(p) for p in e] for e in d["edges"] if len(e) >= 2]
+    routes = [r for r in (path_points(path, ctm) for path, ctm in d["edges"]) if len(r) >= 2]
     hs = [b[3] for b in d["boxes"]]
     mean_h = sum(hs) / max(len(hs), 1)
     length = sum(math.dist(a, b) for r in routes for a, b in zip(r, r[1:]))

@@ -15,8 +15,9 @@ from widgets.common.selection import Target
 
 SILERO_V6 = CORPUS / "real" / "fw_silero_vad_v6.onnx"  # 25 nodes in /encoder/... scopes
 #: a window edit may cost this many times (bare edit + one frame); it was 10-40x when every
-#: listener did whole-model work per edit
-MAX_RATIO = 3.0
+#: listener did whole-model work per edit. Healthy edits measure 1.5-2.9x (median of 4 GUI-
+#: thread CPU times at load 1.4-3.6), so a bound of 3 failed on a busy machine now and then
+MAX_RATIO = 6.0
 
 
 def test_a_rename_relabels_its_box_and_its_properties_in_place(qtbot, window) -> None:
