@@ -81,7 +81,7 @@ class AutoResult:
     types: list[tuple[str, float]] = field(default_factory=list)
     #: (calibration method, worst error with every free node in float) of each method tried
     methods: list[tuple[str, float]] = field(default_factory=list)
-    #: op types not probed: none of their nodes adds a measurable error
+    #: op types not probed: their nodes add next to nothing (:data:`SILENT`)
     silent: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
@@ -98,7 +98,7 @@ class AutoResult:
             out.append("  op types alone in float: " + ", ".join(f"{t} {e:.3g}" for t, e in self.types[:12])
                        + (" ..." if len(self.types) > 12 else ""))
         if self.silent:
-            out.append("  not probed (their nodes add no measured error): " + ", ".join(self.silent))
+            out.append("  not probed (their nodes add next to nothing): " + ", ".join(self.silent))
         if self.kept:
             out.append("  kept in float: " + ", ".join(self.kept[:20]) + (" ..." if len(self.kept) > 20 else ""))
         return out
@@ -129,11 +129,11 @@ def auto_quantize(quantizer: Quantizer, options: QuantizeOptions, reference: Ref
                   methods: Sequence[str] = (), say: Callable[[str], None] | None = None) -> AutoResult:
     """Quantize with as few nodes kept in float as the search finds necessary (module
     docstring). ``options.exclude_*`` stay excluded in every probe; ``methods``: other
-    calibration methods the search may switch to (step 1b)."""
+    calibration methods the search may switch to (step 3b)."""
     say = say or (lambda _m: None)
     probes: list[tuple[int, float]] = []
     sets = reference.held_back[:max(1, sensitivity_sets)]
-    current = [options]  # the request every probe makes (its method may change once, step 1b)
+    current = [options]  # the request every probe makes (its method may change once, step 3b)
 
     def probe(kept: list[str]) -> tuple[Quantized, list[OutputAccuracy], str]:
         say(f"probe {len(probes) + 1}: {len(kept)} node(s) in float")
@@ -189,7 +189,7 @@ def auto_quantize(quantizer: Quantizer, options: QuantizeOptions, reference: Ref
 
     # 1. the nodes that cost no MACs
     got = probe(free) if free else full
-    # 1b. other calibrations with the same nodes in float: the one nearest the float model
+    # other calibrations with the same nodes in float (docstring, 3b): the one nearest the float model
     # wins (percentile clips the rare outliers that stretch a LayerNorm's or a GELU's range)
     tried.append((options.method, worst(got[1], metric)))
     chosen = options
