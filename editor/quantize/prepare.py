@@ -37,8 +37,8 @@ from editor.io.tensors import iter_tensors, resolve_path, uses_external_data
 if TYPE_CHECKING:
     from editor.io import ExternalDataStore
 
-__all__ = ["MIN_OPSET", "Prepared", "captured_warnings", "drop_unused_domains", "inline_weights", "name_nodes",
-           "prepare_model"]
+__all__ = ["MIN_OPSET", "SYMBOLIC_DUMP", "Prepared", "captured_warnings", "drop_unused_domains", "inline_weights",
+           "name_nodes", "no_symbolic_dump", "prepare_model"]
 
 MIN_OPSET = 13
 _PROTOBUF_LIMIT = 2_000_000_000
@@ -152,13 +152,40 @@ def _to_min_opset(model: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
     return converted
 
 
+#: what onnxruntime's symbolic shape inference writes into the current folder when it cannot
+#: finish (beside it, the weights as a ``<uuid>.data`` file: 90 MB for all-MiniLM-L6-v2)
+SYMBOLIC_DUMP = "sym_shape_infer_temp.onnx"
+
+
+@contextmanager
+def no_symbolic_dump() -> Iterator[None]:
+    """Remove the model onnxruntime's symbolic shape inference dumps into the current folder
+    when it gives up (:data:`SYMBOLIC_DUMP` and its external data), if it was written
+    meanwhile: quantizing must not leave the user's folder 90 MB heavier per try."""
+    dump = Path(SYMBOLIC_DUMP)
+    before = dump.stat().st_mtime_ns if dump.is_file() else None
+    try:
+        yield
+    finally:
+        if dump.is_file() and dump.stat().st_mtime_ns != before:
+            try:
+                header = onnx.load(str(dump), load_external_data=False)
+                data = {e.value for t in header.graph.initializer for e in t.external_data if e.key == "location"}
+            except Exception:  # noqa: BLE001 - a dump we cannot read: remove the model alone
+                data = set()
+            for name in data:
+                if Path(name).name == name:  # beside the dump, never elsewhere
+                    Path(name).unlink(missing_ok=True)
+            dump.unlink(missing_ok=True)
+
+
 def _preprocess(src: Path, dst: Path, notes: list[str]) -> bool:
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     first = ""
     for skip_symbolic in (False, True):
         try:
-            with captured_warnings([]):
+            with captured_warnings([]), no_symbolic_dump():
                 quant_pre_process(str(src), str(dst), skip_symbolic_shape=skip_symbolic)
         except Exception as exc:  # noqa: BLE001 - onnxruntime's tools raise anything (AssertionError ...)
             first = first or (str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)

@@ -194,6 +194,32 @@ def test_unnamed_nodes_get_names_and_old_opsets_convert(tmp_path) -> None:
     assert q.model.opset_import[0].version == 13 and len(q.model.opset_import) == 1, q.model.opset_import
 
 
+def test_preprocessing_leaves_no_symbolic_shape_dump_in_the_current_folder(tmp_path, monkeypatch) -> None:
+    """onnxruntime's symbolic shape inference, when it cannot finish (an op it does not
+    know), saves the model and its weights into the current folder and raises; the
+    pre-processing retries without it and removes what it left. A user's own files stay."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from editor.quantize.prepare import SYMBOLIC_DUMP, prepare_model
+
+    weight = numpy_helper.from_array(np.ones((64, 64), np.float32), "W")  # over onnx's 1 KB external threshold
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
+         helper.make_node("Foo", ["h"], ["y"], name="foo", domain="com.example")], "custom",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
+    here = tmp_path / "cwd"
+    here.mkdir()
+    (here / "mine.data").write_bytes(b"user data")
+    monkeypatch.chdir(here)
+    (tmp_path / "work").mkdir()
+    prepared = prepare_model(model, tmp_path / "work")
+    assert any("without symbolic shape inference" in n for n in prepared.notes), prepared.notes
+    assert sorted(p.name for p in here.iterdir()) == ["mine.data"], \
+        f"left in the current folder: {sorted(p.name for p in here.iterdir())} (expected only mine.data, no {SYMBOLIC_DUMP})"
+
+
 def test_cancel_stops_calibration(net) -> None:
     asked: list[str] = []
     with Quantizer(net, random_calibration(net, 3, held_back=1), progress=lambda _f, m: asked.append(m),
