@@ -142,11 +142,19 @@ def pytest_report_header(config: pytest.Config) -> str:
             "--corpus=all for every model)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's own hook deselects by marker
 def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
     # whole-corpus walks take minutes on a busy 2-core machine: 10 minutes unless marked
     for item in items:
         if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(600))
+        # NOTE: a local Ray cluster (GCS, raylet, workers) costs 20-40 s of CPU to start and
+        # run beside the suite, a tenth of `make test` on two cores: every test on it is a
+        # `full` test (make test-all, which CI runs). The default run checks the remote
+        # backend's parts without a cluster: addresses, errors, the optional import, and the
+        # fan-out path (test_debug_fanout.py)
+        if "ray_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.full)
     # NOTE: the order decides where pytest-xdist's worksteal runs a test: the first worker
     # gets the first half of this list and runs it from the front, and an idle worker steals
     # from the back of a queue. So the tests that need one process go first: every test on

@@ -7,7 +7,11 @@ host's run process is busy.
 
 The cluster is started once per test session (``ray_cluster``: ``ray.init`` with a few
 logical CPUs, no dashboard) and shut down at the end; the tests skip when Ray is not
-installed (it is the optional ``onnx-studio[ray]`` extra).
+installed (it is the optional ``onnx-studio[ray]`` extra). Every test on the cluster is a
+``full`` test (``make test-all``, which CI runs; tests/conftest.py marks them): the cluster
+costs a tenth of ``make test``. Without a cluster the default run checks the same engine
+locally (crashes, OOM, cancel and time limits in test_runtime_runner.py, the fan-out's path
+in test_debug_fanout.py) and, here, addresses and the unreachable-cluster error.
 """
 
 from __future__ import annotations
@@ -113,8 +117,6 @@ def test_outputs_and_intermediates_identical_to_local(remote: RayRunner, local: 
     assert r.detail and "on " in r.detail  # says where it ran
 
 
-@pytest.mark.full  # two hosts started (the default run checks a remote run on the module's host, and
-# the upload-once bookkeeping on a file the node cannot read: the next test)
 def test_bytes_model_is_uploaded_once_and_survives_a_new_host(ray_cluster: str, local: Runner) -> None:
     model = onnx.load(VAD)
     source = ModelSource.from_bytes(model.SerializeToString(), document="tab-1")
@@ -166,8 +168,6 @@ def _int_div_model() -> onnx.ModelProto:
     return helper.make_model(model.graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
 
 
-@pytest.mark.full  # the host's run process killed and started again (the default run checks the same
-# crash locally, test_runtime_runner.py, and a run cut short on the host: cancel, time limit)
 def test_sigfpe_model_is_an_error_and_the_cluster_stays_usable(remote: RayRunner) -> None:
     """A valid model with an unlucky input kills the process that runs it (corpus README):
     on the cluster that is an error for that run, and the next run works."""
@@ -187,7 +187,6 @@ def _in_thread(fn):  # noqa: ANN001, ANN202
     return thread, box
 
 
-@pytest.mark.full  # a host started and killed (the default run checks a run cut short on the host: cancel)
 def test_killed_host_mid_run_is_reported_and_the_next_run_starts_a_new_one(ray_cluster: str) -> None:
     with RayRunner(ClusterConfig()) as r:
         r.start()
@@ -247,7 +246,6 @@ def test_too_many_gpus_is_one_clear_error(ray_cluster: str) -> None:
         RayRunner(ClusterConfig(num_gpus=64)).start()
 
 
-@pytest.mark.full  # three hosts (test_debug_fanout checks the fan-out's path without Ray)
 def test_compare_and_reduce_fan_out_give_the_sequential_result(ray_cluster: str, local: Runner) -> None:
     from editor.debug import NanCheck, RunSpec, compare_runs, reduce_model
     from tests.editor.test_debug import DIMS, _with_weight
@@ -298,7 +296,6 @@ def test_cli_unreachable_cluster_is_one_error_line(tmp_path: Path) -> None:
     assert lines[-1].startswith("error: ") and "127.0.0.1" not in done.stderr
 
 
-@pytest.mark.full  # a Ray Client server started (the default run checks the CLI on a GCS address)
 def test_cli_through_a_ray_client_address(ray_cluster: str) -> None:
     """``ray://`` (Ray Client, what a laptop uses): a real client server in front of the
     session's cluster, started here and ended by its pid."""
@@ -353,7 +350,6 @@ def test_cancel_while_the_host_waits_for_resources(ray_cluster: str) -> None:
         ray.kill(hog)
 
 
-@pytest.mark.full  # a host with test hooks (the default run checks OOM locally: test_runtime_runner.py)
 def test_out_of_memory_on_the_cluster_is_an_error_for_that_run(ray_cluster: str) -> None:
     """A runaway allocation under the run's memory limit, and the OOM killer's SIGKILL, on
     the cluster node (the runtime's test hooks, passed to the host's environment)."""
