@@ -12,6 +12,39 @@ import pytest
 from tests.conftest import CORPUS, corpus_models, real_models
 from tests.widgets.conftest import open_model
 
+
+@pytest.fixture(scope="module")
+def shared_window(qapp, tmp_path_factory):
+    """One window for the walks over many models: each test opens its model in a tab and
+    closes it (``walk_window``). A window per model cost 0.7-2 s of set-up and teardown, half
+    of this file's time; what a new window starts from is checked by the other tests here."""
+    from PySide6.QtCore import QSettings
+
+    from resources import sample_model_path
+    from widgets.settings.store import Settings
+    from widgets.settings.theme import ThemeManager
+    from widgets.window.main_window import MainWindow
+
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path_factory.mktemp("settings")))
+    theme = ThemeManager(qapp, "light")
+    win = MainWindow(settings=Settings(), theme=theme, sample=sample_model_path())
+    win.resize(1280, 800)
+    win.show()
+    yield win
+    win.close()
+    win.deleteLater()
+    theme.setParent(None)
+
+
+@pytest.fixture
+def walk_window(shared_window, settings_dir):
+    """The shared window with no tab open, its tabs closed again after the test."""
+    assert shared_window.tabs.count() == 0, "a walk test left a tab open"
+    yield shared_window
+    while shared_window.tabs.count():
+        shared_window.tab_list()[0].doc.stack.set_clean()  # no "discard changes?" question
+        shared_window.close_tab(0)
+
 LIGHT = sorted((CORPUS / "onnx-backend" / "light").glob("*.onnx"))
 
 
@@ -37,8 +70,10 @@ def _outline_counts(model) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("path", real_models() + LIGHT[:3], ids=lambda p: p.name)
-def test_open_model_shows_what_it_holds(qtbot, window, path: Path):
+def test_open_model_shows_what_it_holds(qtbot, walk_window, path: Path):
     from editor.document import Document
+
+    window = walk_window
     from editor.summary import summarize
 
     tab = open_model(qtbot, window, path)
@@ -115,10 +150,12 @@ BACKEND_SAMPLE = corpus_models(real=False)[::97]  # ~20 models across node/, pyt
 
 
 @pytest.mark.parametrize("path", BACKEND_SAMPLE, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_backend_models_open_and_every_panel_follows(qtbot, window, path: Path):
+def test_backend_models_open_and_every_panel_follows(qtbot, walk_window, path: Path):
     """A spread of the ONNX backend suite: opens with no dialog and every node, graph
     input and initializer can be selected (properties, op docs, outline, canvas follow)."""
     from widgets.common.selection import Target
+
+    window = walk_window
 
     tab = open_model(qtbot, window, path)
     doc = tab.doc
