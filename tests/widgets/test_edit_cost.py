@@ -6,7 +6,10 @@ the same process). The benchmark with many models is tests/benchmarks/bench_wind
 
 from __future__ import annotations
 
+import contextlib
 import statistics
+
+from PySide6.QtCore import QEvent, QObject
 
 from editor.commands import SetNodeField
 from tests.conftest import CORPUS
@@ -18,6 +21,38 @@ SILERO_V6 = CORPUS / "real" / "fw_silero_vad_v6.onnx"  # 25 nodes in /encoder/..
 #: listener did whole-model work per edit. Healthy edits measure 1.5-2.9x (median of 4 GUI-
 #: thread CPU times at load 1.4-3.6), so a bound of 3 failed on a busy machine now and then
 MAX_RATIO = 6.0
+
+
+class _FirstPaint(QObject):
+    """On a new tab's viewport: calls ``on_paint(tab)`` at its first paint once laid out,
+    then removes itself."""
+
+    def __init__(self, tab, on_paint) -> None:  # noqa: ANN001
+        super().__init__(tab.canvas.view.viewport())
+        self.tab, self.on_paint = tab, on_paint
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint and self.tab.is_ready:
+            self.on_paint(self.tab)
+            obj.removeEventFilter(self)
+        return False
+
+
+@contextlib.contextmanager
+def first_paint_of_new_tabs(window, on_paint, on_tab=lambda: None):  # noqa: ANN001, ANN201
+    """While open: each tab that becomes current gets ``on_tab()`` and, at its first paint,
+    ``on_paint(tab)``."""
+    def watch(_index: int) -> None:
+        tab = window.current_tab()
+        if tab is not None:
+            tab.canvas.view.viewport().installEventFilter(_FirstPaint(tab, on_paint))
+            on_tab()
+
+    window.tabs.currentChanged.connect(watch)
+    try:
+        yield
+    finally:
+        window.tabs.currentChanged.disconnect(watch)
 
 
 def test_a_rename_relabels_its_box_and_its_properties_in_place(qtbot, window) -> None:
@@ -132,36 +167,13 @@ def test_the_first_picture_comes_before_the_panels_and_the_heap_is_frozen(qtbot,
     collector's full passes (thawed when the tab closes)."""
     import gc
 
-    from PySide6.QtCore import QEvent, QObject
-
     events: list[str] = []
-
-    class FirstPaint(QObject):
-        """On the new tab's viewport: its first paint once laid out, then it goes."""
-
-        def __init__(self, tab) -> None:
-            super().__init__(tab.canvas.view.viewport())
-            self.tab = tab
-
-        def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
-            if event.type() == QEvent.Type.Paint and self.tab.is_ready:
-                events.append("paint")
-                obj.removeEventFilter(self)
-            return False
-
-    def watch(_index: int) -> None:
-        tab = window.current_tab()
-        if tab is not None:
-            tab.canvas.view.viewport().installEventFilter(FirstPaint(tab))
-            events.append("tab")
-
-    window.tabs.currentChanged.connect(watch)
     outline = window.outline.model
     # the outline showing a model (it is emptied while the model is laid out)
     outline.modelReset.connect(lambda: events.append("outline") if outline._doc is not None else None)  # noqa: SLF001
     gc.unfreeze()
-    tab = open_model(qtbot, window, SILERO_V6)
-    window.tabs.currentChanged.disconnect(watch)
+    with first_paint_of_new_tabs(window, lambda _tab: events.append("paint"), lambda: events.append("tab")):
+        tab = open_model(qtbot, window, SILERO_V6)
     assert outline._doc is tab.doc  # noqa: SLF001 - the outline shows the model
     assert events[:3] == ["tab", "paint", "outline"], f"expected the picture painted, then the outline: {events}"
     assert gc.get_freeze_count() > 0, "the objects alive once the model is shown should be frozen"
@@ -179,7 +191,6 @@ def test_a_big_model_is_drawn_before_it_is_checked_and_its_shapes_inferred(qtbot
 
     import widgets.view.shape_labels as shape_labels
     import widgets.window.loader as loader
-    from PySide6.QtCore import QEvent, QObject
 
     monkeypatch.setattr(loader, "FIRST_PASS_ON_LOAD_MAX_NODES", 0)  # silero (25 nodes) counts as big
     monkeypatch.setattr(shape_labels, "SYNC_MAX_NODES", 10)
@@ -189,26 +200,13 @@ def test_a_big_model_is_drawn_before_it_is_checked_and_its_shapes_inferred(qtbot
     onnx.save(model, path)
     seen: dict = {}
 
-    class FirstPaint(QObject):
-        def __init__(self, tab) -> None:
-            super().__init__(tab.canvas.view.viewport())
-            self.tab = tab
+    def at_first_paint(tab) -> None:  # noqa: ANN001
+        if not seen:
+            labels = tab.shape_labels
+            seen.update(checked=tab.validator.ready, shapes=labels.live is not None or labels.pending is not None)
 
-        def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
-            if event.type() == QEvent.Type.Paint and self.tab.is_ready and not seen:
-                labels = self.tab.shape_labels
-                seen.update(checked=self.tab.validator.ready, shapes=labels.live is not None or labels.pending is not None)
-                obj.removeEventFilter(self)
-            return False
-
-    def watch(_index: int) -> None:
-        tab = window.current_tab()
-        if tab is not None:
-            tab.canvas.view.viewport().installEventFilter(FirstPaint(tab))
-
-    window.tabs.currentChanged.connect(watch)
-    tab = open_model(qtbot, window, path)
-    window.tabs.currentChanged.disconnect(watch)
+    with first_paint_of_new_tabs(window, at_first_paint):
+        tab = open_model(qtbot, window, path)
     assert seen == {"checked": False, "shapes": False}, (
         f"expected the first picture painted before the first validation and the shape table started, saw {seen}")
     qtbot.waitUntil(lambda: tab.validator.ready and not tab.live_checks.busy, timeout=30_000)
