@@ -54,6 +54,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     g.add_argument("--symmetric", action="store_true", help="int4: symmetric blocks (no zero point)")
     g.add_argument("--exclude-nodes", default="", metavar="NAME,...", help="nodes that stay in float")
     g.add_argument("--exclude-ops", default="", metavar="OP,...", help="op types that stay in float")
+    g.add_argument("--quantizer-names", action="store_true",
+                   help="QDQ: keep onnxruntime's long names for the Q/DQ nodes and tensors it adds (default: short "
+                        "names, equal scales shared; the model's own names stay either way)")
     g.add_argument("--no-preprocess", action="store_true",
                    help="skip onnxruntime's quant_pre_process (shape inference, constant and BatchNorm folding)")
     c = p.add_argument_group("calibration data")
@@ -117,7 +120,7 @@ def options_from_args(args: argparse.Namespace):  # noqa: ANN201 - a QuantizeOpt
                            percentile=args.percentile, reduce_range=args.reduce_range,
                            exclude_nodes=tuple(_split(args.exclude_nodes)), exclude_ops=tuple(_split(args.exclude_ops)),
                            block_size=args.block_size, symmetric=args.symmetric,
-                           preprocess=not args.no_preprocess).checked()
+                           preprocess=not args.no_preprocess, short_names=not args.quantizer_names).checked()
 
 
 def calibration_from_args(args: argparse.Namespace, model, dims: dict[str, int]):  # noqa: ANN001, ANN201

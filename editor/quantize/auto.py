@@ -22,7 +22,17 @@ it must, bisecting along measured orders (the search fp16's ``--auto-mixed`` doe
    nearest to the float model is kept for the rest of the search (measured on
    all-MiniLM-L6-v2: percentile closes a third of minmax's gap there, where the rare
    outliers of LayerNorm and GELU outputs stretch uint8 ranges), and step 3 is tried again;
-4. else they all stay float, the Conv/MatMul nodes are ranked again on that model (the
+4. else, for QDQ with 8-bit activations (:mod:`editor.quantize.wide`): every activation
+   tensor no Conv/MatMul reads or writes at 16 bits, every node quantized; if that is not
+   within TOL, the Conv/MatMul nodes cheapest first (fewest MACs; the ranking breaks ties)
+   with the tensors they read and write at 16 bits as well, and a bisection over how many
+   (a MatMul so widened keeps its weight in float: see :data:`_NBITS_PRONE`).
+   Cheapest first, not most sensitive first: measured on PP-OCRv4's recognizer, the error
+   is made in the first Convs at full resolution (a depthwise Conv there costs 0.1% of the
+   MACs), while the added-error ranking put its big pointwise Convs first and needed 86%
+   of the MACs out of int8. With every activation at 16 bits and still beyond TOL (the
+   weights), step 5;
+5. the free nodes all stay float, the Conv/MatMul nodes are ranked again on that model (the
    first ranking was measured amid the others' noise), and a bisection over how many of
    them stay float finds the fewest; with those in float, a last bisection along step 3's
    order gives back to int8 the free nodes that need not stay float.
@@ -39,17 +49,20 @@ unranked node, the inputs), the result says so (``reached`` False) with that mod
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from editor.quantize.classify import COMPUTE_OPS
+import onnx
+
+from editor.quantize.classify import COMPUTE_OPS, mac_share
 from editor.quantize.engine import Quantized, Quantizer
 from editor.quantize.options import QuantizeOptions
 from editor.quantize.proof import OutputAccuracy, Reference
 from editor.quantize.sensitivity import Sensitivity, measure_sensitivity
+from editor.quantize.wide import free_tensors, node_tensors, wider
 
-__all__ = ["AutoResult", "auto_quantize", "search_order", "worst"]
+__all__ = ["AutoResult", "auto_quantize", "cheapest_first", "search_order", "worst"]
 
 #: an op type kept in float "helps" when it closes at least this share of the gap to TOL
 HELPS = 0.1
@@ -83,6 +96,10 @@ class AutoResult:
     methods: list[tuple[str, float]] = field(default_factory=list)
     #: op types not probed: their nodes add next to nothing (:data:`SILENT`)
     silent: list[str] = field(default_factory=list)
+    #: Conv/MatMul nodes whose activations the search quantized at 16 bits (step 4), and how
+    #: many activation tensors are at 16 bits in all (with those no Conv/MatMul reads or writes)
+    widened: list[str] = field(default_factory=list)
+    wide_tensors: int = 0
 
     def lines(self) -> list[str]:
         head = (f"auto: {len(self.kept)} node(s) kept in float after {len(self.probes) + len(self.types)} probe(s) "
@@ -99,6 +116,11 @@ class AutoResult:
                        + (" ..." if len(self.types) > 12 else ""))
         if self.silent:
             out.append("  not probed (their nodes add next to nothing): " + ", ".join(self.silent))
+        if self.wide_tensors:
+            out.append(f"  at 16 bits: {self.wide_tensors} activation tensor(s), those no Conv/MatMul reads or "
+                       f"writes and those of {len(self.widened)} Conv/MatMul node(s) taken out of int8"
+                       + (": " + ", ".join(self.widened[:20]) + (" ..." if len(self.widened) > 20 else "")
+                          if self.widened else ""))
         if self.kept:
             out.append("  kept in float: " + ", ".join(self.kept[:20]) + (" ..." if len(self.kept) > 20 else ""))
         return out
@@ -108,7 +130,8 @@ class AutoResult:
                 "probes": [{"kept": k, "worst": w} for k, w in self.probes],
                 "op_types": [{"op_type": t, "worst": w} for t, w in self.types],
                 "calibration_method": self.quantized.options.method,
-                "methods": [{"method": m, "worst": w} for m, w in self.methods], "silent_op_types": self.silent}
+                "methods": [{"method": m, "worst": w} for m, w in self.methods], "silent_op_types": self.silent,
+                "sixteen_bit_nodes": self.widened, "sixteen_bit_tensors": self.wide_tensors}
 
 
 def search_order(sensitivity: Sensitivity, types: list[tuple[str, float]], full: float, tol: float,
@@ -126,7 +149,8 @@ def search_order(sensitivity: Sensitivity, types: list[tuple[str, float]], full:
 
 def auto_quantize(quantizer: Quantizer, options: QuantizeOptions, reference: Reference, tol: float, *,
                   metric: str = "cosine", sensitivity_sets: int = 2, macs: dict[str, int] | None = None,
-                  methods: Sequence[str] = (), say: Callable[[str], None] | None = None) -> AutoResult:
+                  methods: Sequence[str] = (), dims: Mapping[str, int] | None = None,
+                  say: Callable[[str], None] | None = None) -> AutoResult:
     """Quantize with as few nodes kept in float as the search finds necessary (module
     docstring). ``options.exclude_*`` stay excluded in every probe; ``methods``: other
     calibration methods the search may switch to (step 3b)."""
@@ -135,23 +159,28 @@ def auto_quantize(quantizer: Quantizer, options: QuantizeOptions, reference: Ref
     sets = reference.held_back[:max(1, sensitivity_sets)]
     current = [options]  # the request every probe makes (its method may change once, step 3b)
 
-    def probe(kept: list[str]) -> tuple[Quantized, list[OutputAccuracy], str]:
-        say(f"probe {len(probes) + 1}: {len(kept)} node(s) in float")
-        q = quantizer.quantize(current[0].excluding(kept))
+    def probe(kept: list[str], wide: Sequence[str] = (), count: int | None = None) -> tuple:
+        """The request with ``kept`` in float and the ``wide`` tensors at 16 bits, measured;
+        recorded as (``count``, default the nodes kept in float; worst error)."""
+        n = len(kept) if count is None else count
+        say(f"probe {len(probes) + 1}: " + (f"{n} node(s) in float" if count is None else
+                                            f"{n} Conv/MatMul node(s) with their tensors at 16 bits"))
+        q = quantizer.quantize(current[0].excluding(kept).widening(wide))
         outs, ran_on = reference.measure(q.model)
-        probes.append((len(kept), worst(outs, metric)))
+        probes.append((n, worst(outs, metric)))
         return q, outs, ran_on
 
     def within(got: tuple[Quantized, list[OutputAccuracy], str]) -> bool:
         return worst(got[1], metric) <= tol
 
-    def bisect(fixed: list[str], order: list[str], best: tuple, lo: int = 1) -> tuple[tuple, int]:  # noqa: ANN001
-        """The shortest prefix of ``order`` (at least ``lo`` long) that with ``fixed`` is
-        within TOL; ``best`` is the probe of the whole of it."""
-        best_k, hi = len(order), len(order)
+    def bisect(attempt: Callable[[int], tuple], n: int, best: tuple, lo: int = 1) -> tuple[tuple, int]:
+        """The least k in [lo, n] whose ``attempt(k)`` is within TOL; ``best`` is the
+        probe of ``attempt(n)``, within TOL. (Where the error is not monotonic in k, a k
+        whose probe is within TOL, not always the least.)"""
+        best_k, hi = n, n
         while lo < hi:
             mid = (lo + hi) // 2
-            got = probe(fixed + order[:mid])
+            got = attempt(mid)
             if within(got):
                 best, best_k, hi = got, mid, mid
             else:
@@ -204,10 +233,19 @@ def auto_quantize(quantizer: Quantizer, options: QuantizeOptions, reference: Ref
             got, chosen = alt, current[0]
     current[0] = chosen
     if within(got):
-        best, k = bisect([], free, got) if free else (got, 0)
+        best, k = bisect(lambda k: probe(free[:k]), len(free), got) if free else (got, 0)
         return result(best, free[:k], True)
-    # 2. they are not enough: the Conv/MatMul family too, ranked again with the free nodes in
-    # float (the first ranking was measured amid their noise)
+    # 4. (QDQ, 8-bit activations) the tensors no Conv/MatMul reads or writes at 16 bits, then
+    # the Conv/MatMul nodes, cheapest first, with the tensors around them at 16 bits
+    if chosen.format == "qdq" and wider(chosen.activation_type) != chosen.activation_type:
+        found = _widen(probe, within, bisect, got[0].prepared, skip, sens,
+                       macs or mac_share(got[0].prepared, {}, dims).per_node, say)
+        if found is not None:
+            best, widened = found
+            return AutoResult(*best, tol, metric, list(best[0].options.exclude_nodes[len(options.exclude_nodes):]),
+                              True, sens, probes, types, tried, silent, widened, len(best[0].options.wide_tensors))
+    # 5. else the Conv/MatMul family in float, ranked again with the free nodes in float (the
+    # first ranking was measured amid their noise)
     say("ranking the Conv/MatMul nodes again with the rest in float")
     again = measure_sensitivity(got[0], sets, reference.runner, macs=macs, progress=say) if free else sens
     ranked = [r.node for r in again.rows if r.op_type in COMPUTE_OPS and r.node not in skip]
@@ -217,7 +255,49 @@ def auto_quantize(quantizer: Quantizer, options: QuantizeOptions, reference: Ref
     every = probe(free + ranked)
     if not within(every):
         return result(every, free + ranked, False)
-    best, k = bisect(free, ranked, every)
-    # 3. with those Conv/MatMul nodes in float, the free nodes that need not be
-    best, j = bisect(ranked[:k], free, best, lo=0) if free else (best, 0)
+    best, k = bisect(lambda k: probe(free + ranked[:k]), len(ranked), every)
+    # with those Conv/MatMul nodes in float, the free nodes that need not be
+    best, j = bisect(lambda j: probe(ranked[:k] + free[:j]), len(free), best, lo=0) if free else (best, 0)
     return result(best, ranked[:k] + free[:j], True)
+
+
+#: ops onnxruntime turns into MatMulNBits when their int8 weight is not read by an 8-bit kernel
+_NBITS_PRONE = frozenset({"MatMul", "Gemm"})
+
+
+def cheapest_first(nodes: Sequence[str], macs: Mapping[str, int]) -> list[str]:
+    """``nodes`` by the MACs each would take out of int8, fewest first; the given order
+    (the sensitivity ranking) breaks ties."""
+    return [n for _, n in sorted(enumerate(nodes), key=lambda k_n: (macs.get(k_n[1]) or 0, k_n[0]))]
+
+
+def _widen(probe: Callable[..., tuple], within: Callable[[tuple], bool], bisect: Callable[..., tuple],
+           prepared: onnx.ModelProto, skip: set[str], sens: Sensitivity, macs: Mapping[str, int],
+           say: Callable[[str], None]) -> tuple[tuple, list[str]] | None:
+    """Step 4 of the module docstring: (the probe within TOL, the Conv/MatMul nodes whose
+    tensors it widened), or None when even every Conv/MatMul widened is not within TOL."""
+    free = free_tensors(prepared)
+    say(f"{len(free)} activation tensor(s) no Conv/MatMul reads or writes at 16 bits")
+    base = probe([], free, 0)
+    if within(base):
+        return base, []
+    ranked = [r.node for r in sens.rows if r.op_type in COMPUTE_OPS and r.node not in skip]
+    ranked += [n.name for n in prepared.graph.node
+               if n.op_type in COMPUTE_OPS and n.name not in skip and n.name not in ranked]
+    order = cheapest_first(ranked, macs)
+    if not order:
+        return None
+    matmuls = {n.name for n in prepared.graph.node if n.op_type in _NBITS_PRONE}
+
+    def attempt(k: int) -> tuple:
+        # a widened MatMul keeps its weight in float: onnxruntime (1.32, CPU) rewrites
+        # DequantizeLinear(int8 weight) -> MatMul into MatMulNBits where the MatMul is not
+        # fused as an 8-bit one, and computes it wrongly (on the tests' tiny net: an error of
+        # 0.67 of the output's range, 0.0095 with its graph optimizations off)
+        return probe([n for n in order[:k] if n in matmuls], free + node_tensors(prepared, order[:k]), k)
+
+    every = attempt(len(order))
+    if not within(every):
+        return None
+    best, k = bisect(attempt, len(order), every)
+    return best, order[:k]

@@ -36,6 +36,8 @@ import onnx
 from editor.errors import CommandError, StudioError
 from editor.quantize.calibration import CalibrationData
 from editor.quantize.classify import NEEDS_Q, quantized_nodes
+from editor.quantize.names import shorten_generated_names
+from editor.quantize.wide import wider
 from editor.quantize.options import ACTIVATION_TYPES, WEIGHT_TYPES, QuantizeOptions
 from editor.quantize.prepare import Prepared, captured_warnings, drop_unused_domains, prepare_model
 
@@ -194,6 +196,8 @@ class Quantizer:
             float_inputs(model, set(exclude))
         drop_unused_domains(model)
         _keep_declared_value_info(model, self.model)
+        if options.mode == "static" and options.format == "qdq" and options.short_names:
+            shorten_generated_names(model, prep.model)
         if self.calibration is not None and self.calibration.random and options.calibrated:
             notes.insert(0, "calibrated on random inputs: a smoke test, not accuracy")
         kinds = quantized_nodes(prep.model, model)
@@ -233,6 +237,12 @@ class Quantizer:
         if options.method == "percentile":
             extra["CalibPercentile"] = options.percentile
         extra.update(options.extra)
+        wide = getattr(QuantType, ACTIVATION_TYPES[wider(options.activation_type)])
+        if options.wide_tensors and wide != getattr(QuantType, ACTIVATION_TYPES[options.activation_type]):
+            overrides = dict(extra.get("TensorQuantOverrides", {}))
+            for name in options.wide_tensors:
+                overrides.setdefault(name, [{"quant_type": wide}])
+            extra["TensorQuantOverrides"] = overrides
         kwargs: dict[str, Any] = dict(
             quant_format=QuantFormat.QDQ if options.format == "qdq" else QuantFormat.QOperator,
             per_channel=options.per_channel, reduce_range=options.reduce_range,

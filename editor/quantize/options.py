@@ -61,6 +61,13 @@ class QuantizeOptions:
     #: onnxruntime's quant_pre_process first (shape inference, constant folding, BatchNorm
     #: folded into Conv): weights held in Constant nodes become initializers it can quantize
     preprocess: bool = True
+    #: static QDQ: activation tensors (of the prepared model) quantized at 16 bits, the
+    #: activation type's wider sibling (onnxruntime's TensorQuantOverrides): what ``--auto``
+    #: keeps precise without taking a Conv/MatMul out of int8 (:mod:`editor.quantize.wide`)
+    wide_tensors: tuple[str, ...] = ()
+    #: static QDQ: short names for the Q/DQ nodes and tensors onnxruntime adds, equal scales
+    #: shared (:mod:`editor.quantize.names`); the user's names stay
+    short_names: bool = True
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def checked(self) -> QuantizeOptions:
@@ -74,6 +81,8 @@ class QuantizeOptions:
             raise CommandError(f"block size {self.block_size}: give a power of two >= 16 (MatMulNBits)")
         if not 0.0 < self.percentile <= 100.0:
             raise CommandError(f"percentile {self.percentile:g}: give a number in (0, 100]")
+        if self.wide_tensors and (self.mode != "static" or self.format != "qdq"):
+            raise CommandError("16-bit activation tensors are a static QDQ option")
         if self.mode == "dynamic" and self.weight_type not in ("int8", "uint8"):
             raise CommandError(f"dynamic quantization takes int8 or uint8 weights, not {self.weight_type}")
         return self
@@ -87,6 +96,10 @@ class QuantizeOptions:
         """The same request with more nodes / op types kept in float."""
         return replace(self, exclude_nodes=tuple(dict.fromkeys([*self.exclude_nodes, *nodes])),
                        exclude_ops=tuple(dict.fromkeys([*self.exclude_ops, *ops])))
+
+    def widening(self, tensors: Iterable[str]) -> QuantizeOptions:
+        """The same request with more activation tensors at 16 bits."""
+        return replace(self, wide_tensors=tuple(dict.fromkeys([*self.wide_tensors, *tensors])))
 
     def describe(self) -> str:
         """'static int8 (QDQ, uint8 activations, per-channel, minmax)', for labels and reports."""
@@ -105,4 +118,5 @@ class QuantizeOptions:
                 "activation_type": self.activation_type, "weight_type": self.weight_type,
                 "method": self.method, "percentile": self.percentile, "reduce_range": self.reduce_range,
                 "exclude_nodes": list(self.exclude_nodes), "exclude_ops": list(self.exclude_ops),
-                "block_size": self.block_size, "symmetric": self.symmetric, "preprocess": self.preprocess}
+                "block_size": self.block_size, "symmetric": self.symmetric, "preprocess": self.preprocess,
+                "short_names": self.short_names, "wide_tensors": list(self.wide_tensors)}

@@ -146,6 +146,7 @@ class QuantizeSession:
         if auto is not None:
             found = auto_quantize(self.quantizer, options, reference, auto, metric=metric,
                                   sensitivity_sets=sensitivity_sets, methods=methods if options.method == "minmax" else (),
+                                  dims=self.dims or None,
                                   say=self._say_checked)
             result, measured, sens = found.quantized, (found.outputs, found.ran_on), found.sensitivity
         else:
