@@ -8,12 +8,14 @@ float model's where the weights alone make 0.3x. And every scale and zero point 
 initializer, though half of them (178 of 358 scalars there) equal another.
 
 :func:`shorten_generated_names` renames only what the quantizer made: the tensors and nodes
-the float model (as quantized) does not have get short names (tensors ``q1f``, nodes ``DQ1f`` / ``Q1f``), and equal scalar
-scales / zero points are one initializer read by every Q/DQ that needs it. Every tensor and
+the float model (as quantized) does not have get short names (tensors ``q1f``, nodes
+``DQ1f`` / ``Q1f``), and equal scalar scales / zero points are one initializer read by
+every Q/DQ that needs it. Every tensor and
 node of the user's model keeps its name, so the compare engine maps the float model onto
 the result as before (it pairs QDQ tensors by the float tensors' names and the nodes'). Not
 for the QOperator format or dynamic quantization: the compare engine finds their tensors by
-the quantizer's ``X_quantized`` spelling.
+the quantizer's ``X_quantized`` spelling. Nor for a model with subgraphs (If, Loop), whose
+nodes may read the main graph's names.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def shorten_generated_names(model: onnx.ModelProto, float_model: onnx.ModelProto
     place; module docstring). The bytes saved."""
     before = model.ByteSize()
     g = model.graph
+    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for n in g.node for a in n.attribute):
+        return 0  # a subgraph may read the main graph's names: left as onnxruntime wrote them
     keep, keep_nodes = _known(float_model)
     # equal scalars (a scale, a zero point): one initializer, the first of them
     first: dict[tuple[int, bytes], str] = {}
