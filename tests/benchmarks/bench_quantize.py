@@ -261,6 +261,8 @@ def _ours_row(model_path: Path, args_extra: list[str], label: str, work: Path, c
             "kept": len(report.get("auto", {}).get("kept_in_float", [])) if "auto" in report else
             len(report["kept_in_float"]), "reached": report.get("auto", {}).get("reached"),
             "probes": len(report.get("auto", {}).get("probes", [])), "exit": code,
+            "widened": len(report.get("auto", {}).get("sixteen_bit_nodes", [])),
+            "wide_tensors": report.get("auto", {}).get("sixteen_bit_tensors", 0),
             "method": report.get("auto", {}).get("calibration_method", report["options"]["method"])}
 
 
@@ -352,23 +354,26 @@ def _fmt(row: dict) -> str:
     nf = " NaN/Inf!" if row.get("nonfinite") else ""
     return (f"{row['variant']}: checker {row.get('checker')}, cosine {cos}, rel-range {row.get('rel_range', 0):.3g}{nf}, "
             f"size {row.get('size_ratio', 0):.2f}x, int8 MACs {pct(row.get('int8_macs'))}, kept {row.get('kept')}, "
-            f"{row.get('seconds', 0):.0f} s" + (f", {row['method']} calibration" if row.get("method") else ""))
+            f"{row.get('seconds', 0):.0f} s" + (f", {row['method']} calibration" if row.get("method") else "")
+            + (f", {row['wide_tensors']} tensors at 16 bits ({row['widened']} Conv/MatMul widened)"
+               if row.get("wide_tensors") else ""))
 
 
 def markdown(table) -> str:  # noqa: ANN001
-    out = ["| model | fp32 MB | variant | checker | worst cosine | worst error / range | size | Conv/MatMul MACs in int8 | nodes in float | s |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| model | fp32 MB | variant | checker | worst cosine | worst error / range | size | Conv/MatMul MACs in int8 "
+           "| nodes in float | Conv/MatMul at 16 bits | s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, path, rows in table:
         for k, r in enumerate(rows):
             if "cosine" not in r:
                 out.append(f"| {name if k == 0 else ''} | {os.path.getsize(path) / 1e6:.1f} | {r['variant']} | "
-                           f"{r.get('error', '-')} | | | | | | |")
+                           f"{r.get('error', '-')} | | | | | | | |")
                 continue
             cos = "-" if r["cosine"] is None else f"{r['cosine']:.4f}"
             macs = "-" if r.get("int8_macs") is None else f"{100 * r['int8_macs']:.0f}%"
             out.append(f"| {name if k == 0 else ''} | {os.path.getsize(path) / 1e6:.1f} | {r['variant']} | "
                        f"{r['checker']} | {cos} | {r['rel_range']:.3g}{' (NaN/Inf)' if r['nonfinite'] else ''} | "
-                       f"{r['size_ratio']:.2f}x | {macs} | {r['kept']} | {r['seconds']:.0f} |")
+                       f"{r['size_ratio']:.2f}x | {macs} | {r['kept']} | {r.get('widened', 0)} | {r['seconds']:.0f} |")
     return "\n".join(out)
 
 
