@@ -170,6 +170,52 @@ def test_a_tall_detector_is_set_in_columns():
     assert not edges_behind_boxes(dg, res), "edges behind boxes"
 
 
+def _band_shifts(before, after, keys) -> dict[int, set[tuple[float, float]]]:
+    """Column -> the set of moves of its boxes from ``before`` to ``after``."""
+    starts = (0,) + before.cuts
+    shifts: dict[int, set[tuple[float, float]]] = {}
+    for k in keys:
+        col = sum(before.ranks[k] >= c for c in starts) - 1
+        (x0, y0), (x1, y1) = before.positions[k], after.positions[k]
+        shifts.setdefault(col, set()).add((round(x1 - x0, 6), round(y1 - y0, 6)))
+    return shifts
+
+
+def test_an_edit_keeps_the_columns_where_they_were():
+    """The window sets a tall graph in columns too: an edit is laid out incrementally in one
+    column and set in the same columns again, so every column moves as a whole or not at
+    all (the boxes the user knows keep their places relative to their neighbours). An
+    edge that now runs upward (a new input from lower down) goes back the same way,
+    through the gutter."""
+    m = _fpn()
+    # a second chain beside the backbone, so an input can come from lower down
+    mk = helper.make_node
+    g = m.graph
+    g.node.extend([mk("Relu", ["x" if i == 0 else f"s{i - 1}"], [f"s{i}"], name=f"side{i}") for i in range(50)])
+    g.output.append(helper.make_tensor_value_info("s49", TensorProto.FLOAT, [1, 4]))
+    ids = list(range(len(g.node)))
+    dg = build_display_graph(g, ids, opsets={"": 18})
+    res = layout_graph(dg, wrap=True)
+    assert res.cuts and res.strip is not None, "the two chains are not set in columns"
+    # edit 1: an Identity between relu30 and relu31; edit 2: relu5 also adds side40's value
+    e1 = onnx.ModelProto()
+    e1.CopyFrom(m)
+    e1.graph.node[31].input[0] = "ident"
+    e1.graph.node.append(mk("Identity", ["r30"], ["ident"], name="ident"))
+    e2 = onnx.ModelProto()
+    e2.CopyFrom(m)
+    e2.graph.node[5].op_type = "Add"
+    e2.graph.node[5].input.append("s40")
+    for edit, model in (("an Identity inserted", e1), ("an input from lower down", e2)):
+        dg2 = build_display_graph(model.graph, list(range(len(model.graph.node))), opsets={"": 18})
+        res2 = layout_graph(dg2, previous=res, wrap=True)
+        assert res2.cuts == res.cuts, f"{edit}: columns {res.cuts} became {res2.cuts}"
+        assert_layout_invariants(dg2, res2, where=edit)
+        kept = [b.key for b in dg2.boxes if b.key in res.positions and res.sizes[b.key] == (b.width, b.height)]
+        moved = {c: v for c, v in _band_shifts(res, res2, kept).items() if len(v) > 1}
+        assert not moved, f"{edit}: boxes of one column moved apart: {moved}"
+
+
 @pytest.mark.parametrize("model", ["ppocrv4_det", "asr_prep_kaldi", "silero_vad_16k_op15"])
 def test_columns_never_draw_an_edge_behind_a_box(model):
     """An edge that crosses between columns runs below its column, up the gutter and over
