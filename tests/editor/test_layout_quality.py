@@ -123,6 +123,53 @@ def test_tall_drawing_wraps_into_columns_keeping_the_invariants():
         assert layout_graph(dg, wrap=True) == res
 
 
+def _fpn(n: int = 60, taps: tuple[int, ...] = (12, 24, 36, 48)) -> onnx.ModelProto:
+    """A detector's shape: a long backbone chain whose features at several depths all feed
+    one head at the bottom (a DBNet's FPN), so several long edges cross every cut."""
+    mk = helper.make_node
+    nodes, x = [], "x"
+    for i in range(n):
+        nodes.append(mk("Relu", [x], [f"r{i}"], name=f"relu{i}"))
+        x = f"r{i}"
+    nodes.append(mk("Concat", [f"r{t}" for t in taps] + [x], ["y"], name="head", axis=1))
+    vi = [helper.make_tensor_value_info(n_, TensorProto.FLOAT, [1, 4]) for n_ in ("x", "y")]
+    return helper.make_model(helper.make_graph(nodes, "fpn", vi[:1], vi[1:]), opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_edges_through_the_gutters_never_cross_one_another():
+    """Several edges crossing one cut nest in the gutter: the one that leaves its column
+    rightmost runs innermost below it and up the gutter, and highest over the next column,
+    so the columns add no crossing (one lane number for both ends crossed every pair over
+    the next column: 2 to 20 crossings here, and a Paddle detector stayed a 1:22 strip)."""
+    from editor.layout.wrap import _wrap_into
+
+    dg = build_display_graph(_fpn().graph, list(range(61)), opsets={"": 18})
+    strip = layout_graph(dg)
+    assert count_crossings(list(strip.routes.values())) == 0
+    for k in (2, 3, 4, 5):
+        out = _wrap_into(dg, strip, k)
+        crossings = count_crossings(list(out.routes.values()))
+        assert crossings == 0, f"{k} columns: {crossings} crossings, expected none"
+        assert not edges_behind_boxes(dg, out), f"{k} columns: edges behind boxes"
+    res = layout_graph(dg, wrap=True)
+    assert res.height / res.width <= 4, f"wrapped aspect h/w {res.height / res.width:.1f}, expected <= 4"
+
+
+def test_a_tall_detector_is_set_in_columns():
+    """PP-OCRv4's detector (a backbone chain and a DBNet head fed from four depths) was a
+    1:22 strip, because every column count added crossings: now a picture within 1:4,
+    with no more crossings than the strip."""
+    m = onnx.load(str(CORPUS / "real" / "ppocrv4_det.onnx"), load_external_data=False)
+    dg = build_display_graph(m.graph, list(range(len(m.graph.node))), opsets={o.domain: o.version for o in m.opset_import})
+    strip = layout_graph(dg)
+    res = layout_graph(dg, wrap=True)
+    assert strip.height / strip.width > 8, "the strip is no longer tall: this test no longer tests columns"
+    assert res.height / res.width <= 4, f"h/w {res.height / res.width:.1f} in columns, expected <= 4"
+    before, after = (count_crossings(list(r.routes.values())) for r in (strip, res))
+    assert after <= before, f"columns added crossings: {before} -> {after}"
+    assert not edges_behind_boxes(dg, res), "edges behind boxes"
+
+
 @pytest.mark.parametrize("model", ["ppocrv4_det", "asr_prep_kaldi", "silero_vad_16k_op15"])
 def test_columns_never_draw_an_edge_behind_a_box(model):
     """An edge that crosses between columns runs below its column, up the gutter and over
