@@ -27,7 +27,7 @@ from widgets.window.document_tab import DocumentTab
 from widgets.window.heap_freeze import freeze_when_settled
 from widgets.compare import install_compare
 from widgets.diffview import install_diff_view
-from widgets.docking import install_docking, update_history_badge
+from widgets.docking import install_docking
 from widgets.editing import install_editing
 from widgets.common.formatting import shown
 from widgets.editing.save import holds_work
@@ -337,7 +337,6 @@ class MainWindow(QMainWindow):
     def _update_history(self) -> None:
         tab = self.current_tab()
         edit_actions.update_history(self)
-        update_history_badge(self)
         if tab is not None:
             self._update_title(tab)
         else:
@@ -346,7 +345,9 @@ class MainWindow(QMainWindow):
 
     def _update_title(self, tab: DocumentTab) -> None:
         index = self.tabs.indexOf(tab)
-        if index >= 0:
+        # NOTE: only when it differs: QTabBar relayouts on every setTabText, which repaints
+        # the whole tab area (canvas included) after each edit
+        if index >= 0 and self.tabs.tabText(index) != tab.title():
             self.tabs.setTabText(index, tab.title())
         if tab is self.current_tab():
             name = shown(tab.doc.path.name) if tab.doc.path else "Untitled"
