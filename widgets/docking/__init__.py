@@ -21,9 +21,8 @@ from widgets.docking.canvas_first import (
     hide_idle_docks,
     hide_stray_tab_bars,
     install_canvas_first,
-    update_history_badge,
 )
 from widgets.docking.frame import DockFrame, dock_content, ensure_room, install_docking, install_late_docks
 
 __all__ = ["DockFrame", "FocusMode", "ProblemsButton", "dock_content", "ensure_room", "first_start_layout", "hide_idle_docks", "hide_stray_tab_bars",
-           "install_canvas_first", "install_docking", "install_late_docks", "update_history_badge"]
+           "install_canvas_first", "install_docking", "install_late_docks"]

@@ -25,7 +25,7 @@ from widgets.actions import view as view_actions
 from widgets.actions.registry import ActionRegistry
 from widgets.window.document_tab import DocumentTab
 from widgets.window.heap_freeze import freeze_when_settled
-from widgets.docking import install_docking, update_history_badge
+from widgets.docking import install_docking
 from widgets.editing import install_editing
 from widgets.common.formatting import shown
 from widgets.editing.save import holds_work
@@ -158,8 +158,8 @@ class MainWindow(QMainWindow):
         from widgets.quantize import install_quantize
         from widgets.run import install_run_dock
 
-        late = install_run_dock(self)  # tabbed with Problems
-        late.profiled.connect(self.cost.set_profile)
+        run_dock = install_run_dock(self)  # tabbed with Problems
+        run_dock.profiled.connect(self.cost.set_profile)
         install_compare(self)  # sets self.compare_dock, tabbed with the Run dock
         install_diff_owner(self)  # the Diff dock's caption naming the document it compares
         install_diff_view(self)  # Compare Side by Side, What Did I Change?, F8 / Shift+F8
@@ -397,7 +397,6 @@ class MainWindow(QMainWindow):
     def _update_history(self) -> None:
         tab = self.current_tab()
         edit_actions.update_history(self)
-        update_history_badge(self)
         if tab is not None:
             self._update_title(tab)
         else:
@@ -406,7 +405,9 @@ class MainWindow(QMainWindow):
 
     def _update_title(self, tab: DocumentTab) -> None:
         index = self.tabs.indexOf(tab)
-        if index >= 0:
+        # NOTE: only when it differs: QTabBar relayouts on every setTabText, which repaints
+        # the whole tab area (canvas included) after each edit
+        if index >= 0 and self.tabs.tabText(index) != tab.title():
             self.tabs.setTabText(index, tab.title())
         if tab is self.current_tab():
             name = shown(tab.doc.path.name) if tab.doc.path else "Untitled"
