@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from editor.collector import without_collection
 from editor.viewmodel import Box, DisplayGraph
 
 __all__ = ["Cancelled", "CancelToken", "LayoutResult", "layout_graph", "port_fraction", "port_position"]
@@ -138,6 +139,7 @@ def graph_arrays(graph: DisplayGraph) -> dict[str, np.ndarray]:
     }
 
 
+@without_collection
 def layout_graph(
     graph: DisplayGraph,
     *,

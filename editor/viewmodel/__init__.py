@@ -37,6 +37,7 @@ from editor.viewmodel.plumbing import fold_plumbing
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name, scopes_of
 from editor.viewmodel.nodetable import NodeTable, node_table
 from editor.attr_names import enum_name
+from editor.collector import without_collection
 from editor.schema import get_schema
 from editor.types import dims_text, dtype_name, shape_dims
 
@@ -291,6 +292,7 @@ def _box_size(title: str, lines: Sequence[tuple[str, str]]) -> tuple[float, floa
 
 # --------------------------------------------------------------------------- builder
 
+@without_collection
 def build_display_graph(
     graph: onnx.GraphProto,
     node_ids: Sequence[int],
