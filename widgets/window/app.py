@@ -82,7 +82,8 @@ def create_window(*, theme_choice: str | None = None):
 
     settings = Settings()
     theme = ThemeManager(QApplication.instance(), theme_choice or settings.theme())
-    window = MainWindow(settings=settings, theme=theme, sample=sample_model_path())
+    # the docks no first picture needs come after it (MainWindow.install_late_docks)
+    window = MainWindow(settings=settings, theme=theme, sample=sample_model_path(), defer_docks=True)
     return window
 
 
@@ -90,6 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     from widgets.window.qt_startup import QtStartupError, check_display, import_qt
 
+    if args.model:
+        from editor.io.prefetch import prefetch
+
+        prefetch(args.model)  # its bytes are read while Qt and the window start
     _import_core_first()
     try:
         import_qt()
