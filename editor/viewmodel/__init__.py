@@ -1030,9 +1030,14 @@ def group_tree(graph: onnx.GraphProto) -> GroupTree:
     """The group hierarchy of ``graph`` (what :func:`build_display_graph` would build)."""
     outs = {vi.name for vi in graph.output}
     nodes = graph.node
-    drawn = [i for i, nd in enumerate(nodes) if not _weight_constant(nd, outs)]
+    table = node_table(nodes)
+    # _weight_constant from the table (its fields read once, not again per node)
+    op, domain, inputs, outputs = table.op, table.domain, table.inputs, table.outputs
+    drawn = [i for i in range(len(op)) if not (
+        op[i] == "Constant" and domain[i] in ("", "ai.onnx") and not inputs[i]
+        and len(outputs[i]) == 1 and outputs[i][0] not in outs)]
     names = [scoped_name(nodes[i]) for i in drawn]
-    tree = build_group_tree(names, drawn, node_table(nodes))
+    tree = build_group_tree(names, drawn, table)
     tree.names = dict(zip(drawn, names))
     return tree
 

@@ -8,7 +8,7 @@ import threading
 
 import onnx
 
-from editor.collector import paused
+from editor.collector import pause, paused
 from editor.layout import layout_graph
 from editor.viewmodel import build_display_graph
 from tests.conftest import CORPUS
@@ -29,6 +29,19 @@ def test_paused_nests_and_restores_the_collector():
         assert not gc.isenabled(), "a caller that turned the collector off keeps it off"
     finally:
         gc.enable()
+
+
+def test_a_pause_ends_once_and_nests_with_sections():
+    """The application's start-up holds the collector off until its first picture."""
+    assert gc.isenabled()
+    resume = pause()
+    assert not gc.isenabled()
+    with paused():
+        resume()
+        assert not gc.isenabled(), "the start-up's pause ended inside a section: the section still runs"
+        resume()  # a second call does nothing (it must not end the section's hold)
+        assert not gc.isenabled(), "a second resume() ended the section's hold"
+    assert gc.isenabled(), "the collector stays off after the pause and the section ended"
 
 
 def test_paused_sections_on_two_threads_overlap():

@@ -74,6 +74,27 @@ def test_a_window_with_late_docks_ends_like_one_built_at_once(qtbot, qapp, setti
     assert late.run_dock.controller is not None and late.run_dock.controller.tab is late.current_tab()
 
 
+def test_the_start_up_ends_without_a_picture_too(qtbot, qapp, settings_dir, dialogs, tmp_path):
+    """The application holds the collector off until startupDone: an opening that fails,
+    one that is cancelled and a start with nothing to open end the start-up as well."""
+    from resources import sample_model_path
+
+    nothing = _window(qtbot, qapp, defer=True)
+    with qtbot.waitSignal(nothing.startupDone, timeout=10_000):
+        nothing.show()  # the start page: installed once the event loop runs
+    failed = _window(qtbot, qapp, defer=True)
+    failed.interactive_errors = False
+    failed.show()
+    with qtbot.waitSignal(failed.startupDone, timeout=10_000):
+        failed.open_path(tmp_path / "missing.onnx")
+    cancelled = _window(qtbot, qapp, defer=True)
+    cancelled.show()
+    with qtbot.waitSignal(cancelled.startupDone, timeout=10_000):
+        cancelled.open_path(sample_model_path())
+        cancelled.cancel_loading()
+    assert all(w.started_up and "run_dock" in w.__dict__ for w in (nothing, failed, cancelled))
+
+
 def test_asking_for_a_late_dock_installs_them(qtbot, qapp, settings_dir, dialogs):
     win = _window(qtbot, qapp, defer=True)
     assert win.quantize_dock.objectName() == "quantization", "window.quantize_dock did not install the late docks"

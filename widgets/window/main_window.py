@@ -55,6 +55,9 @@ class MainWindow(QMainWindow):
     loadFailed = Signal(str)
     #: a tab's layout failed (the model is open, the canvas could not be drawn)
     layoutFailed = Signal(str)
+    #: (``defer_docks``) the start-up is over: the first model is painted, or nothing is
+    #: being opened, or the opening failed; the late docks are installed now
+    startupDone = Signal()
 
     def __init__(self, *, settings: Settings | None = None, theme=None, sample: Path | None = None,
                  recovery_store=None, defer_docks: bool = False) -> None:
@@ -135,6 +138,12 @@ class MainWindow(QMainWindow):
             return getattr(self, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
+    @property
+    def started_up(self) -> bool:
+        """The late docks are installed (:attr:`startupDone` was emitted, or the window was
+        built without ``defer_docks``)."""
+        return self._late_docks == "installed"
+
     def late_dock(self, name: str):
         """The late dock (or ``diff_owner``) ``name`` once installed, else None; unlike the
         attribute, asking does not install it (an action's enablement asks on every refresh)."""
@@ -175,6 +184,7 @@ class MainWindow(QMainWindow):
                                   self.quantize_dock], self._restored_state)
         self._restored_state = None
         self.registry.order_menubar(self.MENU_ORDER)
+        self.startupDone.emit()
 
     # -- construction ---------------------------------------------------------------------
     def _build_central(self, sample: Path | None) -> None:
@@ -306,6 +316,9 @@ class MainWindow(QMainWindow):
 
     def _update_busy(self) -> None:
         busy = self._opening()
+        if not busy and self._late_docks == "waiting" and self._docking_installed:
+            # an opening ended without a picture (failed, cancelled): the start-up is over
+            QTimer.singleShot(0, self, lambda: None if self._opening() else self.install_late_docks())
         if self.loader.is_busy():
             self.progress.setRange(0, 0)  # parsing reports no progress: busy indicator
         self.progress.setVisible(busy)
@@ -370,8 +383,6 @@ class MainWindow(QMainWindow):
 
     def _on_load_failed(self, request: LoadRequest, error: StudioError) -> None:
         self.statusBar().clearMessage()
-        if not self._opening():
-            QTimer.singleShot(0, self, self.install_late_docks)  # no picture is coming
         if isinstance(error, ExternalDataError) and request.data_dir is None and self.interactive_errors:
             folder = QFileDialog.getExistingDirectory(
                 self, f"Folder with the external data of {request.path.name}", str(request.path.parent))
