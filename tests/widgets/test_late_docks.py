@@ -125,3 +125,19 @@ def test_late_docks_take_their_place_in_a_saved_layout(qtbot, qapp, settings_dir
     assert again.dockWidgetArea(again.run_dock) == first.dockWidgetArea(first.run_dock)
     assert again.quantize_dock.isHidden(), "a dock hidden in the saved layout came back shown"
     assert isinstance(again.run_dock.widget(), type(first.run_dock.widget())), "the late Run dock is not framed"
+
+
+def test_a_window_closed_in_its_start_up_keeps_their_places(qtbot, qapp, settings_dir, dialogs):
+    first = _window(qtbot, qapp, defer=False)
+    first.show()
+    first.run_dock.show()
+    first.run_dock.raise_()
+    qtbot.waitUntil(first.run_dock.isVisible)
+    first.close()  # saves the layout (closeEvent)
+    quick = _window(qtbot, qapp, defer=True)
+    quick.show()
+    assert "run_dock" not in quick.__dict__
+    quick.close()  # before any picture: Qt saves the places restoreState kept for docks not built yet
+    last = _window(qtbot, qapp, defer=False)
+    last.show()
+    qtbot.waitUntil(last.run_dock.isVisible, timeout=5000)
