@@ -23,6 +23,7 @@ from google.protobuf.message import DecodeError
 from editor.errors import LoadError, StudioError
 from editor.io.external import ExternalDataStore
 from editor.io.names import RawName, repair_names
+from editor.io.prefetch import take as take_prefetched
 from editor.io.tensors import NUMPY_DTYPES, element_count, iter_tensors, raw_nbytes, uses_external_data
 from editor.io.text import TEXT_SUFFIXES, looks_like_text, parse_model_text
 
@@ -62,17 +63,19 @@ def load_model(path: str | os.PathLike, *, data_dir: str | os.PathLike | None = 
     if not stat.S_ISREG(st.st_mode):
         raise LoadError(f"'{raw_path}' is not a regular file")
     resolved = raw_path.resolve()
+    data = take_prefetched(resolved, st)  # read already, while the application started
     if data_dir is not None:
         base = Path(data_dir)
         if not base.is_dir():
             raise LoadError(f"external data folder '{base}' is not a folder")
     else:
         base = resolved.parent
-    try:
-        with open(resolved, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise LoadError(f"cannot read '{raw_path}': {exc.strerror or exc}") from None
+    if data is None:
+        try:
+            with open(resolved, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise LoadError(f"cannot read '{raw_path}': {exc.strerror or exc}") from None
     force_text = resolved.suffix.lower() in TEXT_SUFFIXES
     return _load(data, resolved, base, force_text=force_text, display=str(raw_path))
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from editor.collector import without_collection
 from editor.viewmodel import Box, DisplayGraph
 
 __all__ = ["Cancelled", "CancelToken", "LayoutResult", "layout_graph", "port_fraction", "port_position"]
@@ -64,6 +65,11 @@ class LayoutResult:
     #: Additive, internal: the per-level layouts of a compound layout (level-local
     #: coordinates), kept so the next incremental re-layout can start from them.
     levels: Mapping[str, "LayoutResult"] = field(default_factory=dict)
+    #: Additive: a picture set in columns (:mod:`editor.layout.wrap`) has the ranks that
+    #: begin its columns 2, 3, ... and the one-column layout it was made from, so an edit's
+    #: re-layout keeps the columns where they were.
+    cuts: tuple[int, ...] = ()
+    strip: "LayoutResult | None" = None
 
 
 def port_position(box: Box, pos: tuple[float, float], side: str, index: int) -> tuple[float, float]:
@@ -133,6 +139,7 @@ def graph_arrays(graph: DisplayGraph) -> dict[str, np.ndarray]:
     }
 
 
+@without_collection
 def layout_graph(
     graph: DisplayGraph,
     *,
@@ -144,8 +151,10 @@ def layout_graph(
     """Lay ``graph`` out top to bottom. Same input, same output.
 
     ``wrap``: a drawing far taller than wide is set in side-by-side columns
-    (:mod:`editor.layout.wrap`; for pictures, e.g. ``render``: an edit's incremental
-    re-layout keeps layer bands, not columns)."""
+    (:mod:`editor.layout.wrap`). With ``previous`` in columns, the edit is laid out
+    incrementally in one column (``previous.strip``) and set in the same columns again;
+    without columns before, none are added (a picture the user knows does not jump), and
+    without ``wrap`` it stays one column."""
     from editor.layout.sugiyama import layout_arrays
 
     check = _checker(progress, cancel)
@@ -156,8 +165,13 @@ def layout_graph(
     if previous is not None:
         from editor.layout.incremental import incremental_layout
 
-        res = incremental_layout(graph, previous, check)
+        base = previous.strip if previous.strip is not None else previous
+        res = incremental_layout(graph, base, check)
         if res is not None:
+            if wrap and previous.cuts:
+                from editor.layout.wrap import wrap_columns
+
+                res = wrap_columns(graph, res, cuts=previous.cuts)
             return res
     arr = graph_arrays(graph)
     lay = layout_arrays(arr["w"], arr["h"], arr["es"], arr["ed"], arr["esp"], arr["sfrac"], arr["dfrac"],

@@ -15,6 +15,7 @@ and the space above a band's first layer hold no boxes).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from bisect import bisect_left
 from itertools import chain
 
@@ -33,10 +34,15 @@ Point = tuple[float, float]
 _chain = chain.from_iterable   # every coordinate of routes of points, flat, in C (np.array of 60k tuples is 2x slower)
 
 
-def wrap_columns(graph: DisplayGraph, res):
-    """``res`` (a flat ``LayoutResult``) in columns when it is too tall; else ``res``."""
-    from editor.layout import LayoutResult
+def wrap_columns(graph: DisplayGraph, res, cuts: Sequence[int] = ()):
+    """``res`` (a flat ``LayoutResult``) in columns when it is too tall; else ``res``.
 
+    ``cuts``: the ranks that began the columns of the picture before an edit (its
+    ``LayoutResult.cuts``); ``res`` is then set in those same columns, so what the user saw
+    stays where it was (when they still fit ``res``; else columns are chosen afresh)."""
+    if cuts and res.layers and not res.frames and all(0 < c < len(res.layers) for c in cuts) \
+            and list(cuts) == sorted(set(cuts)):
+        return _wrap_at(graph, res, list(cuts))
     if res.frames or not res.layers or not res.ranks or res.width <= 0:
         return res
     if res.height / res.width <= TALL_RATIO:
@@ -69,8 +75,13 @@ def wrap_columns(graph: DisplayGraph, res):
 
 def _wrap_into(graph: DisplayGraph, res, k: int):
     """``res`` set in ``k`` columns (None when no cut is found)."""
-    from editor.layout import LayoutResult
+    cuts = _choose_cuts(graph, res, k)
+    return _wrap_at(graph, res, cuts) if cuts else None
 
+
+def _choose_cuts(graph: DisplayGraph, res, k: int) -> list[int]:
+    """The ranks that begin columns 2..k: near every k-th of the height, where the fewest
+    edges cross."""
     n_ranks = len(res.layers)
     tops = np.array([t for t, _ in res.layers])
     bots = np.array([b for _, b in res.layers])
@@ -99,8 +110,17 @@ def _wrap_into(graph: DisplayGraph, res, k: int):
         c = int(cand[np.argmin(score)])
         cuts.append(c)
         lo = c
-    if not cuts:
-        return None
+    return cuts
+
+
+def _wrap_at(graph: DisplayGraph, res, cuts: list[int]):
+    """``res`` set in columns that begin at the ranks ``cuts`` (ascending, within 1..ranks-1)."""
+    from editor.layout import LayoutResult
+
+    n_ranks = len(res.layers)
+    tops = np.array([t for t, _ in res.layers])
+    bots = np.array([b for _, b in res.layers])
+    ranks = res.ranks
     starts = [0] + cuts
     ends = cuts + [n_ranks]
     band_of_rank = np.zeros(n_ranks, dtype=np.int64)
@@ -158,13 +178,21 @@ def _wrap_into(graph: DisplayGraph, res, k: int):
     nonempty = lens > 0
     first_band = np.where(nonempty, band_pt[np.minimum(starts_pt, max(len(pts) - 1, 0))] if len(pts) else 0, 0)
     last_band = np.where(nonempty, band_pt[np.maximum(ends_pt - 1, 0)] if len(pts) else 0, 0)
-    lane_of: dict[str, dict[int, int]] = {}
+    # lanes nest by where the edges cross the cut. Each edge leaves its band and enters the
+    # next at the same x (its route's x at the cut); the rightmost takes the innermost run
+    # below its band and up the gutter, and the highest run over the next band: then no two
+    # gutter edges cross (one lane number for both ends crossed every pair at the top:
+    # 6 to 50 crossings added to a Paddle detector, which kept it a 1:22 strip)
+    at_cut: list[list[tuple[float, int, str]]] = [[] for _ in cuts]   # cut -> (-x, route, key)
     for j in np.flatnonzero(first_band != last_band).tolist():
         key = keys[j]
-        b0, b1 = int(first_band[j]), int(last_band[j])
-        lanes_k = lane_of[key] = {}
-        for c in range(min(b0, b1), max(b0, b1)):
-            lanes_k[c] = crossing[c][key] = len(crossing[c])
+        for c, xc in _cut_xs(res.routes[key], band_at, cut_y).items():
+            at_cut[c].append((-xc, j, key))
+    lane_of: dict[str, dict[int, tuple[int, int]]] = {}   # key -> cut -> (lane below and up, lane over)
+    for c, here in enumerate(at_cut):
+        for lane, (_, _, key) in enumerate(sorted(here)):
+            crossing[c][key] = lane
+            lane_of.setdefault(key, {})[c] = (lane, len(here) - 1 - lane)
     # band offsets: bands side by side, tops aligned
     dx = [0.0] * nb
     dy = [0.0] * nb
@@ -204,7 +232,18 @@ def _wrap_into(graph: DisplayGraph, res, k: int):
     width = max(band_right) + 20.0
     height = max(band_bottom) + 40.0
     return LayoutResult(positions=positions, routes=routes, references=res.references, width=width, height=height,
-                        ranks=res.ranks, layers=layers, sizes=res.sizes)
+                        ranks=res.ranks, layers=layers, sizes=res.sizes, cuts=tuple(cuts), strip=res)
+
+
+def _cut_xs(r, band_at, cut_y) -> dict[int, float]:
+    """Where route ``r`` crosses each cut (cut index -> x, before the move)."""
+    out: dict[int, float] = {}
+    for (px, py), (x, y) in zip(r, r[1:]):
+        b0, b1 = band_at(py), band_at(y)
+        for c in range(min(b0, b1), max(b0, b1)):
+            yc = cut_y[c]
+            out[c] = px + (x - px) * ((yc - py) / (y - py) if y != py else 0.0)
+    return out
 
 
 def _wrap_route(r, band_at, cut_y, dx, dy, band_right, lane_of) -> list[Point]:
@@ -215,17 +254,21 @@ def _wrap_route(r, band_at, cut_y, dx, dy, band_right, lane_of) -> list[Point]:
         if i:
             px, py = pts[i - 1]
             b0, b1 = band_at(py), band_at(y)
-            if b0 != b1:  # this segment crosses cut(s) b0..b1-1 (downward routes only)
+            if b0 != b1:  # this segment crosses cut(s) b0..b1-1
+                run: list[Point] = []
                 for c in range(min(b0, b1), max(b0, b1)):
                     yc = cut_y[c]
                     t = (yc - py) / (y - py) if y != py else 0.0
                     xc = px + (x - px) * t
-                    lane = lane_of.get(c, 0)
+                    lane, over = lane_of.get(c, (0, 0))
                     y_below = yc + dy[c] + LANE * lane          # below band c's last layer
                     x_gutter = band_right[c] + 10.0 + LANE * lane
-                    y_above = yc + dy[c + 1] - LANE * lane      # above band c+1's first layer
-                    out += [(xc + dx[c], y_below), (x_gutter, y_below), (x_gutter, y_above),
+                    y_above = yc + dy[c + 1] - LANE * over      # above band c+1's first layer
+                    run += [(xc + dx[c], y_below), (x_gutter, y_below), (x_gutter, y_above),
                             (xc + dx[c + 1], y_above)]
+                # an upward edge (an edit's incremental layout draws one when a new input
+                # comes from lower down) takes the same way back
+                out += run if b1 > b0 else run[::-1]
         bi = band_at(y)
         out.append((x + dx[bi], y + dy[bi]))
     return out

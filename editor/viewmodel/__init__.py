@@ -37,6 +37,7 @@ from editor.viewmodel.plumbing import fold_plumbing
 from editor.viewmodel.groups import GroupTree, build_group_tree, repeat_signature, scoped_name, scopes_of
 from editor.viewmodel.nodetable import NodeTable, node_table
 from editor.attr_names import enum_name
+from editor.collector import without_collection
 from editor.schema import get_schema
 from editor.types import dims_text, dtype_name, shape_dims
 
@@ -291,6 +292,7 @@ def _box_size(title: str, lines: Sequence[tuple[str, str]]) -> tuple[float, floa
 
 # --------------------------------------------------------------------------- builder
 
+@without_collection
 def build_display_graph(
     graph: onnx.GraphProto,
     node_ids: Sequence[int],
@@ -356,6 +358,7 @@ def build_display_graph(
     b.assign_boxes(expanded)
     b.input_boxes()
     b.node_boxes_and_edges()
+    b.order_group_inputs()
     out_edges = b.output_sources()
     b.emit_boxes(out_edges)
     repeats = b.repeats()
@@ -572,6 +575,42 @@ class _DisplayBuild:
             if note:
                 lab = f"{lab} · {note}" if lab else note
             edges[key] = Edge(key, src, sp, dst, dp, value, lab, kind)
+
+    def order_group_inputs(self) -> None:
+        """A closed group's inputs that come from one box sit in that box's output order.
+
+        Its inputs are numbered in first-use order inside the group, which need not be the
+        order of their source's outputs: a DynamicQuantizeLinear's scale and zero point went
+        into a group's inputs 2 and 1 and crossed on the way (a group's input order means
+        nothing; an op's does, and is kept)."""
+        into: dict[str, dict[str, list[int]]] = {}   # group key -> source box -> its input ports
+        for e in self.edges.values():
+            if e.dst[0] == "g" and not e.kind:
+                into.setdefault(e.dst, {}).setdefault(e.src, []).append(e.dst_port)
+        remap: dict[str, dict[int, int]] = {}
+        for g, by_src in into.items():
+            for src, ports in by_src.items():
+                if len(ports) < 2:
+                    continue
+                by_out = {e.dst_port: e.src_port for e in self.edges.values() if e.dst == g and e.src == src}
+                for old, new in zip(sorted(ports, key=lambda p: (by_out[p], p)), sorted(ports)):
+                    if old != new:
+                        remap.setdefault(g, {})[old] = new
+        if not remap:
+            return
+        for g, moves in remap.items():
+            ports = self.group_in_ports[g[2:]]
+            for value, p in ports.items():
+                ports[value] = moves.get(p, p)
+        edges: dict[str, Edge] = {}
+        for key, e in self.edges.items():
+            moves = remap.get(e.dst)
+            if moves is not None and e.dst_port in moves:
+                dp = moves[e.dst_port]
+                key = f"{e.src}:{e.src_port}->{e.dst}:{dp}"
+                e = Edge(key, e.src, e.src_port, e.dst, dp, e.value, e.label, e.kind)
+            edges[key] = e
+        self.edges = edges
 
     def shape_label(self, value: str) -> str:
         """:func:`shape_text` of ``value``'s value info, once per distinct type.
@@ -1028,9 +1067,14 @@ def group_tree(graph: onnx.GraphProto) -> GroupTree:
     """The group hierarchy of ``graph`` (what :func:`build_display_graph` would build)."""
     outs = {vi.name for vi in graph.output}
     nodes = graph.node
-    drawn = [i for i, nd in enumerate(nodes) if not _weight_constant(nd, outs)]
+    table = node_table(nodes)
+    # _weight_constant from the table (its fields read once, not again per node)
+    op, domain, inputs, outputs = table.op, table.domain, table.inputs, table.outputs
+    drawn = [i for i in range(len(op)) if not (
+        op[i] == "Constant" and domain[i] in ("", "ai.onnx") and not inputs[i]
+        and len(outputs[i]) == 1 and outputs[i][0] not in outs)]
     names = [scoped_name(nodes[i]) for i in drawn]
-    tree = build_group_tree(names, drawn, node_table(nodes))
+    tree = build_group_tree(names, drawn, table)
     tree.names = dict(zip(drawn, names))
     return tree
 

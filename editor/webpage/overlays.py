@@ -1,6 +1,6 @@
 """Overlays a page carries: box colours with a legend, as the window's heat maps draw them.
 
-The colours are the window's (``widgets.run.heatmap.heat_colour``: pale yellow -> deep red
+The colours are the window's (``widgets.overlays.heatmap.heat_colour``: pale yellow -> deep red
 for numbers; ``widgets.canvas.overlay_export.overlay_colour``: a golden-angle hue per
 label) written as CSS; the page draws them over the boxes of every view it holds, so a
 box keeps its colour when a group is opened.

@@ -223,5 +223,6 @@ def _homes(source: ViewSource, full: DisplayGraph, parents: Mapping[str, str]) -
 def _laid(source: ViewSource, expanded: Collection[str] | None,
           previous: LayoutResult | None) -> tuple[DisplayGraph, LayoutResult]:
     display = source.build(expanded)
-    # as the window does after a click: laid out from the picture the user knows
-    return display, layout_graph(display, previous=previous)
+    # as the window does after a click: laid out from the picture the user knows, a tall
+    # graph in columns
+    return display, layout_graph(display, previous=previous, wrap=True)

@@ -123,6 +123,99 @@ def test_tall_drawing_wraps_into_columns_keeping_the_invariants():
         assert layout_graph(dg, wrap=True) == res
 
 
+def _fpn(n: int = 60, taps: tuple[int, ...] = (12, 24, 36, 48)) -> onnx.ModelProto:
+    """A detector's shape: a long backbone chain whose features at several depths all feed
+    one head at the bottom (a DBNet's FPN), so several long edges cross every cut."""
+    mk = helper.make_node
+    nodes, x = [], "x"
+    for i in range(n):
+        nodes.append(mk("Relu", [x], [f"r{i}"], name=f"relu{i}"))
+        x = f"r{i}"
+    nodes.append(mk("Concat", [f"r{t}" for t in taps] + [x], ["y"], name="head", axis=1))
+    vi = [helper.make_tensor_value_info(n_, TensorProto.FLOAT, [1, 4]) for n_ in ("x", "y")]
+    return helper.make_model(helper.make_graph(nodes, "fpn", vi[:1], vi[1:]), opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_edges_through_the_gutters_never_cross_one_another():
+    """Several edges crossing one cut nest in the gutter: the one that leaves its column
+    rightmost runs innermost below it and up the gutter, and highest over the next column,
+    so the columns add no crossing (one lane number for both ends crossed every pair over
+    the next column: 2 to 20 crossings here, and a Paddle detector stayed a 1:22 strip)."""
+    from editor.layout.wrap import _wrap_into
+
+    dg = build_display_graph(_fpn().graph, list(range(61)), opsets={"": 18})
+    strip = layout_graph(dg)
+    assert count_crossings(list(strip.routes.values())) == 0
+    for k in (2, 3, 4, 5):
+        out = _wrap_into(dg, strip, k)
+        crossings = count_crossings(list(out.routes.values()))
+        assert crossings == 0, f"{k} columns: {crossings} crossings, expected none"
+        assert not edges_behind_boxes(dg, out), f"{k} columns: edges behind boxes"
+    res = layout_graph(dg, wrap=True)
+    assert res.height / res.width <= 4, f"wrapped aspect h/w {res.height / res.width:.1f}, expected <= 4"
+
+
+def test_a_tall_detector_is_set_in_columns():
+    """PP-OCRv4's detector (a backbone chain and a DBNet head fed from four depths) was a
+    1:22 strip, because every column count added crossings: now a picture within 1:4,
+    with no more crossings than the strip."""
+    m = onnx.load(str(CORPUS / "real" / "ppocrv4_det.onnx"), load_external_data=False)
+    dg = build_display_graph(m.graph, list(range(len(m.graph.node))), opsets={o.domain: o.version for o in m.opset_import})
+    strip = layout_graph(dg)
+    res = layout_graph(dg, wrap=True)
+    assert strip.height / strip.width > 8, "the strip is no longer tall: this test no longer tests columns"
+    assert res.height / res.width <= 4, f"h/w {res.height / res.width:.1f} in columns, expected <= 4"
+    before, after = (count_crossings(list(r.routes.values())) for r in (strip, res))
+    assert after <= before, f"columns added crossings: {before} -> {after}"
+    assert not edges_behind_boxes(dg, res), "edges behind boxes"
+
+
+def _band_shifts(before, after, keys) -> dict[int, set[tuple[float, float]]]:
+    """Column -> the set of moves of its boxes from ``before`` to ``after``."""
+    starts = (0,) + before.cuts
+    shifts: dict[int, set[tuple[float, float]]] = {}
+    for k in keys:
+        col = sum(before.ranks[k] >= c for c in starts) - 1
+        (x0, y0), (x1, y1) = before.positions[k], after.positions[k]
+        shifts.setdefault(col, set()).add((round(x1 - x0, 6), round(y1 - y0, 6)))
+    return shifts
+
+
+def test_an_edit_keeps_the_columns_where_they_were():
+    """The window sets a tall graph in columns too: an edit is laid out incrementally in one
+    column and set in the same columns again, so every column moves as a whole or not at
+    all (the boxes the user knows keep their places relative to their neighbours). An
+    edge that now runs upward (a new input from lower down) goes back the same way,
+    through the gutter."""
+    m = _fpn()
+    # a second chain beside the backbone, so an input can come from lower down
+    mk = helper.make_node
+    g = m.graph
+    g.node.extend([mk("Relu", ["x" if i == 0 else f"s{i - 1}"], [f"s{i}"], name=f"side{i}") for i in range(50)])
+    g.output.append(helper.make_tensor_value_info("s49", TensorProto.FLOAT, [1, 4]))
+    ids = list(range(len(g.node)))
+    dg = build_display_graph(g, ids, opsets={"": 18})
+    res = layout_graph(dg, wrap=True)
+    assert res.cuts and res.strip is not None, "the two chains are not set in columns"
+    # edit 1: an Identity between relu30 and relu31; edit 2: relu5 also adds side40's value
+    e1 = onnx.ModelProto()
+    e1.CopyFrom(m)
+    e1.graph.node[31].input[0] = "ident"
+    e1.graph.node.append(mk("Identity", ["r30"], ["ident"], name="ident"))
+    e2 = onnx.ModelProto()
+    e2.CopyFrom(m)
+    e2.graph.node[5].op_type = "Add"
+    e2.graph.node[5].input.append("s40")
+    for edit, model in (("an Identity inserted", e1), ("an input from lower down", e2)):
+        dg2 = build_display_graph(model.graph, list(range(len(model.graph.node))), opsets={"": 18})
+        res2 = layout_graph(dg2, previous=res, wrap=True)
+        assert res2.cuts == res.cuts, f"{edit}: columns {res.cuts} became {res2.cuts}"
+        assert_layout_invariants(dg2, res2, where=edit)
+        kept = [b.key for b in dg2.boxes if b.key in res.positions and res.sizes[b.key] == (b.width, b.height)]
+        moved = {c: v for c, v in _band_shifts(res, res2, kept).items() if len(v) > 1}
+        assert not moved, f"{edit}: boxes of one column moved apart: {moved}"
+
+
 @pytest.mark.parametrize("model", ["ppocrv4_det", "asr_prep_kaldi", "silero_vad_16k_op15"])
 def test_columns_never_draw_an_edge_behind_a_box(model):
     """An edge that crosses between columns runs below its column, up the gutter and over

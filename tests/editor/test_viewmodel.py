@@ -200,3 +200,25 @@ def test_torch_dynamo_name_scopes_become_groups():
     assert scoped_name(node) == "/model/layers.3/self_attn/node_add_12"
     plain = helper.make_node("Add", ["a", "b"], ["c"], name="/x/y/Add")
     assert scoped_name(plain) == "/x/y/Add"
+
+
+def test_a_groups_inputs_from_one_box_follow_its_output_order():
+    """A closed group's input order means nothing: the inputs that one box feeds sit in that
+    box's output order, so they do not cross on the way (a DynamicQuantizeLinear's scale
+    and zero point went into a group's inputs 2 and 1, read in that order inside it)."""
+    from editor.layout import layout_graph
+    from editor.layout.quality import count_crossings
+
+    mk = helper.make_node
+    nodes = [mk("Split", ["x"], ["a", "b", "c"], name="/pre/split", axis=0, num_outputs=3),
+             # inside /post: c is read first, then b, then a
+             mk("Neg", ["c"], ["nc"], name="/post/neg"),
+             mk("Abs", ["b"], ["ab"], name="/post/abs"),
+             mk("Sum", ["a", "ab", "nc"], ["y"], name="/post/sum")]
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in ("x", "y")]
+    m = helper.make_model(helper.make_graph(nodes, "g", vi[:1], vi[1:]), opset_imports=[helper.make_opsetid("", 18)])
+    dg = build_display_graph(m.graph, list(range(4)), opsets={"": 18}, expanded={"/pre"})
+    into = sorted((e.src_port, e.dst_port) for e in dg.edges if e.dst == "g:/post")
+    assert into == [(0, 0), (1, 1), (2, 2)], f"(source output, group input) pairs: {into}"
+    res = layout_graph(dg)
+    assert count_crossings(list(res.routes.values())) == 0

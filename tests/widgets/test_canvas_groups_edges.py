@@ -323,7 +323,7 @@ def test_runner_deleted_while_a_layout_runs_reports_nothing(qtbot, capfd, monkey
 
     started = []
 
-    def slow_layout(graph, *, previous=None, progress=None, cancel=None):
+    def slow_layout(graph, *, previous=None, progress=None, cancel=None, wrap=False):
         started.append(True)
         for i in range(40):
             time.sleep(0.01)

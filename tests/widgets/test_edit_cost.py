@@ -10,6 +10,7 @@ import contextlib
 import statistics
 
 from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication
 
 from editor.commands import SetNodeField
 from tests.conftest import CORPUS
@@ -83,18 +84,54 @@ def test_a_rename_relabels_its_box_and_its_properties_in_place(qtbot, window) ->
     assert _items(panel.tree) == tree_items
     changed = {k for k, v in panel.rows().items() if rows.get(k) != v}
     assert changed == {"Node/Name"}, f"only the name row should change, saw {changed}"
-    # rows show values, not producers (renamed in its own name scope: the same picture)
+    # rows show values, not producers (renamed in its own name scope: the same picture);
+    # and nothing around the canvas changes size: a window or tab-bar relayout (a tab or
+    # dock title set on every edit) moves every dock and repaints the window
+    # (watched once the first rename's own work is done: its "modified" tab title, the
+    # views it queued past their coalescing delay, and no worker's result still to come)
+    qtbot.wait(150)
+    qtbot.waitUntil(lambda: not tab._rebuild_timer.isActive() and _background_idle(window, tab), timeout=30_000)
+    QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+    relayouts = _LayoutRequests([window, window.tabs, window.tabs.tabBar()])
     prefix = doc.node(producer).name.rpartition("/")[0]
     doc.execute(SetNodeField(producer, "name", f"{prefix}/renamed_producer" if prefix else "renamed_producer"))
     assert _items(panel.tree) == tree_items
-    qtbot.wait(100)  # past the rebuild's coalescing delay: nothing was scheduled
+    qtbot.wait(150)  # past the rebuild's coalescing delay: nothing was scheduled
+    relayouts.remove()
     assert laid == [], "a rename in the same scope should not re-lay out the graph"
+    assert relayouts.seen == [], f"a rename relaid out {relayouts.seen}; it should touch no size"
     # a name in another scope moves the box to another group: the picture is rebuilt
     doc.execute(SetNodeField(nid, "name", "top_level_now"))
     # (a layout already running when the name changed, started by a late shape result under
     # load, may finish first with the old name: wait for the one after it)
     qtbot.waitUntil(lambda: bool(laid) and scene.item_for(f"n:{nid}").box.name == "top_level_now",
                     timeout=30_000)
+
+
+def _background_idle(window, tab) -> bool:  # noqa: ANN001
+    """No layout, shape table, live check or cost running for ``tab``."""
+    from tests.benchmarks.bench_window_edits import background_idle
+
+    return background_idle(window, tab)
+
+
+class _LayoutRequests(QObject):
+    """Names the watched widgets that get a LayoutRequest (their layout runs again)."""
+
+    def __init__(self, widgets: list) -> None:
+        super().__init__()
+        self.widgets, self.seen = widgets, []
+        for w in widgets:
+            w.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.seen.append(type(obj).__name__)
+        return False
+
+    def remove(self) -> None:
+        for w in self.widgets:
+            w.removeEventFilter(self)
 
 
 def _items(tree) -> list:

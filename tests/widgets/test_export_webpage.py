@@ -111,7 +111,7 @@ def test_the_tabs_heat_map_goes_with_the_page(qtbot, window, tmp_path):
     """The overlay the tab's layer shows (here the profile heat map) is the page's, with the
     window's legend: the heat scale at the largest box, a quarter and a sixteenth of it."""
     from widgets.export.webpage import active_overlay, tab_page
-    from widgets.run.heatmap import HeatMap, fmt_us
+    from widgets.overlays.heatmap import HeatMap, fmt_us
 
     tab = open_model(qtbot, window, CORPUS / "real" / "magika_standard_v3_3.onnx")
     ids = list(tab.doc.main.node_ids)

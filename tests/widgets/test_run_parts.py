@@ -259,7 +259,7 @@ def test_value_detail_image_and_grid(qtbot) -> None:
 
 
 def test_heat_colour_and_units() -> None:
-    from widgets.run.heatmap import fmt_us, heat_colour
+    from widgets.overlays.heatmap import fmt_us, heat_colour
 
     cold, hot = heat_colour(0.0), heat_colour(1.0)
     assert cold.red() > 200 and cold.green() > 200  # yellowish
@@ -291,7 +291,7 @@ def test_options_provider_list(qtbot, settings_dir) -> None:
 def test_box_times_sum_collapsed_groups() -> None:
     from types import SimpleNamespace
 
-    from widgets.run.heatmap import box_times
+    from widgets.overlays.heatmap import box_times
 
     def item(name):
         return SimpleNamespace(box=SimpleNamespace(name=name))

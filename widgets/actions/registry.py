@@ -346,7 +346,10 @@ class ActionRegistry(QObject):
     # -- state ------------------------------------------------------------------------------
     def refresh(self, prefix: str = "") -> None:
         """Re-evaluate enablement (call on tab, selection or document change); ``prefix``
-        limits it to one feature's ids (``"run."``)."""
+        limits it to one feature's ids (``"run."``) or one action (its whole id)."""
+        if prefix in self._specs:  # one action: after every edit, not a walk over hundreds
+            self._refresh_one(self._specs[prefix])
+            return
         for spec in self._specs.values():
             if spec.id.startswith(prefix):
                 self._refresh_one(spec)

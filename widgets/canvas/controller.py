@@ -203,7 +203,7 @@ class GraphController(QObject):
             from editor.layout import layout_graph
 
             self._runner.cancel()
-            self._scene.set_graph(display, layout_graph(display, previous=previous))
+            self._scene.set_graph(display, layout_graph(display, previous=previous, wrap=True))
             self._shown_state = state
             self.laidOut.emit()
             return

@@ -81,14 +81,21 @@ class _LabelGrid:
     def __init__(self) -> None:
         self.cells: dict[tuple[int, int], list[Label]] = {}
 
-    def _cells(self, lab: Label):
+    def _cells(self, lab: Label) -> list[tuple[int, int]]:
         g = self.GRID
-        for i in range(math.floor(lab.x / g), math.floor((lab.x + lab.w) / g) + 1):
-            for j in range(math.floor(lab.y / g), math.floor((lab.y + lab.h) / g) + 1):
-                yield i, j
+        js = range(math.floor(lab.y / g), math.floor((lab.y + lab.h) / g) + 1)
+        return [(i, j) for i in range(math.floor(lab.x / g), math.floor((lab.x + lab.w) / g) + 1) for j in js]
 
     def free(self, lab: Label) -> bool:
-        return not any(_overlaps(lab, o) for c in self._cells(lab) for o in self.cells.get(c, ()))
+        # (the overlap test inline: a generator and a call per neighbour were a fifth of
+        # an 11.8k-node SVG's label placement)
+        get = self.cells.get
+        x0, y0, x1, y1 = lab.x, lab.y, lab.x + lab.w, lab.y + lab.h
+        for c in self._cells(lab):
+            for o in get(c, ()):
+                if x0 < o.x + o.w and o.x < x1 and y0 < o.y + o.h and o.y < y1:
+                    return False
+        return True
 
     def add(self, lab: Label) -> None:
         for c in self._cells(lab):

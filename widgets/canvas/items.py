@@ -457,13 +457,13 @@ def box_text_layout(box, style: CanvasStyle, show_names: bool = False, *,
     el = ELIDE_MIDDLE
     if box.kind == "group":
         inner = r.width() - 4.0 - 10.0 - 4.0
-        title = hm.elidedText(box.label, el, inner)
+        title = style.elided(hm, box.label, el, inner)
         count = f"{box.child_count} nodes" if box.child_count != 1 else "1 node"
         if repeat >= 2:
             # the repeat matters more than the size: drop the size when both do not fit
             for text in (f"{repeat} identical blocks · {count}", f"{repeat} identical blocks",
                          f"{repeat} identical", f"×{repeat}"):
-                if bm.horizontalAdvance(text) <= inner:
+                if style.advance(bm, text) <= inner:
                     count = text
                     break
             else:
@@ -474,30 +474,30 @@ def box_text_layout(box, style: CanvasStyle, show_names: bool = False, *,
         out.append((3, count, r.left() + 10.0, y0 + hm.height()))
         return out
     if box.kind in ("input", "output"):
-        text = hm.elidedText(box.label, el, r.width() - 2 * PAD_X)
-        w = hm.horizontalAdvance(text)
+        text = style.elided(hm, box.label, el, r.width() - 2 * PAD_X)
+        w = style.advance(hm, text)
         out.append((0, text, r.left() + (r.width() - w) / 2.0, r.top() + (r.height() - hm.height()) / 2.0))
         return out
     has_body = bool(box.details or box.weights)
     header_h = min(HEADER_H, r.height()) if has_body else r.height()
     title = box.label
-    title_w = hm.horizontalAdvance(title)
+    title_w = style.advance(hm, title)
     name = box.name if show_names else ""
     if name:
         nm = style.name_metrics
         room = r.width() - 2 * PAD_X - title_w - 6.0
-        name_text = nm.elidedText(name, el, room) if room > 20 else ""
+        name_text = style.elided(nm, name, el, room) if room > 20 else ""
         if name_text:
             x = r.left() + PAD_X
             out.append((0, title, x, r.top() + (header_h - hm.height()) / 2.0))
-            nx = r.right() - PAD_X - nm.horizontalAdvance(name_text)
+            nx = r.right() - PAD_X - style.advance(nm, name_text)
             out.append((5, name_text, nx, r.top() + (header_h - nm.height()) / 2.0))
         else:
-            title = hm.elidedText(title, el, r.width() - 6.0)  # a title may use the padding
-            out.append((0, title, r.left() + (r.width() - hm.horizontalAdvance(title)) / 2.0, r.top() + (header_h - hm.height()) / 2.0))
+            title = style.elided(hm, title, el, r.width() - 6.0)  # a title may use the padding
+            out.append((0, title, r.left() + (r.width() - style.advance(hm, title)) / 2.0, r.top() + (header_h - hm.height()) / 2.0))
     else:
-        title = hm.elidedText(title, el, r.width() - 6.0)  # a title may use the padding
-        x = r.left() + (r.width() - hm.horizontalAdvance(title)) / 2.0
+        title = style.elided(hm, title, el, r.width() - 6.0)  # a title may use the padding
+        x = r.left() + (r.width() - style.advance(hm, title)) / 2.0
         out.append((0, title, x, r.top() + (header_h - hm.height()) / 2.0))
     if has_body:
         y = r.top() + header_h + 2.5
@@ -508,12 +508,12 @@ def box_text_layout(box, style: CanvasStyle, show_names: bool = False, *,
                 break
             # the value (shape, kernel ...) matters more than the key: it keeps up to
             # 60 % of the line, the key gets the rest
-            val_text = bm.elidedText(str(value), ELIDE_RIGHT, avail * 0.6)
-            key_room = max(avail - bm.horizontalAdvance(val_text) - 6.0, 0.0)
-            key_text = bm.elidedText(key, el, key_room)
+            val_text = style.elided(bm, str(value), ELIDE_RIGHT, avail * 0.6)
+            key_room = max(avail - style.advance(bm, val_text) - 6.0, 0.0)
+            key_text = style.elided(bm, key, el, key_room)
             out.append((1, key_text, r.left() + PAD_X, y))
             if val_text:
-                vw = bm.horizontalAdvance(val_text)
+                vw = style.advance(bm, val_text)
                 out.append((3, val_text, r.right() - PAD_X - vw, y))
             y += LINE_H
     out.sort(key=lambda t: t[0])

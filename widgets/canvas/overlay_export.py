@@ -24,7 +24,7 @@ from xml.sax.saxutils import escape
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter
 
-from widgets.run.heatmap import HeatMapOverlay, heat_colour
+from widgets.overlays.heatmap import HeatMapOverlay, heat_colour
 
 __all__ = ["scene_overlay", "add_png_legend", "svg_with_overlay", "overlay_colour", "LEGEND_TEXT_PX"]
 

@@ -64,7 +64,7 @@ class _Job(QRunnable):
         # tab has closed
         self._graph = self._previous = None
         try:
-            result = layout_graph(graph, previous=previous, progress=progress, cancel=token)
+            result = layout_graph(graph, previous=previous, progress=progress, cancel=token, wrap=True)
         except Cancelled:
             relay.emit("cancelled", gen)
             return

@@ -362,7 +362,7 @@ class GraphScene(QGraphicsScene):
     def _build_edges(self, graph, layout) -> None:
         style = self._style
         lm = style.label_metrics
-        geo = edge_geometry(graph, layout, self._items, lm.horizontalAdvance, lm.height())
+        geo = edge_geometry(graph, layout, self._items, lambda t: style.advance(lm, t), lm.height())
         for edge in geo.edges:
             self._edges_by_key[edge.key] = edge
             self._edges_by_value[edge.value].append(edge)

@@ -118,7 +118,7 @@ def graph_svg(display, layout, style: CanvasStyle, rect: QRectF, *, title: str =
     positions = layout.positions
     present = {b.key for b in display.boxes if b.key in positions}
     lm = style.label_metrics
-    geo = edge_geometry(display, layout, present, lm.horizontalAdvance, lm.height())
+    geo = edge_geometry(display, layout, present, lambda t: style.advance(lm, t), lm.height())
     pal = style.palette
     out: list[str] = [
         '<?xml version="1.0" encoding="UTF-8"?>',

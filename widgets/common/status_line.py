@@ -218,12 +218,16 @@ class MessageLabel(QLabel):
     def setText(self, text: str) -> None:  # noqa: N802
         super().setText(text)
         plain = text
-        if self.textFormat() == Qt.TextFormat.RichText or (
-                self.textFormat() == Qt.TextFormat.AutoText and "<" in text and ">" in text):
+        # NOTE: rich text of 60 characters or fewer is no longer as plain text: no tooltip and
+        # no HTML parse (Properties' title, set after every edit, paid a QTextDocument each time)
+        if len(text) > 60 and (self.textFormat() == Qt.TextFormat.RichText or (
+                self.textFormat() == Qt.TextFormat.AutoText and "<" in text and ">" in text)):
             doc = QTextDocument()
             doc.setHtml(text)
             plain = doc.toPlainText()
-        self.setToolTip(plain if len(plain) > 60 else "")
+        tip = plain if len(plain) > 60 else ""
+        if tip != self.toolTip():
+            self.setToolTip(tip)
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802
         hint = super().minimumSizeHint()

@@ -1,6 +1,6 @@
 """Diff colours over a canvas: one translucent rectangle per box, coloured by the box's status.
 
-Like the profile heat map (:mod:`widgets.run.heatmap`), this is a box overlay
+Like the profile heat map (:mod:`widgets.overlays.heatmap`), this is a box overlay
 (:mod:`widgets.overlays.box_overlay`): an item of our own on the tab's ``GraphScene``, rebuilt when
 the scene lays out again, so no canvas code changes, and taking no mouse buttons.
 

@@ -4,6 +4,7 @@ Public API:
 - :func:`install_docking` wraps every dock's content in a :class:`DockFrame` (a dock can be
   dragged down to its title and tab bar, and no content can widen the window: what does not
   fit scrolls), tabs the bottom docks together, and is called once the window has its docks.
+- :func:`install_late_docks` gives the same to docks added later (after the first picture).
 - :func:`ensure_room` grows a dock the user asked to see (F5 shows the Run dock) to the room
   its content needs.
 - :mod:`widgets.docking.canvas_first`: the first-start layout (the canvas gets over 70% of
@@ -20,9 +21,8 @@ from widgets.docking.canvas_first import (
     hide_idle_docks,
     hide_stray_tab_bars,
     install_canvas_first,
-    update_history_badge,
 )
-from widgets.docking.frame import DockFrame, dock_content, ensure_room, install_docking
+from widgets.docking.frame import DockFrame, dock_content, ensure_room, install_docking, install_late_docks
 
 __all__ = ["DockFrame", "FocusMode", "ProblemsButton", "dock_content", "ensure_room", "first_start_layout", "hide_idle_docks", "hide_stray_tab_bars",
-           "install_canvas_first", "install_docking", "update_history_badge"]
+           "install_canvas_first", "install_docking", "install_late_docks"]

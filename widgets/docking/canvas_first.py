@@ -5,9 +5,10 @@
   under them) and nothing else: Outline and Find open on Ctrl+F or from View ▸ Panels, the
   docks under the canvas when they are used (F5, Problems). The canvas gets over 70% of a
   1,600 x 1,000 window (it had 45%).
-- Badges: an empty panel says nothing and takes no room; when it has something to say its
-  tab says how much ("History (3)", "Problems (2)"), and the status bar's problems button
-  opens Problems.
+- Badges: an empty panel says nothing and takes no room; Problems' tab says how many
+  ("Problems (2)"), and the status bar's problems button opens it. History's tab has no
+  count: a dock title that changes relayouts the whole main window (every dock, an
+  animation each, a repaint): a third of an edit's frame budget, on every edit.
 - Focus mode (View ▸ Focus on Canvas, F11): every dock hidden, the canvas alone; the same
   key brings back the docks that were open.
 """
@@ -69,12 +70,6 @@ def group_history(window: QMainWindow) -> None:
     if history is not None:
         window.tabifyDockWidget(window.properties_dock, history)
         window.properties_dock.raise_()
-
-
-def badge(dock: QDockWidget, count: int) -> None:
-    """``Title (count)`` on ``dock``'s tab, the plain title when there is nothing."""
-    base = dock.windowTitle().split(" (")[0]
-    dock.setWindowTitle(f"{base} ({count:,})" if count else base)
 
 
 class ProblemsButton(QToolButton):
@@ -160,10 +155,3 @@ def install_canvas_first(window: QMainWindow) -> None:
     window.problems.countChanged.connect(button.set_counts)  # (its dock title counts them: layout.py)
     window.focus_mode = FocusMode(window)
 
-
-def update_history_badge(window: QMainWindow) -> None:
-    """History's tab counts the current tab's edits (none: no badge)."""
-    history = getattr(getattr(window, "editing", None), "history_dock", None)
-    if history is not None:
-        tab = window.current_tab()
-        badge(history, tab.doc.stack.index if tab is not None else 0)

@@ -142,3 +142,24 @@ def install_docking(window: QMainWindow) -> None:
             if dock is not anchor and not window.tabifiedDockWidgets(anchor).count(dock):
                 window.tabifyDockWidget(anchor, dock)
     install_canvas_first(window)
+
+
+def install_late_docks(window: QMainWindow, docks: list[QDockWidget], state=None) -> None:
+    """What :func:`install_docking` and the saved layout give every dock, for ``docks``
+    added after them (the docks the application installs after its first picture): a
+    frame, the bottom tab group, and their place and visibility in the saved layout
+    ``state`` (restored again, now with them), else hidden, as on a first start."""
+    from widgets.docking.canvas_first import hide_stray_tab_bars
+
+    anchor = getattr(window, "problems_dock", None)
+    for dock in docks:
+        frame_dock(dock)
+        if (anchor is not None and dock is not anchor
+                and window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea
+                and not window.tabifiedDockWidgets(anchor).count(dock)):
+            window.tabifyDockWidget(anchor, dock)
+    # NOTE: not restoreDockWidget: it puts a dock back in its place but leaves it hidden
+    if state is None or not window.restoreState(state):
+        for dock in docks:
+            dock.hide()
+    hide_stray_tab_bars(window)

@@ -16,7 +16,6 @@ from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from editor.errors import StudioError
-from editor.scripting import run_script_source, script_namespace
 
 
 class ConsolePanel(QWidget):
@@ -54,6 +53,9 @@ class ConsolePanel(QWidget):
     def namespace(self) -> dict:
         ns = self._namespaces.get(id(self.doc))
         if ns is None or ns.get("__doc_obj__") is not self.doc:
+            # (the scripting API brings every pass: imported when the console is first used)
+            from editor.scripting import script_namespace
+
             ns = script_namespace(self.doc)
             ns["__doc_obj__"] = self.doc
             self._namespaces[id(self.doc)] = ns
@@ -92,6 +94,8 @@ class ConsolePanel(QWidget):
                     if value is not None:
                         print(repr(value))
                 else:
+                    from editor.scripting import run_script_source
+
                     run_script_source(source, self.doc, filename="<console>", namespace=self.namespace())
         except StudioError as exc:
             buf.write(f"error: {exc.message}\n")

@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from editor.scripting import history_script
 
 ORIGINAL = "<original model>"
 #: role with the number of commands applied at a row (the row number itself)
@@ -328,6 +327,8 @@ class HistoryPanel(QWidget):
 
     # -- export -------------------------------------------------------------------------------
     def export(self, path: str | Path) -> Path:
+        from editor.scripting import history_script  # (with every pass: not at start-up)
+
         p = Path(path)
         p.write_text(history_script(self.doc), encoding="utf-8")
         return p

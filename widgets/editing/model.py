@@ -31,8 +31,16 @@ from PySide6.QtWidgets import (
 )
 
 from editor.commands import CompositeCommand, SetGraphField, SetMetadataProp, SetModelField, SetOpsetImport
-from editor.passes import CLEANUP_PASSES, plan_convert_opset
 from widgets.editing.common import run_command
+
+def cleanup_passes() -> dict:
+    """``editor.passes.CLEANUP_PASSES``, imported when a dialog needs it: the passes bring
+    the runtime's front end (their safety check runs the model), a quarter of a second of
+    start-up for a window that has not opened a dialog yet."""
+    from editor.passes import CLEANUP_PASSES
+
+    return CLEANUP_PASSES
+
 
 PASS_TITLES = {
     "remove-unused": "Remove unused nodes and initializers",
@@ -187,7 +195,7 @@ class PassPreviewDialog(QDialog):
         self.doc = doc
         self.setWindowTitle("Clean Up")
         self.choice = QComboBox(self)
-        for k in CLEANUP_PASSES:
+        for k in cleanup_passes():
             self.choice.addItem(PASS_TITLES.get(k, k), k)
         if key is not None:
             self.choice.setCurrentIndex(self.choice.findData(key))
@@ -225,7 +233,7 @@ class PassPreviewDialog(QDialog):
         self.refresh()
 
     def refresh(self) -> None:
-        planner = CLEANUP_PASSES[self.choice.currentData()]
+        planner = cleanup_passes()[self.choice.currentData()]
         self.plan = planner(self.doc)
         self.changes.clear()
         self.changes.addItems(self.plan.changes or ["(nothing to change)"])
@@ -244,7 +252,7 @@ class PassPreviewDialog(QDialog):
         from editor.passes.safety import check_equivalence, planned_model
         from editor.runtime import Runner
 
-        planner = CLEANUP_PASSES[self.choice.currentData()]
+        planner = cleanup_passes()[self.choice.currentData()]
         before = onnx.ModelProto()
         before.CopyFrom(self.doc.model)
         after = planned_model(self.doc, planner)
@@ -286,7 +294,7 @@ class PassPreviewDialog(QDialog):
 
     def apply(self) -> int:
         """Apply the previewed plan (and, with fixed point, its re-plans); returns rounds."""
-        planner = CLEANUP_PASSES[self.choice.currentData()]
+        planner = cleanup_passes()[self.choice.currentData()]
         rounds = 0
         plan = self.plan
         while plan is not None and not plan.empty and rounds < 50:
@@ -332,6 +340,8 @@ class OpsetDialog(QDialog):
         self.resize(520, 420)
 
     def refresh(self) -> None:
+        from editor.passes import plan_convert_opset
+
         self.plan = plan_convert_opset(self.doc, self.target.value())
         self.changes.clear()
         self.changes.addItems(self.plan.changes or ["(nothing to change)"])

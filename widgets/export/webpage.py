@@ -12,6 +12,8 @@ on screen, coloured by the view's diff, each node linked to its counterpart.
 
 from __future__ import annotations
 
+import sys
+
 from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
@@ -46,7 +48,7 @@ def active_overlay(tab) -> list:
     from widgets.numeric.heatmap import ErrorHeatMap
     from widgets.overlays.layer import layer_for
     from widgets.overlays.node_data import NodeDataOverlay
-    from widgets.run.heatmap import HeatMap
+    from widgets.overlays.heatmap import HeatMap
 
     layer = layer_for(tab, create=False)
     shown = layer.active if layer is not None else None
@@ -94,10 +96,14 @@ def diff_view_page(view, *, dark: bool = False, progress=None):
 
 def _diff_view(window):
     """The current tab when it is a side-by-side diff view that has finished opening."""
-    from widgets.diffview.view import DiffView
-
+    # NOTE: asked on every refresh of the actions, from the first: no diff view exists
+    # before its module is loaded, and importing it (the Diff and Compare Runs docks' modules
+    # with it) cost start-up a tenth of a second
+    view_module = sys.modules.get("widgets.diffview.view")
+    if view_module is None:
+        return None
     widget = window.tabs.currentWidget()
-    return widget if isinstance(widget, DiffView) and widget.result is not None and widget.is_ready else None
+    return widget if isinstance(widget, view_module.DiffView) and widget.result is not None and widget.is_ready else None
 
 
 def export_web_page(window, path: str | Path | None = None):

@@ -1,7 +1,7 @@
 """The error heat map: each node of A coloured by how far its output is from B's.
 
 A box overlay (:mod:`widgets.overlays.box_overlay`) like the profile heat map
-(:mod:`widgets.run.heatmap`), with the same colour scale: a node's share is its worst
+(:mod:`widgets.overlays.heatmap`), with the same colour scale: a node's share is its worst
 tensor's relative error on a log scale between the tolerance (pale) and 1000x it (deep
 red; :func:`editor.debug.shares.node_shares`, which the web page uses too); nodes within
 tolerance get no cell, so the picture shows only where numbers went wrong. The first
@@ -17,7 +17,7 @@ from editor.debug import Comparison
 from editor.debug.shares import TITLE, node_shares, producer_of  # noqa: F401 - this module's facade (dock, diff view)
 from editor.node_data import by_box
 from widgets.overlays.box_overlay import BoxOverlay, BoxOverlayItem, group_index
-from widgets.run.heatmap import heat_colour
+from widgets.overlays.heatmap import heat_colour
 
 __all__ = ["ErrorHeatMap", "ErrorOverlay", "node_shares", "producer_of"]
 

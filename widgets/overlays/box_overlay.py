@@ -1,7 +1,7 @@
 """What the canvas overlays share: one translucent shape per box, kept in step with the layout.
 
 The diff colours (:mod:`widgets.compare.overlay`) and the profile heat map
-(:mod:`widgets.run.heatmap`) each paint something over some of the canvas boxes. The canvas
+(:mod:`widgets.overlays.heatmap`) each paint something over some of the canvas boxes. The canvas
 has no per-node overlay hook, so each is an item of our own on the tab's ``GraphScene``: it
 reads box rectangles from the scene's node items (``scene_rect()``), takes no mouse buttons
 (clicks and selection reach the canvas as before) and is rebuilt when the scene lays out

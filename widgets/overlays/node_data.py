@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from editor.errors import StudioError
 from widgets.actions.registry import ActionSpec
 from widgets.overlays.box_overlay import BoxOverlay
-from widgets.run.heatmap import HeatMapOverlay, fmt_us
+from widgets.overlays.heatmap import HeatMapOverlay, fmt_us
 
 FILTER = "Node data (*.json *.csv *.tsv *.txt);;All files (*)"
 

@@ -26,7 +26,7 @@ from editor.cost import SAMPLE_DIM
 from editor.shapes import evaluate, to_text
 from editor.shapes import symbolic as S
 from widgets.common.formatting import human_bytes, human_count
-from widgets.run.heatmap import HeatMap, fmt_us
+from widgets.overlays.heatmap import HeatMap, fmt_us
 from widgets.common.selection import Target
 from widgets.overlays.layer import untick
 

@@ -47,6 +47,10 @@ class _Row:
     children: list[_Row] = field(default_factory=list, compare=False)
 
 
+def _node_title(node) -> str:
+    return f"<b>{_esc(node.op_type)}</b> &nbsp;{_esc(node.name)}"
+
+
 def _shape(rows: list[_Row]) -> tuple:
     """What must match for the tree to be updated in place: sections and their row counts."""
     return tuple((row.section, len(row.children)) for row in rows)
@@ -119,11 +123,30 @@ class PropertiesPanel(QWidget):
 
     def _on_doc_changed(self, changes) -> None:
         renamed = changes.only_node_fields(("name", "doc_string"))
-        if renamed and (self._shown is None or self._shown.kind == "model"):
+        shown = self._shown
+        if renamed and (shown is None or shown.kind == "model"):
             return  # the model's rows name no node
+        if renamed and shown.kind == "node" and shown.node not in changes.nodes_changed:
+            return  # a node's rows name no other node (its values, not their producers)
+        if shown is not None and shown.kind == "node" and changes.only_node_fields(("name",)):
+            self._rename_shown_node()
+            return
         # a tensor's data may have changed with anything but a rename: show it again
         self._tensor_stale = self._tensor_stale or not renamed
         self.show_target(self._shown)
+
+    def _rename_shown_node(self) -> None:
+        """The shown node was renamed: its title and Name row, not every row again (the
+        rows of its values and attributes cost a few ms an edit)."""
+        node = self._tab.doc.node(self._shown.node)
+        self._set_title(_node_title(node))
+        section = self.tree.topLevelItem(0)
+        item = section.child(0) if section is not None and section.childCount() else None
+        if item is None or item.text(0) != "Name":  # not the layout _node builds: all again
+            self.show_target(self._shown)
+            return
+        text = node.name or "(unnamed)"
+        self._update(item, _Row("Name", text, None, text))
 
     def _set_title(self, text: str) -> None:
         if text != self.title.text():
@@ -381,7 +404,7 @@ class PropertiesPanel(QWidget):
         node = doc.node(nid)
         scope = doc.scope_of(nid)
         domain = node.domain or "ai.onnx"
-        self._set_title(f"<b>{_esc(node.op_type)}</b> &nbsp;{_esc(node.name)}")
+        self._set_title(_node_title(node))
         sec = self._section("Node")
         self._row(sec, "Name", node.name or "(unnamed)")
         self._row(sec, "Op type", node.op_type)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from widgets.run.controller import RunController, RunService, RunSettings, describe_failure
 from widgets.run.dock import RunDock
-from widgets.run.heatmap import HeatMap, HeatMapOverlay
+from widgets.overlays.heatmap import HeatMap, HeatMapOverlay
 from widgets.run.inputs_panel import DimsMemory, InputEditor, InputPanel
 from widgets.run.models import ArraySliceModel, ProfileModel, ResultsModel
 from widgets.run.options import RunOptionsPanel

@@ -18,7 +18,7 @@ from editor.errors import StudioError
 from widgets.actions.registry import ActionSpec
 from widgets.actions.view import register_dock
 from widgets.run.controller import RunController, RunService
-from widgets.run.heatmap import HeatMap
+from widgets.overlays.heatmap import HeatMap
 from widgets.common.status_line import Part
 from widgets.docking import ensure_room
 from widgets.overlays.layer import clear_when_closed, untick

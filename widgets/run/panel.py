@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 from editor.errors import StudioError
 from widgets.common.status_line import MessageBanner, Part, StatusLine
 from widgets.run.controller import RunController, describe_failure
-from widgets.run.heatmap import fmt_us
+from widgets.overlays.heatmap import fmt_us
 from widgets.run.models import NAME_ROLE, SORT_ROLE, ProfileModel, ResultsModel
 from widgets.run.options import RunOptionsPanel
 from widgets.run.views import ValueDetail

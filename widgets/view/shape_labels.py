@@ -261,7 +261,9 @@ def install_shape_labels(window) -> None:
     connected: set[int] = set()
 
     def controller(tab):
-        dock = getattr(window, "run_dock", None)
+        # (not installed yet: nothing has run; asking for it would build it before the picture)
+        late = getattr(window, "late_dock", None)
+        dock = late("run_dock") if late is not None else getattr(window, "run_dock", None)
         return dock.controller_for(tab) if dock is not None else None
 
     def apply(tab) -> None:

@@ -82,14 +82,31 @@ def create_window(*, theme_choice: str | None = None):
 
     settings = Settings()
     theme = ThemeManager(QApplication.instance(), theme_choice or settings.theme())
-    window = MainWindow(settings=settings, theme=theme, sample=sample_model_path())
+    # the docks no first picture needs come after it (MainWindow.install_late_docks)
+    window = MainWindow(settings=settings, theme=theme, sample=sample_model_path(), defer_docks=True)
     return window
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from editor.collector import pause
+
+    # no cyclic collection until the first picture (MainWindow.startupDone): the start-up
+    # makes a heap of 150k live objects and next to no garbage
+    resume_collector = pause()
+    try:
+        return _main(argv, resume_collector)
+    finally:
+        resume_collector()
+
+
+def _main(argv: Sequence[str] | None, resume_collector) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     from widgets.window.qt_startup import QtStartupError, check_display, import_qt
 
+    if args.model:
+        from editor.io.prefetch import prefetch
+
+        prefetch(args.model)  # its bytes are read while Qt and the window start
     _import_core_first()
     try:
         import_qt()
@@ -99,9 +116,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.screenshot:
-        return _screenshot(args)
+        return _screenshot(args, resume_collector)
     create_application()
     window = create_window(theme_choice=args.theme)
+    window.startupDone.connect(resume_collector)
+    if window.started_up:
+        resume_collector()
     from editor.recovery import RecoveryStore
 
     window.editing.enable_recovery(RecoveryStore())  # recovery copies; offers a crash's leftovers
@@ -137,7 +157,7 @@ def _import_core_first() -> None:
     import editor.viewmodel  # noqa: F401
 
 
-def _screenshot(args: argparse.Namespace) -> int:
+def _screenshot(args: argparse.Namespace, resume_collector) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     # a throw-away settings file: a screenshot must not touch the user's recent files
     tmp = tempfile.TemporaryDirectory(prefix="onnx-studio-shot-")
@@ -154,18 +174,21 @@ def _screenshot(args: argparse.Namespace) -> int:
 
     restore = _quit_on_signals(on_signal)
     try:
-        return _shoot(args, tmp.name, result, stop)
+        return _shoot(args, tmp.name, result, stop, resume_collector)
     finally:
         restore()
         tmp.cleanup()
 
 
-def _shoot(args: argparse.Namespace, settings_dir: str, result: dict, stop: dict) -> int:
+def _shoot(args: argparse.Namespace, settings_dir: str, result: dict, stop: dict, resume_collector) -> int:
     from PySide6.QtCore import QSettings, QTimer
 
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir)
     app = create_application()
     window = create_window(theme_choice=args.theme or "light")
+    window.startupDone.connect(resume_collector)
+    if window.started_up:
+        resume_collector()
     window.interactive_errors = False
     window.resize(*SCREENSHOT_SIZE)
     window.show()

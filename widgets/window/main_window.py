@@ -25,9 +25,7 @@ from widgets.actions import view as view_actions
 from widgets.actions.registry import ActionRegistry
 from widgets.window.document_tab import DocumentTab
 from widgets.window.heap_freeze import freeze_when_settled
-from widgets.compare import install_compare
-from widgets.diffview import install_diff_view
-from widgets.docking import install_docking, update_history_badge
+from widgets.docking import install_docking
 from widgets.editing import install_editing
 from widgets.common.formatting import shown
 from widgets.editing.save import holds_work
@@ -38,14 +36,14 @@ from widgets.panels.start_page import StartPage
 from widgets.overlays.node_data import install_node_data
 from widgets.view.shape_labels import install_shape_labels
 from widgets.editing.shapes_refresh import install_refresh_shapes
-from widgets.generate import install_generate_dock
-from widgets.numeric import install_numeric_dock
-from widgets.quantize import install_quantize
-from widgets.run import install_run_dock
 from widgets.settings.store import Settings
 
 #: closing a tab of a model this big returns freed memory to the system (malloc_trim)
 BIG_MODEL_BYTES = 32 * 1024 * 1024
+
+#: what :meth:`MainWindow.install_late_docks` sets: asking for one of them installs them
+LATE_ATTRIBUTES = frozenset({"run_dock", "compare_dock", "diff_owner", "numeric_dock", "generate_dock",
+                             "quantize_dock"})
 
 
 class MainWindow(QMainWindow):
@@ -57,10 +55,20 @@ class MainWindow(QMainWindow):
     loadFailed = Signal(str)
     #: a tab's layout failed (the model is open, the canvas could not be drawn)
     layoutFailed = Signal(str)
+    #: (``defer_docks``) the start-up is over: the first model is painted, or nothing is
+    #: being opened, or the opening failed; the late docks are installed now
+    startupDone = Signal()
 
     def __init__(self, *, settings: Settings | None = None, theme=None, sample: Path | None = None,
-                 recovery_store=None) -> None:
+                 recovery_store=None, defer_docks: bool = False) -> None:
+        """``defer_docks``: the docks no first picture needs (Run, Diff, Compare Runs,
+        Generate, Quantization) and their modules come after the first model is painted
+        (:meth:`install_late_docks`), as the application starts; else at once."""
         super().__init__()
+        self._late_docks = "waiting"  # -> "installing" -> "installed"
+        self._docking_installed = False
+        #: the saved dock layout restored at start, kept until the late docks take their place in it
+        self._restored_state = None
         self.settings = settings or Settings()
         self.theme = theme
         #: False in --screenshot mode: failures go to loadFailed only, no modal dialog
@@ -84,21 +92,17 @@ class MainWindow(QMainWindow):
         view_actions.register(self)
         tools_actions.register(self)
         canvas_actions.register(self)
-        self.run_dock = install_run_dock(self)  # before restoreState: its place is saved too
-        self.run_dock.profiled.connect(self.cost.set_profile)
         # editing: menus, History / Python Console docks, canvas gestures (widgets/editing)
         self.editing = install_editing(self, recovery_store=recovery_store)
-        install_compare(self)  # sets self.compare_dock; before restoreState like the others
-        install_diff_view(self)  # Compare Side by Side, What Did I Change?, F8 / Shift+F8
         install_node_data(self)
         install_refresh_shapes(self)  # Graph ▸ Refresh Shapes… (registry action graph.refresh_shapes)
         install_shape_labels(self)  # View ▸ Shapes of the Last Run (registry action view.shapes_of_last_run)
-        install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
-        install_generate_dock(self)  # sets self.generate_dock (Generate Text), tabbed with Compare Runs
-        install_quantize(self)  # sets self.quantize_dock; Surgery ▸ Quantize… (registry action surgery.quantize)
         install_file_watch(self)  # sets self.file_watch: files changed on disk
-        install_view_extras(self)  # Export Image, Minimap toggle, copy names, Diff dock owner (issue 15)
+        install_view_extras(self)  # Export Image, Minimap toggle, copy names (issue 15)
+        if not defer_docks:
+            self.install_late_docks()  # before restoreState: their places are saved too
         install_docking(self)  # last of the docks: frames that shrink, bottom docks tabbed together
+        self._docking_installed = True
         self.registry.order_menubar(self.MENU_ORDER)
         geometry, state = self.settings.window_state()
         if geometry is not None:
@@ -106,7 +110,8 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1400, 900)
         if state is not None:
-            self.restoreState(state)
+            if self.restoreState(state):
+                self._restored_state = state
             from widgets.docking import hide_stray_tab_bars
 
             hide_stray_tab_bars(self)  # Qt's duplicate of the first tab bar, with hidden docks' names
@@ -119,6 +124,67 @@ class MainWindow(QMainWindow):
             theme.themeChanged.connect(self._on_theme)
         file_actions.refresh_recent(self)
         self._on_current_tab(-1)
+        if self._late_docks == "waiting":
+            # no model on the way once the event loop runs (the start page): install them
+            # then; an opening installs them once its picture is on screen (_on_tab_ready)
+            QTimer.singleShot(0, self, lambda: None if self._opening() else self.install_late_docks())
+
+    # -- docks installed after the first picture -------------------------------------------
+    def __getattr__(self, name: str):
+        # NOTE: only for attributes not set yet: code that asks for a late dock before it
+        # is installed (a test, --run, a menu action) gets it built then
+        if name in LATE_ATTRIBUTES and self.__dict__.get("_late_docks") == "waiting":
+            self.install_late_docks()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def started_up(self) -> bool:
+        """The late docks are installed (:attr:`startupDone` was emitted, or the window was
+        built without ``defer_docks``)."""
+        return self._late_docks == "installed"
+
+    def late_dock(self, name: str):
+        """The late dock (or ``diff_owner``) ``name`` once installed, else None; unlike the
+        attribute, asking does not install it (an action's enablement asks on every refresh)."""
+        return self.__dict__.get(name)
+
+    def install_late_docks(self) -> None:
+        """The Run, Diff, Compare Runs, Generate and Quantization docks with their menus
+        (Run, Tools ▸ Compare…, Surgery ▸ Quantize…). They are hidden until used, and their
+        modules (onnxruntime's front end, the debugger, the decoder, the quantizer) cost a
+        third of a second of start-up CPU, so the application installs them after the first
+        picture; once installed the window is the same as one that built them at once (a
+        test compares the two)."""
+        if self._late_docks != "waiting":
+            return
+        self._late_docks = "installing"
+        from widgets.compare import install_compare
+        from widgets.compare.diff_owner import install_diff_owner
+        from widgets.diffview import install_diff_view
+        from widgets.generate import install_generate_dock
+        from widgets.numeric import install_numeric_dock
+        from widgets.quantize import install_quantize
+        from widgets.run import install_run_dock
+
+        run_dock = install_run_dock(self)  # tabbed with Problems
+        run_dock.profiled.connect(self.cost.set_profile)
+        install_compare(self)  # sets self.compare_dock, tabbed with the Run dock
+        install_diff_owner(self)  # the Diff dock's caption naming the document it compares
+        install_diff_view(self)  # Compare Side by Side, What Did I Change?, F8 / Shift+F8
+        install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
+        install_generate_dock(self)  # sets self.generate_dock (Generate Text), tabbed with Compare Runs
+        install_quantize(self)  # sets self.quantize_dock; Surgery ▸ Quantize… (registry action surgery.quantize)
+        self._late_docks = "installed"
+        if not self._docking_installed:
+            return  # the constructor goes on: install_docking and restoreState see them
+        from widgets.docking import install_late_docks
+
+        install_late_docks(self, [self.run_dock, self.compare_dock, self.numeric_dock, self.generate_dock,
+                                  self.quantize_dock], self._restored_state)
+        self._restored_state = None
+        self.registry.order_menubar(self.MENU_ORDER)
+        self.startupDone.emit()
 
     # -- construction ---------------------------------------------------------------------
     def _build_central(self, sample: Path | None) -> None:
@@ -250,6 +316,9 @@ class MainWindow(QMainWindow):
 
     def _update_busy(self) -> None:
         busy = self._opening()
+        if not busy and self._late_docks == "waiting" and self._docking_installed:
+            # an opening ended without a picture (failed, cancelled): the start-up is over
+            QTimer.singleShot(0, self, lambda: None if self._opening() else self.install_late_docks())
         if self.loader.is_busy():
             self.progress.setRange(0, 0)  # parsing reports no progress: busy indicator
         self.progress.setVisible(busy)
@@ -270,6 +339,7 @@ class MainWindow(QMainWindow):
         tab.layoutFailed.connect(lambda msg: self.statusBar().showMessage(f"layout failed: {msg}", 8000))
         tab.layoutFailed.connect(lambda _msg, t=tab: self._panels_follow(t) if not t.is_ready else None)
         tab.layoutFailed.connect(self.layoutFailed)
+        tab.layoutFailed.connect(lambda _msg: self.install_late_docks())  # no picture is coming
         tab.canvas.view.zoomChanged.connect(lambda z: window_layout.update_zoom(self, z))
         # the group actions that act on the selection follow it (Ctrl+] stayed greyed out
         # after a click on a group until something else refreshed the registry)
@@ -297,6 +367,7 @@ class MainWindow(QMainWindow):
         self._panels_follow(tab)
         from editor.runtime.memory import freeze_heap
 
+        self.install_late_docks()  # (after the picture: see __init__)
         freeze_heap()  # the model's objects stay out of the collector's full passes
         freeze_when_settled(self, tab)  # and what its opening makes after the picture
         self._update_busy()
@@ -337,7 +408,6 @@ class MainWindow(QMainWindow):
     def _update_history(self) -> None:
         tab = self.current_tab()
         edit_actions.update_history(self)
-        update_history_badge(self)
         if tab is not None:
             self._update_title(tab)
         else:
@@ -346,7 +416,9 @@ class MainWindow(QMainWindow):
 
     def _update_title(self, tab: DocumentTab) -> None:
         index = self.tabs.indexOf(tab)
-        if index >= 0:
+        # NOTE: only when it differs: QTabBar relayouts on every setTabText, which repaints
+        # the whole tab area (canvas included) after each edit
+        if index >= 0 and self.tabs.tabText(index) != tab.title():
             self.tabs.setTabText(index, tab.title())
         if tab is self.current_tab():
             name = shown(tab.doc.path.name) if tab.doc.path else "Untitled"
