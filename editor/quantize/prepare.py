@@ -9,12 +9,17 @@ Why each step:
 * **opset 13**: per-channel QuantizeLinear / DequantizeLinear take an ``axis`` from opset 13;
   onnxruntime writes it into an older model anyway and the result does not load. Older
   models go through onnx's version converter first (said in the notes);
-* **pre-processing** (``onnxruntime.quantization.quant_pre_process``, on by default):
-  shape inference and onnxruntime's basic graph optimizations, so weights held in
+* **pre-processing** (what ``onnxruntime.quantization.quant_pre_process`` does, on by
+  default): shape inference and onnxruntime's basic graph optimizations, so weights held in
   ``Constant`` nodes (Paddle exports) become initializers the quantizer can quantize per
-  channel, and BatchNormalization is folded into its Conv. Its symbolic shape inference
-  refuses some models; then it runs without it, and without pre-processing at all when even
-  that fails (both said);
+  channel, and BatchNormalization is folded into its Conv. Its steps are called here, from
+  memory, the weights written once (:func:`_optimized`): the shapes come from our shape
+  engine when it knows every one statically, else from onnxruntime's symbolic shape
+  inference (:func:`_with_shapes`); the onnx shape inference it ends with is left to
+  ``quantize_static``, which runs it again anyway. The quantized models are the same, byte
+  for byte, on the bench's six models. Symbolic shape inference refuses some models; then
+  the optimizations run without it, and the model is quantized without pre-processing when
+  they fail (both said);
 * **domains**: onnxruntime's optimizer declares every domain it knows; the ones no node
   uses are dropped again.
 """
@@ -179,22 +184,84 @@ def no_symbolic_dump() -> Iterator[None]:
             dump.unlink(missing_ok=True)
 
 
-def _preprocess(src: Path, dst: Path, notes: list[str]) -> bool:
-    from onnxruntime.quantization.shape_inference import quant_pre_process
+def static_shapes(model: onnx.ModelProto) -> list[onnx.ValueInfoProto] | None:
+    """Every main-graph value a node makes, typed and with every dim a number, from our
+    shape engine (:mod:`editor.shapes`); None when it leaves one unknown or symbolic.
 
-    first = ""
-    for skip_symbolic in (False, True):
-        try:
-            with captured_warnings([]), no_symbolic_dump():
-                quant_pre_process(str(src), str(dst), skip_symbolic_shape=skip_symbolic)
-        except Exception as exc:  # noqa: BLE001 - onnxruntime's tools raise anything (AssertionError ...)
-            first = first or (str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
-            continue
-        if skip_symbolic:
-            notes.append(f"pre-processing ran without symbolic shape inference, which refused the model ({first})")
-        return True
-    notes.append(f"pre-processing skipped: onnxruntime's quant_pre_process refused the model ({first})")
-    return False
+    What onnxruntime's symbolic shape inference would write for a model whose shapes are
+    all static, at a fraction of its cost (it imports sympy: 0.6 s; then one more copy of
+    the weights on disk); on symbolic dims it is the tool for the job (its formulas are
+    what onnxruntime's optimizer reads) and runs as before."""
+    from editor.shapes.engine import infer_model, type_proto
+
+    table = infer_model(model)
+    out: list[onnx.ValueInfoProto] = []
+    for node in model.graph.node:
+        for name in node.output:
+            if not name:
+                continue
+            vs = table.get(name)
+            if not vs.elem_type or vs.dims is None or not all(isinstance(d, int) for d in vs.dims):
+                return None
+            info = onnx.ValueInfoProto(name=name)
+            info.type.CopyFrom(type_proto(vs))
+            out.append(info)
+    return out
+
+
+def _with_shapes(model: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
+    """``model`` with every value's shape declared (value_info), as onnxruntime's
+    optimizer is best fed: from our engine when it knows them all (:func:`static_shapes`),
+    else from onnxruntime's symbolic shape inference; as it is when that refuses (said)."""
+    known = static_shapes(model)
+    if known is not None:
+        declared = {vi.name for vi in model.graph.value_info} | {o.name for o in model.graph.output}
+        model.graph.value_info.extend(vi for vi in known if vi.name not in declared)
+        return model
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+    try:
+        # quant_pre_process's own call, with its defaults
+        with captured_warnings([]), no_symbolic_dump():
+            return SymbolicShapeInference.infer_shapes(model, 2**31 - 1, False, False, 0)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime's tools raise anything (AssertionError ...)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        notes.append(f"pre-processing ran without symbolic shape inference, which refused the model ({first})")
+        return model
+
+
+def _optimized(model: onnx.ModelProto, folder: Path) -> onnx.ModelProto:
+    """onnxruntime's basic graph optimizations of ``model`` (its shapes declared), as its
+    ``quant_pre_process`` runs them: a session that writes the optimized model, read back
+    with the pre-processing's mark. From memory: quant_pre_process reads a file, and with
+    its own shape inferences (``quantize_static`` runs onnx's again when it loads the
+    model) the weights went to disk and back four more times. A model still below opset 11 takes
+    quant_pre_process's own path (it replaces Upsample with Resize first). Raises what
+    onnxruntime raises."""
+    from onnxruntime.quantization.quant_utils import add_pre_process_metadata
+
+    if (_default_opset(model) or MIN_OPSET) <= 10:
+        from onnxruntime.quantization.shape_inference import quant_pre_process
+
+        src, dst = folder / "to-preprocess.onnx", folder / "preprocessed.onnx"
+        onnx.save(model, str(src))
+        with captured_warnings([]):
+            quant_pre_process(str(src), str(dst), skip_symbolic_shape=True, skip_onnx_shape=True)
+        out = onnx.load(str(dst))
+        src.unlink()
+        dst.unlink()
+        return out
+    import onnxruntime as ort
+
+    opt = folder / "optimized.onnx"
+    so = ort.SessionOptions()
+    so.optimized_model_filepath = str(opt)
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    out = onnx.load(str(opt))
+    opt.unlink()
+    add_pre_process_metadata(out)
+    return out
 
 
 def prepare_model(model: onnx.ModelProto, folder: Path, *, store: ExternalDataStore | None = None,
@@ -216,21 +283,21 @@ def prepare_model(model: onnx.ModelProto, folder: Path, *, store: ExternalDataSt
         notes.append(f"{len(named)} unnamed node(s) named <OpType>_<position> (quantize excludes nodes by name)")
     if min_opset:
         work = _to_min_opset(work, notes)
-    raw = folder / "float.onnx"
-    onnx.save(work, str(raw))
     done = False
     if preprocess:
-        pre = folder / "preprocessed.onnx"
-        done = _preprocess(raw, pre, notes)
-        if done:
-            work = onnx.load(str(pre))
-            domains = len(work.opset_import)
+        declared = len(work.graph.value_info)
+        try:
+            optimized = _optimized(_with_shapes(work, notes), folder)
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises anything
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            notes.append(f"pre-processing skipped: onnxruntime's graph optimizations refused the model ({first})")
+            del work.graph.value_info[declared:]  # quantized as it came
+        else:
+            work, done = optimized, True
             drop_unused_domains(work)
             named_after = name_nodes(work)  # the optimizer may add nodes of its own, unnamed
-            if named_after or len(work.opset_import) != domains:
-                onnx.save(work, str(raw))
-            else:  # the file is the model already: no second write of the weights
-                raw = pre
             if named_after:
                 notes.append(f"{len(named_after)} node(s) the pre-processing added were named")
+    raw = folder / "float.onnx"
+    onnx.save(work, str(raw))  # the one copy of the weights on disk: what onnxruntime's quantizer reads
     return Prepared(work, raw, notes, named, done, float_bytes)

@@ -141,6 +141,7 @@ class QuantizeSession:
         data = self.data_for(options)
         self.quantizer.calibration = data if options.calibrated else None
         reference = self.reference(options)
+        reference.start()  # the float runs go on in the worker while this process quantizes
         say = lambda m: self.progress(None, m)  # noqa: E731
         found = sens = None
         if auto is not None:

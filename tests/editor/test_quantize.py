@@ -251,6 +251,41 @@ def test_preprocessing_leaves_no_symbolic_shape_dump_in_the_current_folder(tmp_p
         f"left in the current folder: {sorted(p.name for p in here.iterdir())} (expected only mine.data, no {SYMBOLIC_DUMP})"
 
 
+def test_preprocessing_is_onnxruntimes_own_made_from_memory_with_our_shapes(tmp_path, monkeypatch, net) -> None:
+    """The prepared model has the nodes and weights onnxruntime's quant_pre_process makes;
+    our shape engine stands in for its symbolic shape inference where every shape is
+    static, and the weights reach the disk once (the file the quantizer reads)."""
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+    from editor.quantize.prepare import prepare_model, static_shapes
+
+    onnx.save(net, str(tmp_path / "net.onnx"))
+    quant_pre_process(str(tmp_path / "net.onnx"), str(tmp_path / "ort.onnx"))
+    theirs = onnx.load(str(tmp_path / "ort.onnx"))
+    calls: list[str] = []
+    real = SymbolicShapeInference.infer_shapes
+    monkeypatch.setattr(SymbolicShapeInference, "infer_shapes",
+                        staticmethod(lambda model, *a: calls.append(model.graph.name) or real(model, *a)))
+    (tmp_path / "ours").mkdir()
+    ours = prepare_model(net, tmp_path / "ours")
+    assert ours.preprocessed and not ours.notes and calls == [], (ours.notes, calls)
+    assert list(ours.model.graph.node) == list(theirs.graph.node), \
+        f"nodes: ours {[n.op_type for n in ours.model.graph.node]}, quant_pre_process {[n.op_type for n in theirs.graph.node]}"
+    assert list(ours.model.graph.initializer) == list(theirs.graph.initializer), "weights differ from quant_pre_process's"
+    assert {p.key for p in ours.model.metadata_props} == {p.key for p in theirs.metadata_props}, ours.model.metadata_props
+    assert [p.name for p in (tmp_path / "ours").iterdir()] == [ours.path.name], list((tmp_path / "ours").iterdir())
+    # a symbolic batch: onnxruntime's symbolic shape inference declares the shapes, as it always did
+    dynamic = onnx.ModelProto()
+    dynamic.CopyFrom(net)
+    dynamic.graph.name = "dynamic"
+    for value in (dynamic.graph.input[0], dynamic.graph.output[0]):
+        value.type.tensor_type.shape.dim[0].dim_param = "n"
+    assert static_shapes(dynamic) is None and len(static_shapes(net) or []) == len(net.graph.node)
+    (tmp_path / "dyn").mkdir()
+    assert prepare_model(dynamic, tmp_path / "dyn").preprocessed and calls == ["dynamic"], calls
+
+
 def test_cancel_stops_calibration(net) -> None:
     asked: list[str] = []
     with Quantizer(net, random_calibration(net, 3, held_back=1), progress=lambda _f, m: asked.append(m),
@@ -277,6 +312,24 @@ def test_proof_checks_runs_and_measures(quantizer, calibration, runner, net) -> 
     text = "\n".join(proof.lines())
     for words in ("checker: passes (full)", "relative to range", "cosine", "size:", "in int8"):
         assert words in text, f"{words!r} missing from:\n{text}"
+
+
+def test_the_float_runs_start_early_and_give_what_they_give_late(net, calibration, runner) -> None:
+    """Reference.start runs the float model in the worker while the caller goes on
+    (QuantizeSession starts it before preparing); values() waits for the same outputs
+    a late start gives, and a failure there is raised to the caller."""
+    from editor.errors import RuntimeBackendError
+
+    early = Reference(net, calibration.held_back, runner)
+    early.start()
+    late = Reference(net, calibration.held_back, runner).values()
+    got = early.values()
+    assert len(got) == len(late) == 2 and all(np.array_equal(a["y"], b["y"]) for a, b in zip(got, late)), \
+        "the early float outputs differ from the late ones"
+    wrong = Reference(net, [{"x": np.zeros((1, 3, 5, 5), np.float32)}], runner)  # the Conv wants 16 x 16
+    wrong.start()
+    with pytest.raises(RuntimeBackendError, match="float model does not run on the held-back inputs"):
+        wrong.values()
 
 
 @pytest.fixture(scope="module")
