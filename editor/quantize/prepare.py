@@ -15,13 +15,16 @@ Why each step:
   channel, and BatchNormalization is folded into its Conv. Its steps are called here, from
   memory, the weights written once (:func:`_optimized`): the shapes come from our shape
   engine when it knows every one statically, else from onnxruntime's symbolic shape
-  inference (:func:`_with_shapes`); the onnx shape inference it ends with is left to
+  inference (:func:`_shaped_bytes`); the onnx shape inference it ends with is left to
   ``quantize_static``, which runs it again anyway. The quantized models are the same, byte
-  for byte, on the bench's six models. Symbolic shape inference refuses some models; then
-  the optimizations run without it, and the model is quantized without pre-processing when
-  they fail (both said);
+  for byte, as through quant_pre_process on the bench's six models (QDQ; QOperator and
+  dynamic on three; int4 keeps the graph outputs' shapes as the model declares them, where
+  its onnx shape inference wrote ``unk__`` dims). Symbolic shape inference refuses some
+  models; then the optimizations run without it, and the model is quantized without
+  pre-processing when they fail (both said);
 * **domains**: onnxruntime's optimizer declares every domain it knows; the ones no node
-  uses are dropped again.
+  uses are dropped again (from the model in memory; the file the quantizer reads keeps
+  them unless it is written again, and the quantized model drops them).
 """
 
 from __future__ import annotations
@@ -209,59 +212,64 @@ def static_shapes(model: onnx.ModelProto) -> list[onnx.ValueInfoProto] | None:
     return out
 
 
-def _with_shapes(model: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
-    """``model`` with every value's shape declared (value_info), as onnxruntime's
+def _shaped_bytes(model: onnx.ModelProto, serialized: bytes | None, notes: list[str]) -> bytes:
+    """``model`` serialized with every value's shape declared (value_info), as onnxruntime's
     optimizer is best fed: from our engine when it knows them all (:func:`static_shapes`),
-    else from onnxruntime's symbolic shape inference; as it is when that refuses (said)."""
+    else from onnxruntime's symbolic shape inference; as it is when that refuses (said).
+    ``serialized``: ``model``'s bytes when they are at hand (no second serialization)."""
     known = static_shapes(model)
     if known is not None:
         declared = {vi.name for vi in model.graph.value_info} | {o.name for o in model.graph.output}
-        model.graph.value_info.extend(vi for vi in known if vi.name not in declared)
-        return model
+        shapes = onnx.ModelProto()
+        shapes.graph.value_info.extend(vi for vi in known if vi.name not in declared)
+        # protobuf merges concatenated messages: the graph gains the value_info, the weights
+        # are not copied into a second model
+        return (serialized or model.SerializeToString()) + shapes.SerializeToString()
     from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
 
     try:
         # quant_pre_process's own call, with its defaults
         with captured_warnings([]), no_symbolic_dump():
-            return SymbolicShapeInference.infer_shapes(model, 2**31 - 1, False, False, 0)
+            return SymbolicShapeInference.infer_shapes(model, 2**31 - 1, False, False, 0).SerializeToString()
     except Exception as exc:  # noqa: BLE001 - onnxruntime's tools raise anything (AssertionError ...)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         notes.append(f"pre-processing ran without symbolic shape inference, which refused the model ({first})")
-        return model
+        return serialized or model.SerializeToString()
 
 
-def _optimized(model: onnx.ModelProto, folder: Path) -> onnx.ModelProto:
-    """onnxruntime's basic graph optimizations of ``model`` (its shapes declared), as its
-    ``quant_pre_process`` runs them: a session that writes the optimized model, read back
-    with the pre-processing's mark. From memory: quant_pre_process reads a file, and with
-    its own shape inferences (``quantize_static`` runs onnx's again when it loads the
-    model) the weights went to disk and back four more times. A model still below opset 11 takes
-    quant_pre_process's own path (it replaces Upsample with Resize first). Raises what
-    onnxruntime raises."""
+def _optimized(data: bytes, opset: int, folder: Path) -> tuple[onnx.ModelProto, Path]:
+    """onnxruntime's basic graph optimizations of the model ``data`` (its shapes declared),
+    as its ``quant_pre_process`` runs them: a session that writes the optimized model, with
+    the pre-processing's mark; that model and its file. From memory: quant_pre_process reads
+    a file, and with its own shape inferences (``quantize_static`` runs onnx's again when
+    it loads the model) the weights went to disk and back four more times. A model still
+    below opset 11 takes quant_pre_process's own path (it replaces Upsample with Resize
+    first). Raises what onnxruntime raises."""
     from onnxruntime.quantization.quant_utils import add_pre_process_metadata
 
-    if (_default_opset(model) or MIN_OPSET) <= 10:
+    opt = folder / "preprocessed.onnx"
+    if opset <= 10:
         from onnxruntime.quantization.shape_inference import quant_pre_process
 
-        src, dst = folder / "to-preprocess.onnx", folder / "preprocessed.onnx"
-        onnx.save(model, str(src))
+        src = folder / "to-preprocess.onnx"
+        src.write_bytes(data)
         with captured_warnings([]):
-            quant_pre_process(str(src), str(dst), skip_symbolic_shape=True, skip_onnx_shape=True)
-        out = onnx.load(str(dst))
+            quant_pre_process(str(src), str(opt), skip_symbolic_shape=True, skip_onnx_shape=True)
         src.unlink()
-        dst.unlink()
-        return out
+        return onnx.load(str(opt)), opt
     import onnxruntime as ort
 
-    opt = folder / "optimized.onnx"
     so = ort.SessionOptions()
     so.optimized_model_filepath = str(opt)
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    out = onnx.load(str(opt))
-    opt.unlink()
-    add_pre_process_metadata(out)
-    return out
+    ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+    model = onnx.load(str(opt))
+    add_pre_process_metadata(model)
+    mark = onnx.ModelProto()
+    mark.metadata_props.extend(model.metadata_props[-1:])
+    with opt.open("ab") as f:  # the file gets the mark by protobuf's merge, not by a second write
+        f.write(mark.SerializeToString())
+    return model, opt
 
 
 def prepare_model(model: onnx.ModelProto, folder: Path, *, store: ExternalDataStore | None = None,
@@ -274,30 +282,41 @@ def prepare_model(model: onnx.ModelProto, folder: Path, *, store: ExternalDataSt
     inlined = inline_weights(work, store)
     if inlined:
         notes.append(f"{inlined} weight(s) stored outside the model were read in")
-    float_bytes = work.ByteSize()
+    # serialized once here: its size is what the result is compared to, and onnxruntime's
+    # optimizer reads these bytes when nothing below changes the model
+    serialized: bytes | None = work.SerializeToString()
+    float_bytes = len(serialized)
     if float_bytes > _PROTOBUF_LIMIT:
         raise CommandError(f"the model is {float_bytes / 1e9:.1f} GB with its weights: quantize takes models "
                            "under 2 GB (onnxruntime's tools would need external data here)")
+    copy = work
     named = name_nodes(work)
     if named:
         notes.append(f"{len(named)} unnamed node(s) named <OpType>_<position> (quantize excludes nodes by name)")
     if min_opset:
         work = _to_min_opset(work, notes)
+    if named or work is not copy:
+        serialized = None  # not this model's bytes any more
     done = False
+    raw = folder / "float.onnx"
     if preprocess:
-        declared = len(work.graph.value_info)
         try:
-            optimized = _optimized(_with_shapes(work, notes), folder)
+            optimized, written = _optimized(_shaped_bytes(work, serialized, notes), _default_opset(work) or MIN_OPSET,
+                                            folder)
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises anything
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             notes.append(f"pre-processing skipped: onnxruntime's graph optimizations refused the model ({first})")
-            del work.graph.value_info[declared:]  # quantized as it came
         else:
             work, done = optimized, True
+            # onnxruntime's optimizer declares every domain it knows: the model in memory drops
+            # them, the file may keep them (the quantized model drops them again)
             drop_unused_domains(work)
             named_after = name_nodes(work)  # the optimizer may add nodes of its own, unnamed
             if named_after:
                 notes.append(f"{len(named_after)} node(s) the pre-processing added were named")
-    raw = folder / "float.onnx"
-    onnx.save(work, str(raw))  # the one copy of the weights on disk: what onnxruntime's quantizer reads
+                written.unlink()
+            else:  # the optimizer's file is the model the quantizer reads: no second write
+                raw = written
+    if raw.name == "float.onnx":
+        onnx.save(work, str(raw))
     return Prepared(work, raw, notes, named, done, float_bytes)

@@ -275,6 +275,13 @@ def test_preprocessing_is_onnxruntimes_own_made_from_memory_with_our_shapes(tmp_
     assert list(ours.model.graph.initializer) == list(theirs.graph.initializer), "weights differ from quant_pre_process's"
     assert {p.key for p in ours.model.metadata_props} == {p.key for p in theirs.metadata_props}, ours.model.metadata_props
     assert [p.name for p in (tmp_path / "ours").iterdir()] == [ours.path.name], list((tmp_path / "ours").iterdir())
+    on_disk = onnx.load(str(ours.path))
+    same = list(on_disk.graph.node) == list(ours.model.graph.node) and on_disk.metadata_props == theirs.metadata_props
+    assert same, f"the file the quantizer reads is not the prepared model: {on_disk.metadata_props}"
+    (tmp_path / "unnamed").mkdir()
+    unnamed = prepare_model(tiny_net(unnamed=True), tmp_path / "unnamed")
+    in_file = {n.name for n in onnx.load(str(unnamed.path)).graph.node}
+    assert unnamed.preprocessed and set(unnamed.named.values()) <= in_file, (unnamed.named, unnamed.notes)
     # a symbolic batch: onnxruntime's symbolic shape inference declares the shapes, as it always did
     dynamic = onnx.ModelProto()
     dynamic.CopyFrom(net)
