@@ -110,8 +110,9 @@ class QuantizeOptions:
         if self.mode == "dynamic":
             return f"dynamic {self.weight_type} ({chan})"
         method = f"percentile {self.percentile:g}" if self.method == "percentile" else self.method
+        wide = f", {len(self.wide_tensors)} tensor(s) at 16 bits" if self.wide_tensors else ""
         return (f"static {self.weight_type} ({self.format.upper() if self.format == 'qdq' else 'QOperator'}, "
-                f"{self.activation_type} activations, {chan}, {method})")
+                f"{self.activation_type} activations{wide}, {chan}, {method})")
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "format": self.format, "per_channel": self.per_channel,

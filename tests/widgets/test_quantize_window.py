@@ -117,6 +117,34 @@ def test_requantize_keeps_ticked_nodes_in_float_without_calibrating_again(qtbot,
     assert "changed since it was quantized" in last_refusal[0] and doc.stack.index == depth, last_refusal
 
 
+@pytest.mark.timeout(240)
+def test_requantize_after_auto_keeps_what_auto_chose(qtbot, window, tmp_path, spiked):
+    editing, tab, doc, _ = edit_copy(qtbot, window, spiked, tmp_path)
+    dock = window.quantize_dock
+
+    def accept(dialog):
+        _fill(dialog)
+        dialog.auto.setChecked(True)
+        dialog.tolerance.setValue(0.02)
+        dialog.auto_metric.setCurrentIndex(dialog.auto_metric.findData("range"))
+        return True
+
+    editing.run_dialog = accept
+    window.registry.action("surgery.quantize").trigger()
+    qtbot.waitUntil(lambda: dock.outcome is not None, timeout=120_000)
+    first = dock.outcome
+    assert first.auto is not None and first.auto.reached and "fc2" in first.auto.widened, first.lines()
+    assert "at 16 bits" in dock.summary.text(), dock.summary.text()
+    dock.requantize()
+    qtbot.waitUntil(lambda: dock.outcome is not first, timeout=120_000)
+    again = dock.outcome.quantized.options
+    # the 16-bit tensors --auto chose stay, and what it kept in float comes back as ticks
+    assert again.wide_tensors == first.quantized.options.wide_tensors, (again.wide_tensors,
+                                                                         first.quantized.options.wide_tensors)
+    assert set(dock.outcome.quantized.excluded) == set(first.quantized.excluded), dock.outcome.quantized.excluded
+    assert dock.outcome.proof.worst("range") <= 0.02, dock.outcome.proof.lines()
+
+
 @pytest.mark.timeout(120)
 def test_cancel_leaves_the_model_alone(qtbot, window, tmp_path, spiked):
     editing, tab, doc, original = edit_copy(qtbot, window, spiked, tmp_path)

@@ -14,6 +14,7 @@ since the quantization it would replace (it would drop those edits).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import onnx
@@ -169,7 +170,11 @@ class QuantizeDock(QDockWidget):
                 session.close()
                 return
             self._close_session()
-            self.session, self.options = session, options
+            # re-quantizing starts from what --auto chose (its calibration method, the tensors it
+            # put at 16 bits); the nodes it kept in float come back as ticks (_adopt)
+            chosen = outcome.quantized.options
+            self.session = session
+            self.options = replace(chosen, exclude_nodes=options.exclude_nodes, exclude_ops=options.exclude_ops)
             self._adopt(tab, outcome)
 
         self._run(doc, work, apply, control, "Quantize", "Quantizing…", discard=lambda result: result[0].close())
