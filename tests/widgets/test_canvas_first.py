@@ -111,20 +111,36 @@ def test_the_minimap_never_covers_a_box(qtbot, window, tmp_path):
     canvas, view = tab.canvas, tab.canvas.view
     view.set_zoom(1.0)
     graph = canvas.scene.graph_rect()
-    seen_hidden = seen_shown = False
+    seen_gutter = False
     for fx in (0.0, 0.25, 0.5, 0.75, 1.0):
         for fy in (0.0, 0.5, 1.0):
             view.centerOn(graph.left() + fx * graph.width(), graph.top() + fy * graph.height())
             QApplication.processEvents()
-            if canvas.minimap.isHidden():
-                seen_hidden = True
-                assert all(canvas._covered(c) for c in canvas._corner_rects()), "hidden with a corner free"
+            # the graph overflows the view: the minimap is there, and covers no box
+            assert canvas.minimap.isVisible(), f"no minimap at ({fx}, {fy})"
+            where = canvas.minimap.geometry()
+            if canvas.minimap_in_gutter():
+                seen_gutter = True
+                assert not where.intersects(view.viewport().geometry()), (where, view.viewport().geometry())
                 continue
-            seen_shown = True
-            covered = canvas._covered(canvas.minimap.geometry())
+            covered = canvas._covered(where)
             assert covered == 0, f"the minimap covers {covered} boxes at ({fx}, {fy})"
-    assert seen_hidden, "somewhere every corner of the view holds a box: the minimap must step aside"
-    assert seen_shown or graph.width() < view.viewport().width(), "where a corner is free the minimap shows"
+    # somewhere every corner of the view holds a box: the minimap steps aside into a strip
+    # of its own beside the viewport (and stays there: the picture does not jump while panning)
+    assert seen_gutter, "every corner held a box somewhere: the minimap should have moved beside the view"
+    # making or giving back the strip keeps the picture where it is (no jump under the
+    # pointer; at the scroll range's end the view cannot but show more of the left)
+    view.centerOn(graph.center())
+    for on in (False, True):
+        before = view.mapToScene(view.viewport().rect().topLeft())
+        canvas._set_gutter(on)
+        QApplication.processEvents()
+        after = view.mapToScene(view.viewport().rect().topLeft())
+        assert (after - before).manhattanLength() < 1.0 / view.transform().m11(), (before, after)
+    # Zoom to Fit: the graph fits, the strip goes
+    view.zoom_to_fit()
+    QApplication.processEvents()
+    assert not canvas.minimap_in_gutter() and not canvas.minimap.isVisible()
 
 
 @pytest.mark.parametrize("saved", [False, True])

@@ -1,7 +1,7 @@
 """``CanvasWidget``: the canvas as the main window docks it.
 
-Breadcrumb on top, the ``GraphView`` below with a ``Minimap`` floating in its bottom-right
-corner and a ``LayoutBusy`` bar (progress, Cancel) at its top while a slow re-layout runs,
+Breadcrumb on top, the ``GraphView`` below with a ``Minimap`` floating in a corner free of
+boxes (in a strip beside the viewport when none is) and a ``LayoutBusy`` bar (progress, Cancel) at its top while a slow re-layout runs,
 and a ``GraphController`` that re-lays out when a group is toggled. The breadcrumb
 follows the selection (the scope of its current box, ``follow``, else of the first selected
 box); clicking a segment selects and frames everything inside that scope.
@@ -10,7 +10,7 @@ box); clicking a segment selects and frames everything inside that scope.
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsView, QVBoxLayout, QWidget
 
 from widgets.canvas.breadcrumb import Breadcrumb
 from widgets.canvas.busy import LayoutBusy
@@ -41,6 +41,8 @@ class CanvasWidget(QWidget):
         self.minimap = Minimap(self.view, self.view)
         self.busy = LayoutBusy(self.controller, self.view)
         self._minimap_enabled = True
+        #: the minimap sits in a strip of its own beside the viewport (no corner was free)
+        self._gutter = False
         #: a legend floating over the view's top-left corner (the overlay layer's), or None
         self.legend: QWidget | None = None
         self._current_key: str | None = None  # the box the breadcrumb names
@@ -196,6 +198,10 @@ class CanvasWidget(QWidget):
         fits = graph.isEmpty() or self.view.visible_scene_rect().contains(graph)
         if not self._minimap_enabled or fits:
             self.minimap.hide()
+            self._set_gutter(False)
+            return
+        if self._gutter:
+            self._show_minimap(self._gutter_rect())
             return
         corners = self._corner_rects()
         if not corners:  # a legend in every corner (a small pane): no room for the minimap
@@ -208,14 +214,45 @@ class CanvasWidget(QWidget):
             # stay put while the corner is free; else a free corner
             current = next((c for c in corners if not self._covered(c)), None)
             if current is None:
-                # NOTE: no corner is free: the minimap must not cover the graph it
-                # summarises (it hid MiniLM's first boxes); it comes back when a corner is
-                # free again (zoom out, pan)
-                self.minimap.hide()
-                return
-        self.minimap.setGeometry(current)
+                # NOTE: no corner is free (a tall model in columns fills every corner at a
+                # readable zoom): the minimap must not cover the graph it summarises (it
+                # hid MiniLM's first boxes), and a big graph is where it is needed most, so
+                # it moves into a strip of its own beside the viewport, until the graph fits
+                self._set_gutter(True)
+                current = self._gutter_rect()
+        self._show_minimap(current)
+
+    def _show_minimap(self, rect: QRect) -> None:
+        self.minimap.setGeometry(rect)
         self.minimap.show()
         self.minimap.raise_()
+
+    def minimap_in_gutter(self) -> bool:
+        """The minimap sits beside the viewport, not over it."""
+        return self._gutter
+
+    def _gutter_rect(self) -> QRect:
+        """The minimap's place in the strip right of the viewport (view coordinates)."""
+        vp = self.view.viewport().geometry()
+        w, h = self.minimap.width(), self.minimap.height()
+        return QRect(vp.right() + 1 + MINIMAP_MARGIN, max(vp.top(), vp.bottom() - h - MINIMAP_MARGIN), w, h)
+
+    def _set_gutter(self, on: bool) -> None:
+        """Make (or give back) the strip right of the viewport where the minimap sits.
+
+        NOTE: the view's left edge stays where it is while the viewport narrows or widens:
+        the view's own anchor (the centre) would shift the whole picture sideways by half
+        the strip, under the user's pointer, in the middle of a pan."""
+        if on == self._gutter:
+            return
+        self._gutter = on
+        view = self.view
+        anchor = view.resizeAnchor()
+        view.setResizeAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
+        try:
+            view.setViewportMargins(0, 0, self.minimap.width() + 2 * MINIMAP_MARGIN if on else 0, 0)
+        finally:
+            view.setResizeAnchor(anchor)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
