@@ -114,6 +114,7 @@ class Reference:
         self._values: list[dict[str, Any]] | None = None
         self._early: threading.Thread | None = None
         self._failure: BaseException | None = None
+        self._abandoned = False
         self.detail = ""
 
     def start(self) -> None:
@@ -128,10 +129,23 @@ class Reference:
         self._early = threading.Thread(target=self._compute, name="onnx-studio-quantize-reference", daemon=True)
         self._early.start()
 
+    def abandon(self) -> None:
+        """Let the early float runs stop before their next set (the session closes); wait
+        for them with :meth:`join`."""
+        self._abandoned = True
+
+    def join(self) -> None:
+        if self._early is not None:
+            self._early.join()
+
     def _compute(self) -> None:
         try:
             source = ModelSource.from_path(self._source) if self._source else ModelSource.from_any(self.model)
-            runs = [_run(self.runner, source, self.model, f, self.timeout) for f in self.held_back]
+            runs = []
+            for feeds in self.held_back:
+                if self._abandoned:
+                    raise RuntimeBackendError("the float runs were abandoned (the quantize session closed)")
+                runs.append(_run(self.runner, source, self.model, feeds, self.timeout))
         except RuntimeBackendError as exc:
             self._failure = RuntimeBackendError(f"the float model does not run on the held-back inputs: {exc.message}")
         except BaseException as exc:  # noqa: BLE001 - raised again by values(), in the caller's thread

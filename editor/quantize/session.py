@@ -106,8 +106,13 @@ class QuantizeSession:
 
     def close(self) -> None:
         self.quantizer.close()
+        for reference in self._references.values():
+            reference.abandon()  # early float runs (Reference.start) stop before their next set
         if self._own_runner and self._runner is not None:
-            self._runner.close()
+            self._runner.close()  # ends a float run under way
+            for reference in self._references.values():
+                reference.join()
+            self._runner.close()  # and a worker one started meanwhile
             self._runner = None
 
     @property

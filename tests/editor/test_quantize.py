@@ -339,6 +339,19 @@ def test_the_float_runs_start_early_and_give_what_they_give_late(net, calibratio
         wrong.values()
 
 
+def test_closing_a_session_ends_its_early_float_runs_and_their_worker(net, calibration) -> None:
+    import threading
+
+    from editor.quantize.session import QuantizeSession
+
+    session = QuantizeSession(net, calibration)
+    session.reference(QuantizeOptions()).start()
+    runner = session.runner
+    session.close()
+    left = [t.name for t in threading.enumerate() if t.name == "onnx-studio-quantize-reference"]
+    assert not left and runner.worker_pid is None, f"after close: threads {left}, worker {runner.worker_pid}"
+
+
 @pytest.fixture(scope="module")
 def spiked():
     model = tiny_net(spike=500.0)
