@@ -242,7 +242,7 @@ def _optimized(data: bytes, opset: int, folder: Path) -> tuple[onnx.ModelProto, 
     as its ``quant_pre_process`` runs them: a session that writes the optimized model, with
     the pre-processing's mark; that model and its file. From memory: quant_pre_process reads
     a file, and with its own shape inferences (``quantize_static`` runs onnx's again when
-    it loads the model) the weights went to disk and back four more times. A model still
+    it loads the model) the weights went to disk and back five more times. A model still
     below opset 11 takes quant_pre_process's own path (it replaces Upsample with Resize
     first). Raises what onnxruntime raises."""
     from onnxruntime.quantization.quant_utils import add_pre_process_metadata

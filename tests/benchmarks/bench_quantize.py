@@ -32,13 +32,14 @@ quantization with per-channel weights, the proof on 8 held-back sets) vs `quanti
 alone on the same 32 sets, with its defaults (per-tensor weights) and with
 ``per_channel=True`` (ours' request); and ours with ``--per-tensor`` beside its defaults (the
 same request on both sides). In this process, alternated, the ratios of medians reported
-with the load average. Ours' quantize_static call costs what onnxruntime's own does; the
-rest is the pre-processing (its optimizer on the 50 MB model: a serialization, a session,
-the optimized model read back and written once for the quantizer, about 0.6 s) and the
-proof's runs of the quantized model (0.3 s); the float model's runs go on in the run
-worker while this process calibrates. onnxruntime's per-channel weights cost it 1.7-1.8x
-its per-tensor call (a Python loop over the 18,441 channels), which is why ours' default
-cannot come within 2x of onnxruntime's per-tensor defaults.
+with the load average. Ours' quantize_static call is onnxruntime's per-channel call (about
+0.4 s slower here, where the proof's float runs share the 2 cores with it); the rest is
+the pre-processing (onnxruntime's optimizer on the 50 MB model: a serialization, a session,
+the optimized model read back; about 0.5 s) and the proof's runs of the quantized model
+(0.3 s); the float model's runs go on in the run worker while this process calibrates.
+onnxruntime's per-channel weights cost it 1.5-1.8x its per-tensor call (a Python loop over
+the 18,441 channels), which is why ours' default does not come within 2x of onnxruntime's
+per-tensor defaults.
 """
 
 from __future__ import annotations
