@@ -439,7 +439,7 @@ class _DisplayBuild:
         hidden = bytearray(len(nodes))  # 1 = node not drawn (a Constant used only as a weight)
         t = self.table
         for i, outs in enumerate(t.outputs):
-            if t.op[i] == "Constant" and _weight_constant(nodes[i], output_set):
+            if _weight_constant(t, i, output_set):
                 weight_const[outs[0]] = _constant_text(nodes[i])
                 v = _constant_value_text(nodes[i])
                 if v is not None:
@@ -1057,10 +1057,12 @@ def _body_values(g: onnx.GraphProto) -> set[str]:
     return out
 
 
-def _weight_constant(node: onnx.NodeProto, output_set: Collection[str]) -> bool:
-    """A ``Constant`` node drawn as a weight of its consumers rather than as a box."""
-    return (node.op_type == "Constant" and node.domain in ("", "ai.onnx") and not node.input
-            and len(node.output) == 1 and node.output[0] not in output_set)
+def _weight_constant(table: NodeTable, i: int, output_set: Collection[str]) -> bool:
+    """Node ``i`` is a ``Constant`` drawn as a weight of its consumers rather than as a box
+    (read from the node table: its fields are read once per open, not again per node)."""
+    outputs = table.outputs[i]
+    return (table.op[i] == "Constant" and table.domain[i] in ("", "ai.onnx") and not table.inputs[i]
+            and len(outputs) == 1 and outputs[0] not in output_set)
 
 
 def group_tree(graph: onnx.GraphProto) -> GroupTree:
@@ -1068,11 +1070,7 @@ def group_tree(graph: onnx.GraphProto) -> GroupTree:
     outs = {vi.name for vi in graph.output}
     nodes = graph.node
     table = node_table(nodes)
-    # _weight_constant from the table (its fields read once, not again per node)
-    op, domain, inputs, outputs = table.op, table.domain, table.inputs, table.outputs
-    drawn = [i for i in range(len(op)) if not (
-        op[i] == "Constant" and domain[i] in ("", "ai.onnx") and not inputs[i]
-        and len(outputs[i]) == 1 and outputs[i][0] not in outs)]
+    drawn = [i for i in range(len(table)) if not _weight_constant(table, i, outs)]
     names = [scoped_name(nodes[i]) for i in drawn]
     tree = build_group_tree(names, drawn, table)
     tree.names = dict(zip(drawn, names))
