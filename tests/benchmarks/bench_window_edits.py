@@ -165,25 +165,13 @@ class BusyMeter:
         self.beat.stop()
 
 
-def background_idle(win, tab) -> bool:
-    """No layout, cost, shape or check running for the tab."""
-    if tab.canvas.controller.runner.is_running():
-        return False
-    if tab.shape_labels.pending is not None:
-        return False
-    if tab.live_checks is not None and tab.live_checks.busy:
-        return False
-    cost = getattr(win, "cost", None)
-    if cost is not None and cost._pool.activeThreadCount():  # noqa: SLF001 - a benchmark looks inside
-        return False
-    return True
-
-
 def settle(win, tab, meter: BusyMeter, *, at_least: float = QUIET_S, timeout: float = 60.0) -> Generator:
     """Come back once the window has been quiet for ``at_least`` seconds.
 
     NOTE: polled every 50 ms, not from a fast timer: each poll is a busy stretch of its own
     that would be counted as the edit's."""
+    from widgets.window.heap_freeze import opening_settled
+
     start = time.perf_counter()
     meter.samples.clear()
     meter.sample()
@@ -192,7 +180,7 @@ def settle(win, tab, meter: BusyMeter, *, at_least: float = QUIET_S, timeout: fl
         now, _cpu = meter.sample()
         if now - start > timeout:
             return
-        if background_idle(win, tab) and now - meter.last_busy()[0] >= at_least:
+        if opening_settled(win, tab) and now - meter.last_busy()[0] >= at_least:
             return
 
 

@@ -16,6 +16,7 @@ from editor.commands import SetNodeField
 from tests.conftest import CORPUS
 from tests.widgets.conftest import open_model
 from widgets.common.selection import Target
+from widgets.window.heap_freeze import opening_settled
 
 SILERO_V6 = CORPUS / "real" / "fw_silero_vad_v6.onnx"  # 25 nodes in /encoder/... scopes
 #: a window edit may cost this many times (bare edit + one frame); it was 10-40x when every
@@ -90,7 +91,7 @@ def test_a_rename_relabels_its_box_and_its_properties_in_place(qtbot, window) ->
     # (watched once the first rename's own work is done: its "modified" tab title, the
     # views it queued past their coalescing delay, and no worker's result still to come)
     qtbot.wait(150)
-    qtbot.waitUntil(lambda: not tab._rebuild_timer.isActive() and _background_idle(window, tab), timeout=30_000)
+    qtbot.waitUntil(lambda: opening_settled(window, tab), timeout=30_000)
     QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
     relayouts = _LayoutRequests([window, window.tabs, window.tabs.tabBar()])
     prefix = doc.node(producer).name.rpartition("/")[0]
@@ -106,13 +107,6 @@ def test_a_rename_relabels_its_box_and_its_properties_in_place(qtbot, window) ->
     # load, may finish first with the old name: wait for the one after it)
     qtbot.waitUntil(lambda: bool(laid) and scene.item_for(f"n:{nid}").box.name == "top_level_now",
                     timeout=30_000)
-
-
-def _background_idle(window, tab) -> bool:  # noqa: ANN001
-    """No layout, shape table, live check or cost running for ``tab``."""
-    from tests.benchmarks.bench_window_edits import background_idle
-
-    return background_idle(window, tab)
 
 
 class _LayoutRequests(QObject):
