@@ -17,6 +17,7 @@ owns them then, and nothing is kept for a second open.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from dataclasses import dataclass, field
 
@@ -62,7 +63,7 @@ def prefetch(path: str | os.PathLike) -> None:
         try:
             with open(key, "rb") as f:
                 st = os.fstat(f.fileno())
-                if not _regular(st):
+                if not stat.S_ISREG(st.st_mode):
                     return
                 read.before = identity(st)
                 read.data = f.read()
@@ -74,12 +75,6 @@ def prefetch(path: str | os.PathLike) -> None:
 
     read.thread = threading.Thread(target=run, name="onnx-studio-prefetch", daemon=True)
     read.thread.start()
-
-
-def _regular(st: os.stat_result) -> bool:
-    import stat
-
-    return stat.S_ISREG(st.st_mode)
 
 
 def take(path: str | os.PathLike, st: os.stat_result) -> bytes | None:

@@ -105,14 +105,20 @@ def test_asking_for_a_late_dock_installs_them(qtbot, qapp, settings_dir, dialogs
         win.no_such_dock  # noqa: B018 - other names are still missing
 
 
+def _window_with_run_dock_shown(qtbot, qapp):  # noqa: ANN001, ANN202
+    """A window built at once, shown, its Run dock shown in front (a layout to save)."""
+    win = _window(qtbot, qapp, defer=False)
+    win.show()
+    win.run_dock.show()
+    win.run_dock.raise_()
+    qtbot.waitUntil(win.run_dock.isVisible)
+    return win
+
+
 def test_late_docks_take_their_place_in_a_saved_layout(qtbot, qapp, settings_dir, dialogs):
     from widgets.settings.store import Settings
 
-    first = _window(qtbot, qapp, defer=False)
-    first.show()
-    first.run_dock.show()
-    first.run_dock.raise_()
-    qtbot.waitUntil(first.run_dock.isVisible)
+    first = _window_with_run_dock_shown(qtbot, qapp)
     first.settings.save_window_state(first.saveGeometry(), first.saveState())
     first.settings.sync()
     first.close()
@@ -128,11 +134,7 @@ def test_late_docks_take_their_place_in_a_saved_layout(qtbot, qapp, settings_dir
 
 
 def test_a_window_closed_in_its_start_up_keeps_their_places(qtbot, qapp, settings_dir, dialogs):
-    first = _window(qtbot, qapp, defer=False)
-    first.show()
-    first.run_dock.show()
-    first.run_dock.raise_()
-    qtbot.waitUntil(first.run_dock.isVisible)
+    first = _window_with_run_dock_shown(qtbot, qapp)
     first.close()  # saves the layout (closeEvent)
     quick = _window(qtbot, qapp, defer=True)
     quick.show()

@@ -127,7 +127,7 @@ class MainWindow(QMainWindow):
         if self._late_docks == "waiting":
             # no model on the way once the event loop runs (the start page): install them
             # then; an opening installs them once its picture is on screen (_on_tab_ready)
-            QTimer.singleShot(0, self, lambda: None if self._opening() else self.install_late_docks())
+            self._install_late_docks_unless_opening()
 
     # -- docks installed after the first picture -------------------------------------------
     def __getattr__(self, name: str):
@@ -148,6 +148,11 @@ class MainWindow(QMainWindow):
         """The late dock (or ``diff_owner``) ``name`` once installed, else None; unlike the
         attribute, asking does not install it (an action's enablement asks on every refresh)."""
         return self.__dict__.get(name)
+
+    def _install_late_docks_unless_opening(self) -> None:
+        """At the next event-loop pass, :meth:`install_late_docks` unless a model is being
+        opened by then (its picture installs them)."""
+        QTimer.singleShot(0, self, lambda: None if self._opening() else self.install_late_docks())
 
     def install_late_docks(self) -> None:
         """The Run, Diff, Compare Runs, Generate and Quantization docks with their menus
@@ -318,7 +323,7 @@ class MainWindow(QMainWindow):
         busy = self._opening()
         if not busy and self._late_docks == "waiting" and self._docking_installed:
             # an opening ended without a picture (failed, cancelled): the start-up is over
-            QTimer.singleShot(0, self, lambda: None if self._opening() else self.install_late_docks())
+            self._install_late_docks_unless_opening()
         if self.loader.is_busy():
             self.progress.setRange(0, 0)  # parsing reports no progress: busy indicator
         self.progress.setVisible(busy)
