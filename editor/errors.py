@@ -56,3 +56,10 @@ class GenerationError(StudioError):
     """Text generation cannot go on: not a decoder, no tokenizer, a step that failed."""
 
     exit_code = 2
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message, its type's name when it has none: what a note
+    or a one-line error says about a library's exception (the rest is traceback detail)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

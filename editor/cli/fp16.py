@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from editor.errors import CommandError
+from editor.errors import CommandError, first_line
 
 __all__ = ["add_parser", "run"]
 
@@ -127,7 +127,7 @@ def _checker(path: str, source: str) -> None:
         try:
             onnx.checker.check_model(str(p), full_check=True)
         except Exception as exc:  # noqa: BLE001 - the checker's first line is the reason
-            return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return first_line(exc)
         return None
 
     first = refusal(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import onnx
 
 from editor.document import Document
+from editor.errors import first_line
 from editor.passes.apply import ApplyModel
 from editor.passes.base import PassPlan
 from editor.schema import get_schema
@@ -32,7 +33,7 @@ def plan_convert_opset(doc: Document, target: int) -> PassPlan:
     try:
         converted = onnx.version_converter.convert_version(_copy_without_weights(doc), target)
     except Exception as exc:  # noqa: BLE001 - the converter's own message is the reason
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         return PassPlan(name, [], None, [f"the converter refused: {first}"])
     warnings = []
     for node in converted.graph.node:

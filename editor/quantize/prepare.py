@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 import onnx
 
 from editor.commands.common import fresh_name
-from editor.errors import CommandError
+from editor.errors import CommandError, first_line
 from editor.io.tensors import iter_tensors, resolve_path, uses_external_data
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def _to_min_opset(model: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
     try:
         converted = version_converter.convert_version(model, MIN_OPSET)
     except Exception as exc:  # noqa: BLE001 - the converter's first line is the reason
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         notes.append(f"the model is at opset {version} and onnx's converter cannot take it to {MIN_OPSET} ({first}): "
                      "per-channel quantization may not load; try --per-tensor")
         return model
@@ -232,7 +232,7 @@ def _shaped_bytes(model: onnx.ModelProto, serialized: bytes | None, notes: list[
         with captured_warnings([]), no_symbolic_dump():
             return SymbolicShapeInference.infer_shapes(model, 2**31 - 1, False, False, 0).SerializeToString()
     except Exception as exc:  # noqa: BLE001 - onnxruntime's tools raise anything (AssertionError ...)
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         notes.append(f"pre-processing ran without symbolic shape inference, which refused the model ({first})")
         return serialized or model.SerializeToString()
 
@@ -304,7 +304,7 @@ def prepare_model(model: onnx.ModelProto, folder: Path, *, store: ExternalDataSt
             optimized, written = _optimized(_shaped_bytes(work, serialized, notes), _default_opset(work) or MIN_OPSET,
                                             folder)
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises anything
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            first = first_line(exc)
             notes.append(f"pre-processing skipped: onnxruntime's graph optimizations refused the model ({first})")
         else:
             work, done = optimized, True

@@ -27,7 +27,7 @@ import onnx
 
 from editor.commands.common import fresh_name
 from editor.document import Command, Document, Transaction
-from editor.errors import CommandError
+from editor.errors import CommandError, first_line
 from editor.io.tensors import numpy_to_tensor, tensor_to_numpy, uses_external_data
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def _reconcile_opsets(a: onnx.ModelProto, b: onnx.ModelProto, notes: list[str]) 
     try:
         converted = onnx.version_converter.convert_version(src, max(va, vb))
     except Exception as exc:  # noqa: BLE001 - the converter's first line is the reason
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         raise CommandError(f"model {older} is at opset {min(va, vb)} and {newer} at {max(va, vb)}; the version "
                            f"converter cannot convert {older}: {first}") from exc
     notes.append(f"model {older} converted from opset {min(va, vb)} to {max(va, vb)} to match {newer}")
