@@ -314,6 +314,10 @@ def test_op_docs_keep_angle_brackets(qtbot):
     text = panel.text()
     assert "(Tensor<T>)" in text and "y = max(0, x)" in text
     assert "Outputs" in text and "Y" in text
+    # in a code block too (the formula is fenced with ```): no entity shows on screen
+    panel.show_op("LayerNormalization", "", 17)
+    text = panel.text()
+    assert "ReduceMean<axes=normalized_axes>(X)" in text and "&lt;" not in text, text[:600]
 
 
 @weights_needed

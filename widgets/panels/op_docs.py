@@ -8,6 +8,8 @@ and type constraints. Nothing here is hand-written about any op.
 
 from __future__ import annotations
 
+import re
+
 import onnx
 from onnx.defs import OpSchema
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
@@ -27,8 +29,24 @@ def _attr_type_name(t) -> str:
         return str(t).rsplit(".", 1)[-1].lower()
 
 
+#: a fenced code block (``` lines) or an inline code span: Markdown shows them verbatim
+_CODE = re.compile(r"^[ \t]*```.*?^[ \t]*```[^\n]*$|`[^`\n]*`", re.MULTILINE | re.DOTALL)
+
+
 def _md(text: str) -> str:
-    """Schema text for Markdown: ``Tensor<T>`` must not read as an HTML tag."""
+    """Schema text for Markdown: ``Tensor<T>`` must not read as an HTML tag. Code is left
+    as it is: Markdown shows code verbatim, so an entity there read ``&lt;`` on screen
+    (LayerNormalization's ``ReduceMean<axes=normalized_axes>(X)``)."""
+    out, at = [], 0
+    for m in _CODE.finditer(text):
+        out.append(_escape(text[at:m.start()]))
+        out.append(m.group(0))
+        at = m.end()
+    out.append(_escape(text[at:]))
+    return "".join(out)
+
+
+def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
