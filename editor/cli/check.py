@@ -13,10 +13,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from editor.document import Document
-from editor.errors import LoadError
 from editor.validation import Problem, Validator, full_check
 from editor.validation.full import declared_dim_problems, raw_full_check, to_problems
 from editor.validation.gate import InvalidModelError, describe_errors, save_errors
@@ -40,25 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def load_document(path: str | os.PathLike) -> Document:
     """Open ``path`` as a document (the one place this command reads a file)."""
-    try:
-        import editor.io  # noqa: F401 - present once the io branch is merged
-    except ImportError:
-        return _load_plain(Path(path))
     return Document.open(path)
-
-
-def _load_plain(path: Path) -> Document:
-    import onnx
-
-    if not path.is_file():
-        raise LoadError(f"cannot read {str(path)!r}: no such file")
-    try:
-        model = onnx.load(str(path), load_external_data=False)
-    except Exception as exc:  # noqa: BLE001 - any parse failure is "not a model"
-        raise LoadError(f"cannot read {str(path)!r}: not an ONNX model ({type(exc).__name__})") from exc
-    if not model.HasField("graph") and not model.ir_version:
-        raise LoadError(f"cannot read {str(path)!r}: not an ONNX model (no graph, no IR version)")
-    return Document(model, path=path)
 
 
 def check_document(doc: Document, *, full: bool = False) -> list[Problem]:
@@ -67,7 +47,7 @@ def check_document(doc: Document, *, full: bool = False) -> list[Problem]:
     problems = Validator(doc, live=False).validate_all()
     if full:
         path = doc.path
-        if path is not None and getattr(doc, "format", "binary") == "binary" and not doc.is_modified:
+        if path is not None and doc.format == "binary" and not doc.is_modified:
             extra = to_problems(raw_full_check(path), doc)  # lets the checker see external data
         else:
             extra = full_check(doc.model, doc)

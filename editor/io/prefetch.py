@@ -12,6 +12,10 @@ inode, size, modification time) is taken before and after the read and must matc
 ``stat`` at load time; otherwise (the file was replaced or written meanwhile, another path)
 the loader reads the file itself, as it would have. Bytes are handed out once: the loader
 owns them then, and nothing is kept for a second open.
+
+A file of a size worth it also gets a :mod:`~editor.io.utf8_probe`: a child process that
+tells the loader, from a second core, whether every string field of the file is UTF-8, so
+the loader can skip its own walk of every name.
 """
 
 from __future__ import annotations
@@ -21,14 +25,26 @@ import stat
 import threading
 from dataclasses import dataclass, field
 
-__all__ = ["prefetch", "take"]
+from editor.io import utf8_probe
+from editor.io.utf8_probe import Probe, identity
 
-Identity = tuple[int, int, int, int]
+__all__ = ["Prefetched", "identity", "prefetch", "take"]
+
+Identity = utf8_probe.Identity
+
+#: files from this size up get a UTF-8 probe: below it the loader's own walk of the names
+#: costs a few milliseconds, less than starting a process. Above the upper bound the probe's
+#: copy of the file (it reads and parses it too) costs more memory than the walk saves time.
+PROBE_MIN_BYTES = 1 << 20
+PROBE_MAX_BYTES = 1 << 30
 
 
-def identity(st: os.stat_result) -> Identity:
-    """What says "the same file, unchanged": device, inode, size, modification time."""
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+@dataclass
+class Prefetched:
+    """What the loader takes: the file's bytes, and the probe judging its names (if any)."""
+
+    data: bytes
+    probe: Probe | None = None
 
 
 @dataclass
@@ -39,6 +55,7 @@ class _Read:
     before: Identity | None = None
     after: Identity | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    probe: Probe | None = None
 
 
 _reads: dict[str, _Read] = {}
@@ -75,17 +92,25 @@ def prefetch(path: str | os.PathLike) -> None:
 
     read.thread = threading.Thread(target=run, name="onnx-studio-prefetch", daemon=True)
     read.thread.start()
+    try:
+        size = os.stat(key).st_size
+    except OSError:
+        return
+    if PROBE_MIN_BYTES <= size <= PROBE_MAX_BYTES:
+        read.probe = utf8_probe.start(key)
 
 
-def take(path: str | os.PathLike, st: os.stat_result) -> bytes | None:
-    """The bytes prefetched for ``path`` when they are the file ``st`` describes (waits for
-    a read still under way); None when there is no such prefetch. Either way the prefetch
-    of ``path`` is forgotten."""
+def take(path: str | os.PathLike, st: os.stat_result) -> Prefetched | None:
+    """The bytes prefetched for ``path`` (and their UTF-8 probe) when they are the file
+    ``st`` describes (waits for a read still under way); None when there is no such
+    prefetch. Either way the prefetch of ``path`` is forgotten."""
     with _lock:
         read = _reads.pop(_key(path), None)
     if read is None:
         return None
     read.done.wait()
     if read.data is None or read.before is None or read.before != read.after or read.before != identity(st):
+        if read.probe is not None:
+            read.probe.cancel()  # it judges bytes the loader will not use
         return None
-    return read.data
+    return Prefetched(read.data, read.probe)

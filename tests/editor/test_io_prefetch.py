@@ -25,7 +25,8 @@ def test_the_prefetched_bytes_are_taken_once(tmp_path: Path) -> None:
     path = tmp_path / "m.onnx"
     data = _model(path, "first")
     pf.prefetch(path)
-    assert pf.take(path, os.stat(path)) == data, "the prefetched bytes are the file's"
+    taken = pf.take(path, os.stat(path))
+    assert taken is not None and taken.data == data, "the prefetched bytes are the file's"
     assert pf.take(path, os.stat(path)) is None, "handed out once: the loader owns them then"
 
 

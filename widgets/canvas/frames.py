@@ -25,10 +25,7 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from widgets.canvas.style import BATCH_LOD, TEXT_LOD, CanvasStyle
 
-try:  # the layout's constant, so the title sits exactly in the band it keeps free
-    from editor.layout.compound import FRAME_TITLE
-except ImportError:  # pragma: no cover - older layout packages
-    FRAME_TITLE = 24.0
+from editor.layout.compound import FRAME_TITLE  # the title sits exactly in the band the layout keeps free
 
 FRAME_RADIUS = 8.0
 BUTTON_R = 6.5  # radius of the collapse button in the title band

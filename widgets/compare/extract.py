@@ -43,30 +43,15 @@ def extract_selection(tab):
 
 
 def open_new_document(window, model):
-    """Show ``model`` as a new, untitled document in a tab of ``window``; returns the Document.
-
-    Uses the window's ``add_document(doc, validator)`` when it has one (new documents),
-    else the path every loaded document takes."""
-    from pathlib import Path
-
+    """Show ``model`` as a new, untitled document in a tab of ``window``; returns the Document."""
     from editor.document import Document
-    from widgets.window.loader import LoadRequest
+    from editor.validation import Validator
 
     doc = Document(model)
-    validator = None
     try:
-        from editor.validation import Validator
-    except ImportError:
-        Validator = None  # noqa: N806
-    if Validator is not None:
-        try:
-            validator = Validator(doc)
-            validator.validate_all()
-        except Exception:  # noqa: BLE001 - problems are a view, never a reason to refuse
-            validator = None
-    add = getattr(window, "add_document", None)
-    if add is not None:
-        add(doc, validator)
-    else:
-        window._on_loaded(LoadRequest(0, Path("Untitled.onnx"), validator=validator), doc)  # noqa: SLF001
+        validator = Validator(doc)
+        validator.validate_all()
+    except Exception:  # noqa: BLE001 - problems are a view, never a reason to refuse
+        validator = None
+    window.add_document(doc, validator)
     return doc

@@ -80,12 +80,10 @@ def _first_validation(doc):
     NOTE: the pass took 1.6 s CPU on the 11.8k-node export, and it held the GIL before the
     model could be drawn: most of the gap between onnx.load (0.6 s) and the first picture.
 
-    None when the validation module is absent or fails: problems are a view, not a reason
-    to refuse a model the loader could open."""
-    try:
-        from editor.validation import Validator
-    except ImportError:
-        return None
+    None when the validation fails: problems are a view, not a reason to refuse a model
+    the loader could open."""
+    from editor.validation import Validator
+
     try:
         validator = Validator(doc)
         if len(doc.index.nodes) <= FIRST_PASS_ON_LOAD_MAX_NODES:

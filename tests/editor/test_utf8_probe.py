@@ -1,0 +1,113 @@
+"""The start-up's UTF-8 probe (editor.io.utf8_probe) lets the loader skip its walk of the
+names only when every string field of the very file it loads is UTF-8.
+
+A wrong "clean" would hand ``bytes`` names to every view, so the probe is held to the walk
+it replaces: for each kind of string field of a model that uses them all (the fields of
+test_name_repair_fields), one bad byte makes the probe say "not clean"."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from editor.io import load_model
+from editor.io import load as load_module
+from editor.io import prefetch as pf
+from editor.io import utf8_probe
+from tests.editor.test_name_repair_fields import DATA, TOKENS
+
+
+def _bad(token: bytes) -> bytes:
+    return DATA.replace(token, token[:2] + b"\xff" + token[3:])
+
+
+def test_the_probe_judges_every_string_field(tmp_path: Path) -> None:
+    path = tmp_path / "m.onnx"
+    path.write_bytes(DATA)
+    before, after, ok = utf8_probe._judge(str(path))
+    assert ok is True and before == after == utf8_probe.identity(os.stat(path)), (
+        f"a clean model: {before}, {after}, {ok}")
+    missed = []
+    for token in TOKENS:
+        path.write_bytes(_bad(token))
+        if utf8_probe._judge(str(path))[2] is not False:
+            missed.append(token)
+    assert not missed, f"a bad byte in these fields was not seen: {missed}"
+    path.write_bytes(DATA[: len(DATA) // 2])
+    assert utf8_probe._judge(str(path))[2] is None, "bytes that do not parse get no verdict"
+
+
+def _padded_model(path: Path, name: str) -> None:
+    """A model over the probe's size threshold (a 2 MB weight) with one node named ``name``."""
+    w = numpy_helper.from_array(np.zeros(pf.PROBE_MIN_BYTES // 2, np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name=name)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])], initializer=[w])
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    path.write_bytes(data.replace(b"QQ", b"Q\xff") if name == "QQ" else data)
+
+
+def test_a_clean_file_is_not_walked_and_a_bad_one_is_repaired(tmp_path: Path, monkeypatch) -> None:
+    walked = []
+    real_repair = load_module.repair_names
+    monkeypatch.setattr(load_module, "repair_names", lambda m: walked.append(1) or real_repair(m))
+    clean = tmp_path / "clean.onnx"
+    _padded_model(clean, "fine")
+    pf.prefetch(clean)
+    assert load_model(clean).model.graph.node[0].name == "fine"
+    assert walked == [], "the probe said the file is clean, yet the loader walked its names"
+
+    bad = tmp_path / "bad.onnx"
+    _padded_model(bad, "QQ")
+    pf.prefetch(bad)
+    loaded = load_model(bad)
+    assert walked == [1], "the loader did not walk the names of a file the probe found bad"
+    assert loaded.model.graph.node[0].name == "Q\ufffd" and [r.raw for r in loaded.raw_names] == [b"Q\xff"], (
+        f"the bad name was not repaired: {loaded.model.graph.node[0].name!r}")
+
+
+def test_a_probe_of_another_version_of_the_file_is_not_trusted(tmp_path: Path) -> None:
+    path = tmp_path / "m.onnx"
+    _padded_model(path, "fine")
+    probe = utf8_probe.start(str(path))
+    if probe is None:
+        pytest.skip("one core: no probe is started")
+    probe.process.wait(timeout=60)  # it judged this version
+    first = os.stat(path).st_mtime_ns
+    _padded_model(path, "other")  # rewritten, clean too, with a new modification time
+    os.utime(path, ns=(first + 10**9, first + 10**9))
+    assert probe.all_utf8(utf8_probe.identity(os.stat(path)), timeout=60) is False, (
+        "the verdict on the file before it was rewritten was applied to the new one")
+    same = utf8_probe.start(str(path))
+    assert same is not None and same.all_utf8(utf8_probe.identity(os.stat(path)), timeout=60) is True
+
+
+def test_a_probe_that_does_not_answer_in_time_is_stopped(tmp_path: Path) -> None:
+    path = tmp_path / "m.onnx"
+    path.write_bytes(DATA)
+    probe = utf8_probe.start(str(path))
+    if probe is None:
+        pytest.skip("one core: no probe is started")
+    assert probe.all_utf8(utf8_probe.identity(os.stat(path)), timeout=0) is False, "no answer counts as unknown"
+    assert probe.process.poll() is not None, "the late probe was left running"
+
+
+def test_the_child_runs_without_the_application(tmp_path: Path) -> None:
+    """The probe must cost less than the walk: it imports protobuf and ONNX's schema, not
+    this application, nor the onnx package (numpy, the C++ checker)."""
+    path = tmp_path / "m.onnx"
+    path.write_bytes(DATA)
+    run = subprocess.run([sys.executable, "-I", "-X", "importtime", utf8_probe.__file__, str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and utf8_probe._TAG in run.stdout, f"no verdict: {run.stdout} {run.stderr[-2000:]}"
+    imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    heavy = sorted(m for m in imported if m.split(".")[0] in ("editor", "widgets", "numpy", "onnx")
+                   and m != "onnx.onnx_ml_pb2")
+    assert not heavy, f"the probe imported {heavy}"
