@@ -823,8 +823,14 @@ class _DisplayBuild:
         """The open group each box lies in, every open group's parent, and their labels."""
         box_groups, group_parents, tree = self.box_groups, self.group_parents, self.tree
         if expanded is not None:
+            rep = self.rep
+            seen: set[str] = set()
             for i in self.drawn:
-                r = self.rep[i]
+                r = rep[i]
+                # every node of a closed group gives that group's answer: once per box
+                if r in seen:
+                    continue
+                seen.add(r)
                 chain = tree.chain(i)
                 if r[0] == "g":
                     # a closed group box lies in the open group just outside it
@@ -856,7 +862,10 @@ class _DisplayBuild:
         group_parents, group_labels, add_edge = self.group_parents, self.group_labels, self.add_edge
         weights = {**(self.outer_weights or {}), **self.initializers, **self.weight_const}
         out_boxes = self.boxes
+        has_body = self.has_body
         for i in self.drawn:
+            if not has_body[i]:
+                continue   # (a box with subgraphs is a node with a GRAPH attribute)
             nid = node_ids[i]
             owner = node_boxes.get(i)
             frame = body_key(nid)

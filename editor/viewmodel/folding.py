@@ -42,8 +42,14 @@ def fold_weight_chains(table: NodeTable, hidden: bytearray, known: set[str],
     for i in range(len(table)):
         if hidden[i] or body[i] or ops[i] in NEVER_FOLD:
             continue
-        ins = [v for v in inputs[i] if v]
-        if not ins or not all(v in const_vals for v in ins):
+        constant = False   # some input, and every one constant
+        for v in inputs[i]:
+            if v:
+                if v not in const_vals:
+                    constant = False
+                    break
+                constant = True
+        if not constant:
             continue
         outs = outputs[i]
         if any(o in output_set for o in outs):
@@ -58,9 +64,10 @@ def fold_weight_chains(table: NodeTable, hidden: bytearray, known: set[str],
             if o:
                 made_by[o] = i
     consumers: dict[int, set[int]] = {}
+    made = made_by.keys()
     for j in range(len(table)):
-        if hidden[j]:
-            continue
+        if hidden[j] or (not body[j] and made.isdisjoint(inputs[j])):
+            continue   # (most nodes read no constant result)
         # a body reading an outer value consumes it too
         for v in (*inputs[j], *table.body_reads(j)) if body[j] else inputs[j]:
             i = made_by.get(v)
