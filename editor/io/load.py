@@ -33,11 +33,6 @@ from editor.io.text import TEXT_SUFFIXES, looks_like_text, parse_model_text
 #: to parse as a ModelProto usually land far above it.
 MAX_IR_VERSION = 100
 
-#: how long the loader waits for the start-up's UTF-8 probe once it has parsed the file; by
-#: then the probe has usually answered (it started with the process and does less), and a
-#: probe still running after this long is on a machine too busy for it to pay: the loader
-#: walks the names itself, as it does without a probe (0.3 s on an 11.8k-node export)
-PROBE_WAIT_S = 1.0
 
 
 @dataclass
@@ -88,7 +83,7 @@ def load_model(path: str | os.PathLike, *, data_dir: str | os.PathLike | None = 
     force_text = resolved.suffix.lower() in TEXT_SUFFIXES
     try:
         return _load(data, resolved, base, force_text=force_text, display=str(raw_path),
-                     names_clean=(lambda: probe.all_utf8(identity(st), PROBE_WAIT_S)) if probe else None)
+                     names_clean=(lambda: probe.verdict(identity(st)) is True) if probe else None)
     finally:
         if probe is not None:
             probe.cancel()  # a no-op once it answered; stops it when the load ended early
@@ -102,9 +97,9 @@ def load_model_from_bytes(data: bytes, *, base_dir: str | os.PathLike | None = N
 
 def _load(data: bytes, path: Path | None, base: Path | None, *, force_text: bool, display: str,
           names_clean: Callable[[], bool] | None = None) -> LoadedModel:
-    """Parse ``data``; ``names_clean`` answers "is every string field UTF-8?" when something
-    already knows (the start-up's probe, :mod:`editor.io.utf8_probe`): then the loader does
-    not walk the names itself."""
+    """Parse ``data``; ``names_clean`` answers True once something else knows that every
+    string field is UTF-8 (the start-up's probe, :mod:`editor.io.utf8_probe`): the loader's
+    own walk of the names stops then."""
     try:
         if not data:
             raise LoadError(f"'{display}' is empty, not an ONNX model")
@@ -124,7 +119,7 @@ def _load(data: bytes, path: Path | None, base: Path | None, *, force_text: bool
                     model, fmt = _parse_text(data, display), "text"
                 else:
                     raise LoadError(f"'{display}' is not an ONNX model: {problem}")
-        raw_names = repair_names(model) if fmt == "binary" and not (names_clean and names_clean()) else []
+        raw_names = repair_names(model, names_clean) if fmt == "binary" else []
         store = ExternalDataStore(base)
         # text spells values out, so only a binary file bounds the size of raw data
         _validate_tensors(model, store, len(data) if fmt == "binary" else None, display)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,10 +73,28 @@ class RawName:
 _ANCHOR_LISTS = ("node", "input", "output", "value_info", "initializer")
 
 
-def repair_names(model: onnx.ModelProto) -> list[RawName]:
-    """Replace every non-UTF-8 string field of ``model`` by its repaired text (in place)."""
+class _KnownClean(Exception):
+    """Raised inside the check when ``known_clean()`` says the walk is not needed."""
+
+
+#: how many messages of one list the check reads between two calls of ``known_clean``
+_ASK_EVERY = 256
+
+
+def repair_names(model: onnx.ModelProto, known_clean: Callable[[], bool] | None = None) -> list[RawName]:
+    """Replace every non-UTF-8 string field of ``model`` by its repaired text (in place).
+
+    ``known_clean`` is asked before the walk and now and then during it; once it answers
+    True (every string field is known to be UTF-8: the start-up's probe, see
+    :mod:`editor.io.utf8_probe`) there is nothing to repair and the walk stops."""
     found: list[RawName] = []
-    if _has_raw(model):
+    try:
+        if known_clean is not None and known_clean():
+            return found
+        dirty = _has_raw(model, known_clean)
+    except _KnownClean:
+        return found
+    if dirty:
         _walk(model, found, anchor=None, inner=(), where="model", top=True)
     return found
 
@@ -157,17 +176,24 @@ def _value_info_raw(vi: onnx.ValueInfoProto) -> bool:
 _FAST = {"onnx.NodeProto": _node_raw, "onnx.ValueInfoProto": _value_info_raw}
 
 
-def _has_raw(msg: Message) -> bool:
-    """True when some string field of ``msg`` or any message inside it is not UTF-8."""
+def _has_raw(msg: Message, known_clean: Callable[[], bool] | None = None) -> bool:
+    """True when some string field of ``msg`` or any message inside it is not UTF-8
+    (``known_clean``: see :func:`repair_names`; asked in the lists of the model and its
+    graphs, where the bulk is)."""
     strings, messages = _set_fields(msg)
     for fd, value in strings:
         if _raw(value) if not _is_repeated(fd) else _any_raw(value):
             return True
+    read = 0
     for fd in messages:
         items = getattr(msg, fd.name)
         for item in (items if _is_repeated(fd) else (items,)):
+            if known_clean is not None:
+                read += 1
+                if read % _ASK_EVERY == 0 and known_clean():
+                    raise _KnownClean
             fast = _FAST.get(item.DESCRIPTOR.full_name)
-            if fast(item) if fast is not None else _has_raw(item):
+            if fast(item) if fast is not None else _has_raw(item, known_clean):
                 return True
     return False
 

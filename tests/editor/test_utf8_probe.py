@@ -18,7 +18,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from editor.io import load_model
-from editor.io import load as load_module
+from editor.io import names
 from editor.io import prefetch as pf
 from editor.io import utf8_probe
 from tests.editor.test_name_repair_fields import DATA, TOKENS
@@ -54,23 +54,55 @@ def _padded_model(path: Path, name: str) -> None:
     path.write_bytes(data.replace(b"QQ", b"Q\xff") if name == "QQ" else data)
 
 
+def _probe_of(path: Path) -> utf8_probe.Probe:
+    probe = pf._reads[os.path.realpath(path)].probe
+    if probe is None:
+        pytest.skip("one core: no probe is started")
+    return probe
+
+
 def test_a_clean_file_is_not_walked_and_a_bad_one_is_repaired(tmp_path: Path, monkeypatch) -> None:
     walked = []
-    real_repair = load_module.repair_names
-    monkeypatch.setattr(load_module, "repair_names", lambda m: walked.append(1) or real_repair(m))
+    real_check = names._has_raw
+    monkeypatch.setattr(names, "_has_raw", lambda *a: walked.append(1) or real_check(*a))
     clean = tmp_path / "clean.onnx"
     _padded_model(clean, "fine")
     pf.prefetch(clean)
+    _probe_of(clean).process.wait(timeout=60)  # its verdict is in when the loader asks
     assert load_model(clean).model.graph.node[0].name == "fine"
     assert walked == [], "the probe said the file is clean, yet the loader walked its names"
 
     bad = tmp_path / "bad.onnx"
     _padded_model(bad, "QQ")
     pf.prefetch(bad)
+    _probe_of(bad).process.wait(timeout=60)
     loaded = load_model(bad)
-    assert walked == [1], "the loader did not walk the names of a file the probe found bad"
+    assert walked, "the loader did not walk the names of a file the probe found bad"
     assert loaded.model.graph.node[0].name == "Q\ufffd" and [r.raw for r in loaded.raw_names] == [b"Q\xff"], (
         f"the bad name was not repaired: {loaded.model.graph.node[0].name!r}")
+
+
+def _many_nodes(count: int) -> onnx.ModelProto:
+    nodes = [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"n{i}") for i in range(count)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info(f"v{count}", TensorProto.FLOAT, [1])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_the_walk_stops_once_the_probe_says_clean() -> None:
+    """A verdict that comes while the loader walks the names ends the walk there."""
+    asked = []
+    assert names.repair_names(_many_nodes(3000), lambda: asked.append(1) or len(asked) >= 3) == []
+    assert len(asked) == 3, f"the walk went on after the verdict came, or never asked: {len(asked)} questions"
+
+
+def test_a_walk_without_a_verdict_still_repairs() -> None:
+    model = _many_nodes(1000)
+    data = model.SerializeToString().replace(b"n999", b"n\xff99")
+    broken = onnx.ModelProto()
+    broken.ParseFromString(data)
+    found = names.repair_names(broken, lambda: False)
+    assert [r.raw for r in found] == [b"n\xff99"], f"with no verdict the walk must find the bad name: {found}"
 
 
 def test_a_probe_of_another_version_of_the_file_is_not_trusted(tmp_path: Path) -> None:
@@ -83,20 +115,23 @@ def test_a_probe_of_another_version_of_the_file_is_not_trusted(tmp_path: Path) -
     first = os.stat(path).st_mtime_ns
     _padded_model(path, "other")  # rewritten, clean too, with a new modification time
     os.utime(path, ns=(first + 10**9, first + 10**9))
-    assert probe.all_utf8(utf8_probe.identity(os.stat(path)), timeout=60) is False, (
+    assert probe.verdict(utf8_probe.identity(os.stat(path)), timeout=60) is False, (
         "the verdict on the file before it was rewritten was applied to the new one")
     same = utf8_probe.start(str(path))
-    assert same is not None and same.all_utf8(utf8_probe.identity(os.stat(path)), timeout=60) is True
+    assert same is not None and same.verdict(utf8_probe.identity(os.stat(path)), timeout=60) is True
 
 
-def test_a_probe_that_does_not_answer_in_time_is_stopped(tmp_path: Path) -> None:
+def test_a_probe_at_work_gives_no_verdict_and_can_be_stopped(tmp_path: Path) -> None:
     path = tmp_path / "m.onnx"
     path.write_bytes(DATA)
     probe = utf8_probe.start(str(path))
     if probe is None:
         pytest.skip("one core: no probe is started")
-    assert probe.all_utf8(utf8_probe.identity(os.stat(path)), timeout=0) is False, "no answer counts as unknown"
-    assert probe.process.poll() is not None, "the late probe was left running"
+    ident = utf8_probe.identity(os.stat(path))
+    assert probe.verdict(ident) is None, "a child that has not even started Python gave a verdict"
+    probe.cancel()
+    assert probe.process.poll() is not None, "the probe was left running"
+    assert probe.verdict(ident) is False, "a stopped probe's verdict must be 'not known clean'"
 
 
 def test_the_child_runs_without_the_application(tmp_path: Path) -> None:
