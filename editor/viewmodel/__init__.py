@@ -354,7 +354,8 @@ def build_display_graph(
     # same tree: reading 3k NodeProtos again cost as much as onnx.load of the file)
     table = groups.table if groups is not None and expanded is not None else None
     if table is None or table.nodes is not nodes or len(table) != len(nodes):
-        table = node_table(nodes)
+        # (a grouped view without a tree builds one: the scoped names are read in the same pass)
+        table = node_table(nodes, scoped_name if expanded is not None and groups is None else None)
     b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values, table)
     b.index_values()
     b.open_set = set(expanded) if bodies is not None and expanded is not None else set()
@@ -466,7 +467,8 @@ class _DisplayBuild:
         elif groups is not None:
             self.tree = groups
         else:
-            self.tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn, self.table)
+            names = self.table.names   # (read with the table: see build_display_graph)
+            self.tree = build_group_tree([names[i] for i in drawn], drawn, self.table)
         # Weight-preparation chains fold into their consumer (after the tree: a folded node still
         # belongs to its name scope, it is only not drawn as a box of its own).
         known = set(self.initializers)
@@ -1124,9 +1126,10 @@ def group_tree(graph: onnx.GraphProto) -> GroupTree:
     """The group hierarchy of ``graph`` (what :func:`build_display_graph` would build)."""
     outs = {vi.name for vi in graph.output}
     nodes = graph.node
-    table = node_table(nodes)
+    table = node_table(nodes, scoped_name)
     drawn = [i for i in range(len(table)) if not _weight_constant(table, i, outs)]
-    names = [scoped_name(nodes[i]) for i in drawn]
+    every = table.names
+    names = [every[i] for i in drawn]
     tree = build_group_tree(names, drawn, table)
     tree.names = dict(zip(drawn, names))
     return tree

@@ -494,11 +494,13 @@ def _instance_dirs(node_dir: list[str], preds: Sequence[tuple[int, ...]],
             by_dir[d] = [k]
         else:
             ks.append(k)
-    segs = {d: [p for p in d.split("/") if p] for d in by_dir}
-    if _uninterrupted(by_dir, segs):
+    scopes = _dir_scopes(by_dir)
+    if _uninterrupted(by_dir, scopes):
         # every call of _calls would answer "one call": each directory is its own path
-        path_of = {d: "/" + "/".join(c) if c else "" for d, c in segs.items()}
+        path_of = {d: s[-1] if s else "" for d, s in scopes.items()}
+        path_of[""] = ""
         return [path_of[d] for d in node_dir]
+    segs = {d: [p for p in d.split("/") if p] for d in by_dir}
     depth = max((len(c) for c in segs.values()), default=0)
     #: (prefix so far, directory, its positions with that prefix, ascending)
     classes: list[tuple[str, str, list[int]]] = [("", d, ks) for d, ks in by_dir.items()]
@@ -559,18 +561,17 @@ def _instance_dirs(node_dir: list[str], preds: Sequence[tuple[int, ...]],
     return prefix
 
 
-def _uninterrupted(by_dir: Mapping[str, list[int]], segs: Mapping[str, list[str]]) -> bool:
+def _uninterrupted(by_dir: Mapping[str, list[int]], scopes: Mapping[str, list[str]]) -> bool:
     """True when the nodes of every scope, at every depth, are consecutive in graph order
     (no node of another scope runs between a scope's first and last): then no scope is
-    called more than once. ``by_dir``: each directory's positions, ascending."""
-    span: dict[tuple[str, ...], list[int]] = {}   # scope -> [first, last, count]
+    called more than once. ``by_dir``: each directory's positions, ascending; ``scopes``:
+    the scopes each directory lies in (:func:`_dir_scopes`)."""
+    span: dict[str, list[int]] = {}   # scope -> [first, last, count]
     for d, ks in by_dir.items():
-        c = segs[d]
-        for t in range(1, len(c) + 1):
-            key = tuple(c[:t])
-            s = span.get(key)
+        for p in scopes.get(d, ()):
+            s = span.get(p)
             if s is None:
-                span[key] = [ks[0], ks[-1], len(ks)]
+                span[p] = [ks[0], ks[-1], len(ks)]
             else:
                 if ks[0] < s[0]:
                     s[0] = ks[0]
