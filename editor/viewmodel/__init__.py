@@ -442,8 +442,9 @@ class _DisplayBuild:
         weight_const: dict[str, str] = {}
         hidden = bytearray(len(nodes))  # 1 = node not drawn (a Constant used only as a weight)
         t = self.table
+        ops = t.op
         for i, outs in enumerate(t.outputs):
-            if _weight_constant(t, i, output_set):
+            if ops[i] == "Constant" and _weight_constant(t, i, output_set):   # (the cheap test first)
                 weight_const[outs[0]] = _constant_text(nodes[i])
                 v = _constant_value_text(nodes[i])
                 if v is not None:
@@ -654,6 +655,7 @@ class _DisplayBuild:
         outer_weights, captured, group_in_ports = self.outer_weights, self.captured, self.group_in_ports
         src_of, add_edge = self.src_of, self.add_edge
         producer_get = self.producer.get
+        graph_input_set = self.graph_input_set
         opsets = self.opsets
         default_domain_opset = opsets.get("", opsets.get("ai.onnx"))
         inputs = self.table.inputs
@@ -665,11 +667,14 @@ class _DisplayBuild:
                 # group and produce nothing; only boundary crossings become (merged) edges.
                 for value in (*inputs[i], *body_in) if body_in else inputs[i]:
                     p = producer_get(value)
-                    if p is not None and rep[p[0]] is r:
+                    if p is not None:
+                        if rep[p[0]] is r:
+                            continue
+                        s = src_of(value, r)
+                    elif not value:
                         continue
-                    if not value:
-                        continue
-                    s = src_of(value, r)
+                    else:   # a weight, a graph input or a value of an enclosing graph
+                        s = (f"in:{value}", 0) if value in graph_input_set else None
                     if s is None:
                         if (captured is not None and value not in initializers and value not in weight_const
                                 and not (outer_weights and value in outer_weights)):
@@ -1127,7 +1132,8 @@ def group_tree(graph: onnx.GraphProto) -> GroupTree:
     outs = {vi.name for vi in graph.output}
     nodes = graph.node
     table = node_table(nodes, scoped_name)
-    drawn = [i for i in range(len(table)) if not _weight_constant(table, i, outs)]
+    ops = table.op
+    drawn = [i for i in range(len(table)) if ops[i] != "Constant" or not _weight_constant(table, i, outs)]
     every = table.names
     names = [every[i] for i in drawn]
     tree = build_group_tree(names, drawn, table)

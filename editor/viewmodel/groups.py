@@ -169,13 +169,14 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int],
         node_dir.append(d)
     preds = _predecessors(nodes, indices) if nodes is not None else None
     instances: dict[str, tuple[str, int, int]] = {}
+    made: dict[str, list[str]] = {"": []}   # the scopes of each directory, made once
     if preds is not None:
         _adopt_scopeless(node_dir, preds)
-        node_dir = _instance_dirs(node_dir, preds, instances)
+        node_dir = _instance_dirs(node_dir, preds, instances, made)
     dir_count: dict[str, int] = {}
     for d in node_dir:
         dir_count[d] = dir_count.get(d, 0) + 1
-    dir_scopes = _dir_scopes(dir_count)
+    dir_scopes = _dir_scopes(dir_count, made)
     count: dict[str, int] = {}
     for d, c in dir_count.items():
         for p in dir_scopes.get(d, ()):
@@ -268,9 +269,10 @@ def build_group_tree(names: Sequence[str], indices: Sequence[int],
     return tree
 
 
-def _dir_scopes(dirs: Iterable[str]) -> dict[str, list[str]]:
-    """``scopes_of(d + "/x")`` of every non-empty directory ``d``, each made from its parent's."""
-    out: dict[str, list[str]] = {"": []}
+def _dir_scopes(dirs: Iterable[str], made: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """``scopes_of(d + "/x")`` of every non-empty directory ``d``, each made from its
+    parent's; ``made`` (``{"": []}`` at first) keeps them for the next call."""
+    out = made if made is not None else {"": []}
     for d in dirs:
         pending = []
         while d not in out:
@@ -293,9 +295,19 @@ def _predecessors(nodes: NodeTable, indices: Sequence[int]) -> list[tuple[int, .
     inputs, outputs = nodes.inputs, nodes.outputs
     for k, i in enumerate(indices):
         ins = inputs[i]
-        if len(ins) == 1:   # (a set of one is that one: most nodes read one or two values)
+        # (as tuple(set of them) would give, without a set for one or two: most nodes read
+        # one or two values, often one a weight)
+        if len(ins) == 1:
             p = get(ins[0])
             out.append(() if p is None else (p,))
+        elif len(ins) == 2:
+            a, b = get(ins[0]), get(ins[1])
+            if a is None:
+                out.append(() if b is None else (b,))
+            elif b is None or a == b:
+                out.append((a,))
+            else:
+                out.append(tuple({a, b}))
         else:
             out.append(tuple({p for p in map(get, ins) if p is not None}))
         for o in outputs[i]:
@@ -472,7 +484,8 @@ def _adopt_scopeless(node_dir: list[str], preds: Sequence[tuple[int, ...]]) -> N
 
 
 def _instance_dirs(node_dir: list[str], preds: Sequence[tuple[int, ...]],
-                   instances: dict[str, tuple[str, int, int]]) -> list[str]:
+                   instances: dict[str, tuple[str, int, int]],
+                   made: dict[str, list[str]] | None = None) -> list[str]:
     """Scope directories with every scope split into the calls it holds, in execution order.
 
     # NOTE: a torch module called several times (a layer reused 7 times, a shared norm)
@@ -483,7 +496,8 @@ def _instance_dirs(node_dir: list[str], preds: Sequence[tuple[int, ...]],
     # call: each call is then a group of its own (``/mol_layer``, ``/mol_layer#2`` ...)
     # that no path leaves and re-enters, so a closed call never feeds itself. Scopes are
     # split outermost first; an inner scope is split within each call of its parent.
-    ``instances`` gets ``path -> (label, k, n)`` for every call of a split scope."""
+    ``instances`` gets ``path -> (label, k, n)`` for every call of a split scope; ``made``
+    is :func:`_dir_scopes`'s memory."""
     # NOTE: speed. The work is per class of nodes that share a directory and the calls
     # above it, not per node: looping over the 11.8k nodes once per scope level was most of
     # this function on a dynamo export (2.6k directories, five levels).
@@ -494,7 +508,7 @@ def _instance_dirs(node_dir: list[str], preds: Sequence[tuple[int, ...]],
             by_dir[d] = [k]
         else:
             ks.append(k)
-    scopes = _dir_scopes(by_dir)
+    scopes = _dir_scopes(by_dir, made)
     if _uninterrupted(by_dir, scopes):
         # every call of _calls would answer "one call": each directory is its own path
         path_of = {d: s[-1] if s else "" for d, s in scopes.items()}
