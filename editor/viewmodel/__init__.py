@@ -198,16 +198,20 @@ def _attr_text(attr: onnx.AttributeProto) -> str | None:
 def _value_text(t: onnx.TensorProto) -> str | None:
     """``"1.414"``, ``"[0, 1]"``: the value of a tensor of at most :data:`MAX_VALUE_ELEMS`
     elements stored in the file; None for bigger tensors and data kept outside the file."""
-    n = 1
-    for d in t.dims:
-        n *= d
-    if n > MAX_VALUE_ELEMS or t.data_location == onnx.TensorProto.EXTERNAL:
+    if _numel(t.dims) > MAX_VALUE_ELEMS or t.data_location == onnx.TensorProto.EXTERNAL:
         return None
     try:
         a = numpy_helper.to_array(t)
     except Exception:  # a damaged or exotic tensor keeps its shape text
         return None
     return _format_values(a.reshape(-1).tolist(), a.ndim == 0)
+
+
+def _numel(dims: Sequence[int]) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
 
 
 def _format_values(values: Sequence[object], scalar: bool) -> str | None:
@@ -350,7 +354,8 @@ def build_display_graph(
     # same tree: reading 3k NodeProtos again cost as much as onnx.load of the file)
     table = groups.table if groups is not None and expanded is not None else None
     if table is None or table.nodes is not nodes or len(table) != len(nodes):
-        table = node_table(nodes)
+        # (a grouped view without a tree builds one: the scoped names are read in the same pass)
+        table = node_table(nodes, scoped_name if expanded is not None and groups is None else None)
     b = _DisplayBuild(graph, node_ids, opsets, value_info, _captured, _outer_weights, _outer_values, table)
     b.index_values()
     b.open_set = set(expanded) if bodies is not None and expanded is not None else set()
@@ -407,13 +412,21 @@ class _DisplayBuild:
         graph, nodes = self.graph, self.nodes
         initializers: dict[str, str] = {}
         values = self.values
+        texts: dict[tuple[tuple[int, ...], int], tuple[str, int]] = {}   # (dims, dtype) -> (text, elements)
         for t in graph.initializer:
-            initializers[t.name] = _tensor_text(t.dims, t.data_type)
-            v = _value_text(t)
+            name = t.name
+            dims = tuple(t.dims)
+            key = (dims, t.data_type)
+            known = texts.get(key)
+            if known is None:
+                known = texts[key] = (_tensor_text(dims, key[1]), _numel(dims))
+            initializers[name] = known[0]
+            # (only a small tensor has a value text: the big ones skip reading the rest)
+            v = _value_text(t) if known[1] <= MAX_VALUE_ELEMS else None
             if v is not None:
-                values[t.name] = v
+                values[name] = v
             else:
-                values.pop(t.name, None)  # a local weight hides an outer one of the same name
+                values.pop(name, None)  # a local weight hides an outer one of the same name
         for st in graph.sparse_initializer:
             initializers[st.values.name] = _tensor_text(st.dims, st.values.data_type) + " sparse"
         self.initializers = initializers
@@ -422,16 +435,7 @@ class _DisplayBuild:
         self.output_names = [vi.name for vi in graph.output]
         self.output_set = output_set = set(self.output_names)
 
-        vis: dict[str, onnx.ValueInfoProto] = {}
-        for vi in graph.value_info:
-            vis[vi.name] = vi
-        for vi in graph.input:
-            vis[vi.name] = vi
-        for vi in graph.output:
-            vis[vi.name] = vi
-        if self.value_info:
-            vis.update(self.value_info)
-        self.vis = vis
+        self.vis = _Declared(graph, self.value_info)
 
         # Producers of every value, and Constant nodes that are drawn as weights instead.
         producer: dict[str, tuple[int, int]] = {}
@@ -463,7 +467,8 @@ class _DisplayBuild:
         elif groups is not None:
             self.tree = groups
         else:
-            self.tree = build_group_tree([scoped_name(nodes[i]) for i in drawn], drawn, self.table)
+            names = self.table.names   # (read with the table: see build_display_graph)
+            self.tree = build_group_tree([names[i] for i in drawn], drawn, self.table)
         # Weight-preparation chains fold into their consumer (after the tree: a folded node still
         # belongs to its name scope, it is only not drawn as a box of its own).
         known = set(self.initializers)
@@ -658,7 +663,7 @@ class _DisplayBuild:
             if r[0] == "g":
                 # Fast path for nodes inside a closed group: most inputs come from the same
                 # group and produce nothing; only boundary crossings become (merged) edges.
-                for value in (*inputs[i], *body_in):
+                for value in (*inputs[i], *body_in) if body_in else inputs[i]:
                     p = producer_get(value)
                     if p is not None and rep[p[0]] is r:
                         continue
@@ -936,6 +941,49 @@ class _DisplayBuild:
             out_boxes[k + 1:k + 1] = extra
 
 
+class _Declared(Mapping[str, onnx.ValueInfoProto]):
+    """The value infos of a graph by name (its ``value_info``, inputs and outputs, a later
+    one winning), overridden by ``given`` (the caller's, e.g. the shapes the window shows).
+
+    # NOTE: speed. The graph's own are indexed on the first name ``given`` lacks: a caller
+    # that gives them all (the window does) never pays for reading the 13.6k value infos of
+    # the 11.8k-node export again, for the few hundred edges of its first view."""
+
+    def __init__(self, graph: onnx.GraphProto, given: Mapping[str, onnx.ValueInfoProto] | None) -> None:
+        self._graph = graph
+        self._given = given or {}
+        self._own: dict[str, onnx.ValueInfoProto] | None = None
+
+    def _graph_infos(self) -> dict[str, onnx.ValueInfoProto]:
+        own = self._own
+        if own is None:
+            own = self._own = {}
+            g = self._graph
+            for vi in g.value_info:
+                own[vi.name] = vi
+            for vi in g.input:
+                own[vi.name] = vi
+            for vi in g.output:
+                own[vi.name] = vi
+        return own
+
+    def get(self, name: str, default: onnx.ValueInfoProto | None = None) -> onnx.ValueInfoProto | None:  # type: ignore[override]
+        vi = self._given.get(name)
+        return vi if vi is not None else self._graph_infos().get(name, default)
+
+    def __getitem__(self, name: str) -> onnx.ValueInfoProto:
+        vi = self.get(name)
+        if vi is None:
+            raise KeyError(name)
+        return vi
+
+    def __iter__(self):
+        return iter({**self._graph_infos(), **self._given})
+
+    def __len__(self) -> int:
+        return len({**self._graph_infos(), **self._given})
+
+
 class _Numel(Mapping[str, int]):
     """Element count of a value whose shape is fully known (from the value infos), -1 else."""
 
@@ -1078,9 +1126,10 @@ def group_tree(graph: onnx.GraphProto) -> GroupTree:
     """The group hierarchy of ``graph`` (what :func:`build_display_graph` would build)."""
     outs = {vi.name for vi in graph.output}
     nodes = graph.node
-    table = node_table(nodes)
+    table = node_table(nodes, scoped_name)
     drawn = [i for i in range(len(table)) if not _weight_constant(table, i, outs)]
-    names = [scoped_name(nodes[i]) for i in drawn]
+    every = table.names
+    names = [every[i] for i in drawn]
     tree = build_group_tree(names, drawn, table)
     tree.names = dict(zip(drawn, names))
     return tree

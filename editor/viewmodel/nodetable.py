@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import onnx
@@ -31,6 +31,8 @@ class NodeTable:
     outputs: list[list[str]]
     #: 1 where the node has a GRAPH/GRAPHS attribute (If, Loop, Scan, a custom op's body)
     body: bytearray
+    #: the ``name_of`` of every node, when the table was made with one (else empty)
+    names: list[str] = field(default_factory=list)
     _reads: dict[int, list[str]] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -46,14 +48,18 @@ class NodeTable:
         return out
 
 
-def node_table(nodes: Sequence[onnx.NodeProto]) -> NodeTable:
-    """The :class:`NodeTable` of ``nodes`` (a graph's ``node`` field)."""
+def node_table(nodes: Sequence[onnx.NodeProto], name_of: Callable[[onnx.NodeProto], str] | None = None) -> NodeTable:
+    """The :class:`NodeTable` of ``nodes`` (a graph's ``node`` field); with ``name_of``,
+    its ``names`` too (the group tree's scoped names: read in the same pass)."""
     op: list[str] = []
     domain: list[str] = []
     inputs: list[list[str]] = []
     outputs: list[list[str]] = []
+    names: list[str] = []
     body = bytearray(len(nodes))
     for i, n in enumerate(nodes):
+        if name_of is not None:
+            names.append(name_of(n))
         op.append(n.op_type)
         domain.append(n.domain)
         # a slice copies the names in one call (tuple(n.input) iterates the field: 4x slower)
@@ -64,4 +70,4 @@ def node_table(nodes: Sequence[onnx.NodeProto]) -> NodeTable:
                 if a.type in _BODY_TYPES:
                     body[i] = 1
                     break
-    return NodeTable(nodes, op, domain, inputs, outputs, body)
+    return NodeTable(nodes, op, domain, inputs, outputs, body, names=names)
