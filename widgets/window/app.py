@@ -119,7 +119,7 @@ def _main(argv: Sequence[str] | None, resume_collector) -> int:
         return _screenshot(args, resume_collector)
     create_application()
     window = create_window(theme_choice=args.theme)
-    _when_started_up(window, resume_collector)
+    window.when_started_up(resume_collector)
     from editor.recovery import RecoveryStore
 
     window.editing.enable_recovery(RecoveryStore())  # recovery copies; offers a crash's leftovers
@@ -138,13 +138,6 @@ def _main(argv: Sequence[str] | None, resume_collector) -> int:
         # first run: something to look at; afterwards the start page offers sample and recents
         window.open_path(window.start_page.sample_path)
     return QApplication.instance().exec()
-
-
-def _when_started_up(window, call) -> None:
-    """``call()`` once ``window``'s start-up is over (now, if it already is)."""
-    window.startupDone.connect(call)
-    if window.started_up:
-        call()
 
 
 def _import_core_first() -> None:
@@ -191,7 +184,7 @@ def _shoot(args: argparse.Namespace, settings_dir: str, result: dict, stop: dict
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir)
     app = create_application()
     window = create_window(theme_choice=args.theme or "light")
-    _when_started_up(window, resume_collector)
+    window.when_started_up(resume_collector)
     window.interactive_errors = False
     window.resize(*SCREENSHOT_SIZE)
     window.show()

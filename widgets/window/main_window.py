@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QStackedWidget, QTabWidget
+from shiboken6 import isValid
 
 from editor.errors import ExternalDataError, StudioError
 from widgets.window import layout as window_layout
@@ -133,7 +134,7 @@ class MainWindow(QMainWindow):
     def __getattr__(self, name: str):
         # NOTE: only for attributes not set yet: code that asks for a late dock before it
         # is installed (a test, --run, a menu action) gets it built then
-        if name in LATE_ATTRIBUTES and self.__dict__.get("_late_docks") == "waiting":
+        if name in LATE_ATTRIBUTES and self.__dict__.get("_late_docks") in ("waiting", "installing"):
             self.install_late_docks()
             return getattr(self, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -152,34 +153,73 @@ class MainWindow(QMainWindow):
     def _install_late_docks_unless_opening(self) -> None:
         """At the next event-loop pass, :meth:`install_late_docks` unless a model is being
         opened by then (its picture installs them)."""
-        QTimer.singleShot(0, self, lambda: None if self._opening() else self.install_late_docks())
+        QTimer.singleShot(0, self, lambda: None if self._opening() else self._install_late_docks_in_steps())
 
     def install_late_docks(self) -> None:
         """The Run, Diff, Compare Runs, Generate and Quantization docks with their menus
-        (Run, Tools ▸ Compare…, Surgery ▸ Quantize…). They are hidden until used, and their
-        modules (onnxruntime's front end, the debugger, the decoder, the quantizer) cost a
-        third of a second of start-up CPU, so the application installs them after the first
-        picture; once installed the window is the same as one that built them at once (a
-        test compares the two)."""
-        if self._late_docks != "waiting":
-            return
-        self._late_docks = "installing"
-        from widgets.compare import install_compare
-        from widgets.compare.diff_owner import install_diff_owner
-        from widgets.diffview import install_diff_view
-        from widgets.generate import install_generate_dock
-        from widgets.numeric import install_numeric_dock
-        from widgets.quantize import install_quantize
-        from widgets.run import install_run_dock
+        (Run, Tools ▸ Compare…, Surgery ▸ Quantize…), all that is not installed yet, now.
+        They are hidden until used, and their modules (onnxruntime's front end, the
+        debugger, the decoder, the quantizer) cost a third of a second of start-up CPU, so
+        the application installs them after the first picture
+        (:meth:`_install_late_docks_in_steps`); once installed the window is the same as
+        one that built them at once (a test compares the two)."""
+        while self._next_late_step():
+            pass
 
-        run_dock = install_run_dock(self)  # tabbed with Problems
-        run_dock.profiled.connect(self.cost.set_profile)
-        install_compare(self)  # sets self.compare_dock, tabbed with the Run dock
-        install_diff_owner(self)  # the Diff dock's caption naming the document it compares
-        install_diff_view(self)  # Compare Side by Side, What Did I Change?, F8 / Shift+F8
-        install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
-        install_generate_dock(self)  # sets self.generate_dock (Generate Text), tabbed with Compare Runs
-        install_quantize(self)  # sets self.quantize_dock; Surgery ▸ Quantize… (registry action surgery.quantize)
+    def _install_late_docks_in_steps(self) -> None:
+        """:meth:`install_late_docks`, one dock per pass of the event loop: the window
+        answers a click or a scroll between two (all at once froze it for a second and a
+        half after the first picture of the 11.8k-node export)."""
+        if self._next_late_step():
+            QTimer.singleShot(0, self, self._install_late_docks_in_steps)
+
+    def _next_late_step(self) -> bool:
+        """Install the next late dock; False once none is left."""
+        if self._late_docks == "waiting":
+            self._late_docks = "installing"
+            self._late_steps = self._late_dock_steps()
+        if self._late_docks != "installing" or not self._late_steps:
+            return False
+        self._late_steps.pop(0)()
+        return self._late_docks == "installing"
+
+    def _late_dock_steps(self) -> list:
+        def run() -> None:
+            from widgets.run import install_run_dock
+
+            run_dock = install_run_dock(self)  # tabbed with Problems
+            run_dock.profiled.connect(self.cost.set_profile)
+
+        def compare() -> None:
+            from widgets.compare import install_compare
+            from widgets.compare.diff_owner import install_diff_owner
+
+            install_compare(self)  # sets self.compare_dock, tabbed with the Run dock
+            install_diff_owner(self)  # the Diff dock's caption naming the document it compares
+
+        def diff_view() -> None:
+            from widgets.diffview import install_diff_view
+
+            install_diff_view(self)  # Compare Side by Side, What Did I Change?, F8 / Shift+F8
+
+        def numeric() -> None:
+            from widgets.numeric import install_numeric_dock
+
+            install_numeric_dock(self)  # sets self.numeric_dock (Compare Runs), tabbed with the Diff dock
+
+        def generate() -> None:
+            from widgets.generate import install_generate_dock
+
+            install_generate_dock(self)  # sets self.generate_dock (Generate Text), tabbed with Compare Runs
+
+        def quantize() -> None:
+            from widgets.quantize import install_quantize
+
+            install_quantize(self)  # sets self.quantize_dock; Surgery ▸ Quantize… (registry action surgery.quantize)
+
+        return [run, compare, diff_view, numeric, generate, quantize, self._late_docks_placed]
+
+    def _late_docks_placed(self) -> None:
         self._late_docks = "installed"
         if not self._docking_installed:
             return  # the constructor goes on: install_docking and restoreState see them
@@ -369,19 +409,37 @@ class MainWindow(QMainWindow):
             # the first picture goes on screen now, before the panels fill in (the outline
             # of 11.8k nodes takes a while); the view was fitted when the layout arrived
             tab.canvas.view.viewport().repaint()
-        from editor.runtime.memory import freeze_heap
-
-        # NOTE: the late docks first, then the panels: the Cost panel starts its job on a
-        # thread, and ~100 module imports made while a thread computes wait for the GIL at
-        # each file-system call (up to a switch interval each): the window froze 2.7-3.1 s
-        # after the export's first picture in that order, 1.6-1.9 s in this one.
-        self.install_late_docks()  # (after the picture: see __init__)
-        self._panels_follow(tab)
-        freeze_heap()  # the model's objects stay out of the collector's full passes
-        freeze_when_settled(self, tab)  # and what its opening makes after the picture
         self._update_busy()
         if tab is self.current_tab():
             window_layout.update_status(self)
+        # NOTE: the late docks first, one per pass of the event loop, then the panels: the
+        # Cost panel starts its job on a thread, and the ~100 module imports of the late
+        # docks, made while a thread computes, waited for the GIL at each file-system call
+        # (up to a switch interval each). The window froze 2.7-3.1 s after the export's
+        # first picture with the panels first and the docks at once.
+        self._install_late_docks_in_steps()  # (after the picture: see __init__)
+        self.when_started_up(lambda: self._model_shown(tab))
+
+    def when_started_up(self, call) -> None:
+        """``call()`` once the late docks are installed (now, if they are)."""
+        if self.started_up:
+            call()
+            return
+
+        def once() -> None:
+            self.startupDone.disconnect(once)
+            call()
+
+        self.startupDone.connect(once)
+
+    def _model_shown(self, tab: DocumentTab) -> None:
+        from editor.runtime.memory import freeze_heap
+
+        if not isValid(tab) or self.tabs.indexOf(tab) < 0:
+            return  # closed meanwhile
+        self._panels_follow(tab)
+        freeze_heap()  # the model's objects stay out of the collector's full passes
+        freeze_when_settled(self, tab)  # and what its opening makes after the picture
         self.modelShown.emit(tab)
 
     def _on_tab_busy(self, busy: bool) -> None:
