@@ -478,7 +478,7 @@ class _DisplayBuild:
             known.update(self.outer_weights)
         unfold_ids = set(unfold) if unfold else set()
         fold_to = fold_weight_chains(self.table, hidden, known, self.output_set,
-                                     {i for i in range(n) if node_ids[i] in unfold_ids})
+                                     {i for i in range(n) if node_ids[i] in unfold_ids} if unfold_ids else set())
         if fold_to:
             outer = {**self.initializers, **self.weight_const, **(self.outer_weights or {})}
             texts, kept = chain_texts(nodes, fold_to, outer, self.values)
@@ -506,7 +506,7 @@ class _DisplayBuild:
         if self.outer_weights:
             known.update(self.outer_weights)
         pl = fold_plumbing(self.table, hidden, known, self.output_set,
-                           {i for i in drawn if node_ids[i] in unfold_ids}, _Numel(self.vis))
+                           {i for i in drawn if node_ids[i] in unfold_ids} if unfold_ids else set(), _Numel(self.vis))
         if not pl.hidden:
             return drawn
         outputs = self.table.outputs
