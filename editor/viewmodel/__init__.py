@@ -827,7 +827,10 @@ class _DisplayBuild:
             if c is not None:
                 w = min(MAX_W, (len(f"{size[c]} identical blocks · {b.child_count} nodes") + 2) * SMALL_CHAR_W + PAD_X)
                 if w > b.width:
-                    self.boxes[k] = replace(b, width=float(round(w)))
+                    # (positionally, as in _with_used_ports: ``replace`` was most of this loop)
+                    v = list(_box_fields(b))
+                    v[_WIDTH] = float(round(w))
+                    self.boxes[k] = Box(*v)
 
     def place_in_groups(self, expanded: Collection[str] | None) -> None:
         """The open group each box lies in, every open group's parent, and their labels."""
@@ -1020,7 +1023,7 @@ class _Numel(Mapping[str, int]):
 
 _BOX_FIELDS = tuple(f.name for f in fields(Box))
 _box_fields = attrgetter(*_BOX_FIELDS)   # every field of a Box, in order, in one call
-_IN_PORTS, _OUT_PORTS, _OUT_X = (_BOX_FIELDS.index(f) for f in ("in_ports", "out_ports", "out_x"))
+_IN_PORTS, _OUT_PORTS, _OUT_X, _WIDTH = (_BOX_FIELDS.index(f) for f in ("in_ports", "out_ports", "out_x", "width"))
 
 
 def _with_used_ports(boxes: list[Box], edges) -> list[Box]:
