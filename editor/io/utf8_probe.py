@@ -113,6 +113,7 @@ def start(path: str) -> Probe | None:
         process = subprocess.Popen(
             [sys.executable, "-I", os.path.abspath(__file__), path],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),  # Windows: no console flashes up
         )
     except OSError:
         return None
