@@ -34,7 +34,8 @@ Identity = utf8_probe.Identity
 
 #: files from this size up get a UTF-8 probe: below it the loader's own walk of the names
 #: costs a few milliseconds, less than starting a process. Above the upper bound the probe's
-#: copy of the file (it reads and parses it too) costs more memory than the walk saves time.
+#: copy of what it parses (all but the main graph's weights) could cost more memory than the
+#: walk saves time.
 PROBE_MIN_BYTES = 1 << 20
 PROBE_MAX_BYTES = 1 << 30
 

@@ -146,3 +146,47 @@ def test_the_child_runs_without_the_application(tmp_path: Path) -> None:
     heavy = sorted(m for m in imported if m.split(".")[0] in ("editor", "widgets", "numpy", "onnx")
                    and m != "onnx.onnx_ml_pb2")
     assert not heavy, f"the probe imported {heavy}"
+
+
+def _encode_varint(value: int) -> bytes:
+    return utf8_probe._encode_varint(value)
+
+
+def _tensor_bytes(name: bytes, raw: bytes, raw_first: bool) -> bytes:
+    """A TensorProto on the wire (dims, data_type, name, raw_data), raw_data first if asked."""
+    dims = b"\x08" + _encode_varint(len(raw) // 4)
+    dtype = b"\x10\x01"
+    name_f = b"\x42" + _encode_varint(len(name)) + name
+    raw_f = b"\x4a" + _encode_varint(len(raw)) + raw
+    return dims + dtype + (raw_f + name_f if raw_first else name_f + raw_f)
+
+
+def _model_with_tensor(tensor: bytes) -> bytes:
+    graph = b"\x2a" + _encode_varint(len(tensor)) + tensor + b"\x12\x01g"
+    return b"\x08\x08" + b"\x3a" + _encode_varint(len(graph)) + graph + b"\x42\x02\x10\x11"
+
+
+@pytest.mark.parametrize("raw_first", [False, True])
+def test_weights_are_left_out_but_never_their_names(tmp_path: Path, raw_first: bool) -> None:
+    """The probe skips the main graph's weight bytes (never text), in any field order, and
+    still reads every string around them."""
+    rng = np.random.default_rng(0)
+    raw = rng.integers(0, 256, 4096, dtype=np.uint8).tobytes()  # bytes that are not UTF-8
+    path = tmp_path / "m.onnx"
+    for name, expected in ((b"weight", True), (b"we\xffght", False)):
+        data = _model_with_tensor(_tensor_bytes(name, raw, raw_first))
+        model = onnx.ModelProto()
+        model.ParseFromString(data)  # what the loader sees: a valid model
+        assert bytes(model.graph.initializer[0].raw_data) == raw
+        path.write_bytes(data)
+        assert utf8_probe._judge(str(path))[2] is expected, f"name {name!r}, raw_data first: {raw_first}"
+
+
+def test_a_file_cut_short_gets_no_verdict(tmp_path: Path) -> None:
+    data = _model_with_tensor(_tensor_bytes(b"weight", b"\x00" * 4096, False))
+    path = tmp_path / "m.onnx"
+    for cut in (len(data) - 1, len(data) // 2, 3):
+        path.write_bytes(data[:cut])
+        assert utf8_probe._judge(str(path))[2] is not True, f"a file cut at byte {cut} was judged clean"
+    path.write_bytes(b"")
+    assert utf8_probe._judge(str(path))[2] is None, "an empty file was judged"

@@ -159,9 +159,17 @@ def test_the_window_answers_between_two_late_docks(qtbot, qapp, settings_dir, di
     passes = []
     beat = QTimer(win)
     beat.setInterval(0)
-    beat.timeout.connect(lambda: passes.append(("run_dock" in win.__dict__, win.started_up)))
+    menubars = []
+
+    def beat_once() -> None:
+        passes.append(("run_dock" in win.__dict__, win.started_up))
+        menubars.append(tuple(a.text().replace("&", "") for a in win.menuBar().actions()))
+
+    beat.timeout.connect(beat_once)
     beat.start()
     open_model(qtbot, win, sample_model_path())
     beat.stop()
     between = [p for p in passes if p == (True, False)]
     assert between, f"no pass of the event loop between the first late dock and the last: {sorted(set(passes))}"
+    misplaced = {bar for bar in menubars if bar and bar[-1] != "Help"}
+    assert not misplaced, f"a late menu showed after Help for a moment: {misplaced}"

@@ -181,7 +181,11 @@ class MainWindow(QMainWindow):
         if self._late_docks != "installing" or not self._late_steps:
             return False
         self._late_steps.pop(0)()
-        return self._late_docks == "installing"
+        if self._late_docks != "installing":
+            return False
+        if self._docking_installed:
+            self.registry.order_menubar(self.MENU_ORDER)  # a new menu (Run) takes its place at once
+        return True
 
     def _late_dock_steps(self) -> list:
         def run() -> None:
