@@ -520,14 +520,14 @@ def _instance_dirs(node_dir: list[str], preds: Sequence[tuple[int, ...]],
     classes: list[tuple[str, str, list[int]]] = [("", d, ks) for d, ks in by_dir.items()]
     done: list[tuple[str, str, list[int]]] = []   # classes whose directory has no more levels
     for t in range(depth):
-        scopes: dict[str, list[tuple[str, str, list[int]]]] = {}   # path at this level -> its classes
+        by_path: dict[str, list[tuple[str, str, list[int]]]] = {}   # path at this level -> its classes
         for cl in classes:
             c = segs[cl[1]]
             if len(c) > t:
-                scopes.setdefault(cl[0] + "/" + c[t], []).append(cl)
+                by_path.setdefault(cl[0] + "/" + c[t], []).append(cl)
             else:
                 done.append(cl)
-        members = {path: _merged([cl[2] for cl in cls]) for path, cls in scopes.items()}
+        members = {path: _merged([cl[2] for cl in cls]) for path, cls in by_path.items()}
         # paths in the order of their first node (the order a walk over the nodes meets them)
         members = dict(sorted(members.items(), key=lambda item: item[1][0]))
         merged_into: set[str] = set()
@@ -553,7 +553,7 @@ def _instance_dirs(node_dir: list[str], preds: Sequence[tuple[int, ...]],
             last = calls[-1] if calls else 0
             if not last:
                 for q in merged:
-                    split[q] = [(path, d, dks) for _, d, dks in scopes[q]]
+                    split[q] = [(path, d, dks) for _, d, dks in by_path[q]]
                 continue
             source = {k: q for q in merged for k in members[q]} if len(merged) > 1 else None
             made: dict[tuple[str, str, str], list[int]] = {}
