@@ -324,3 +324,19 @@ def test_links_made_on_first_use_are_exact_after_an_edit_made_before(kind: int) 
         doc.check_invariants()
         doc.redo()
         doc.check_invariants()
+
+
+def test_links_made_in_steps_are_exact_whenever_an_edit_comes() -> None:
+    """The window links an opened model's nodes a few thousand per pass of its event loop
+    (``ModelIndex.link_some``); an edit in between links the rest first, in order."""
+    for stop_after in (1, 3):
+        doc = Document(load(REAL / "ppocr_mobile_v2_cls.onnx"))
+        for _ in range(stop_after):
+            assert doc.index.link_some(5), "the nodes ran out after a few steps of five"
+        _edits_from_an_open(doc)[3]()
+        doc.check_invariants()
+    doc = Document(load(REAL / "ppocr_mobile_v2_cls.onnx"))
+    while doc.index.link_some(7):
+        pass
+    assert not any(s._unlinked for s in doc.index.scopes.values())
+    doc.check_invariants()

@@ -234,12 +234,17 @@ def test_a_big_model_is_drawn_before_it_is_checked_and_its_shapes_inferred(qtbot
     def at_first_paint(tab) -> None:  # noqa: ANN001
         if not seen:
             labels = tab.shape_labels
-            seen.update(checked=tab.validator.ready, shapes=labels.live is not None or labels.pending is not None)
+            seen.update(checked=tab.validator.ready, shapes=labels.live is not None or labels.pending is not None,
+                        linked=not any(s._unlinked for s in tab.doc.index.scopes.values()))
 
     with first_paint_of_new_tabs(window, at_first_paint):
         tab = open_model(qtbot, window, path)
-    assert seen == {"checked": False, "shapes": False}, (
-        f"expected the first picture painted before the first validation and the shape table started, saw {seen}")
+    assert seen == {"checked": False, "shapes": False, "linked": False}, (
+        f"expected the first picture painted before the first validation, the shape table and the "
+        f"index's links, saw {seen}")
+    # the links are made in steps after the picture (or all at once when first asked)
+    qtbot.waitUntil(lambda: not any(s._unlinked for s in tab.doc.index.scopes.values()), timeout=30_000)
+    tab.doc.check_invariants()
     qtbot.waitUntil(lambda: tab.validator.ready and not tab.live_checks.busy, timeout=30_000)
     errors = [p for p in tab.validator.errors if p.code == "unknown-op"]
     assert len(errors) == 1, f"expected the Relux node's error once the pass ended, saw {tab.validator.problems}"
