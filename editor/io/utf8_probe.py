@@ -33,6 +33,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = ["Probe", "identity", "start"]
@@ -60,7 +61,7 @@ class Probe:
 
     def verdict(self, identity: Identity, timeout: float = 0.0) -> bool | None:
         """True when the child parsed the file with this ``identity`` (unchanged during its
-        read) and found every string field UTF-8; False for any other answer (a bad name,
+        look) and found every string field UTF-8; False for any other answer (a bad name,
         another file, a parse or start failure); None while it is still at work after
         waiting ``timeout`` seconds."""
         if not self._done:
@@ -122,7 +123,7 @@ def start(path: str) -> Probe | None:
 
 # -- the child ----------------------------------------------------------------------------
 
-def _verifying_model_class():
+def _verifying_model_class() -> type:
     """``onnx.ModelProto`` from ONNX's own schema, re-declared under edition 2023 (string
     fields verified as UTF-8 while parsing) in a pool of its own."""
     import importlib.util
@@ -159,7 +160,7 @@ class _Malformed(Exception):
     pass
 
 
-def _varint(buf, pos: int, end: int) -> tuple[int, int]:
+def _varint(buf: memoryview, pos: int, end: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         if pos >= end or shift > 63:
@@ -181,7 +182,7 @@ def _encode_varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _fields(buf, start: int, end: int):
+def _fields(buf: memoryview, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
     """``(number, wire type, start of the tag, start of the payload, end)`` of each field of
     the message serialized in ``buf[start:end]``."""
     pos = start
@@ -206,7 +207,7 @@ def _fields(buf, start: int, end: int):
         yield key >> 3, wire, tag, body, pos
 
 
-def _without(buf, start: int, end: int, path: tuple[int, ...], drop: int, out: list) -> None:
+def _without(buf: memoryview, start: int, end: int, path: tuple[int, ...], drop: int, out: list) -> None:
     """Append to ``out`` the message in ``buf[start:end]`` re-serialized without field
     ``drop`` of the messages reached through the field numbers ``path``."""
     run = start  # the start of the bytes copied as they are
