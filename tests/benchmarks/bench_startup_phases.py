@@ -14,7 +14,10 @@ load stretches wall time, not the work. ``--baseline DIR`` runs another checkout
 worktree add --detach DIR COMMIT``, or ``git archive COMMIT | tar -x -C DIR``) with the same
 interpreter, interleaved, so both see the same load. Medians of ``--repeat`` runs.
 Each run is followed by an ``onnx.load`` of the same model in a fresh process (wall and
-CPU, the import of onnx not counted), the reference the start-up is held against.
+CPU, the import of onnx not counted), the reference the start-up is held against. After the
+first paint, a 5 ms heartbeat runs until the window has shown the model (``modelShown``:
+the late docks installed, the panels filled): its longest gap is the longest the window
+could not answer a click then.
 
 NOTE: both trees' modules are compiled to bytecode first (``__pycache__``, git-ignored), as
 an installed application's are. A checkout run from a shell that sets
@@ -89,18 +92,49 @@ def create_window_timed(*args, **kwargs):
     return create_window(*args, **kwargs)
 app.create_window = create_window_timed
 
+# after the first paint: the longest gap of a 5 ms heartbeat until the window has shown the
+# model (late docks installed, panels filled: modelShown), the longest the window could not
+# answer a click
+gaps = {"longest": 0.0}
+def heartbeat():
+    from PySide6.QtCore import QTimer
+    beat = QTimer()
+    beat.setInterval(5)
+    last = gaps["last"] = [time.perf_counter()]
+    def on_beat():
+        now = time.perf_counter()
+        gaps["longest"] = max(gaps["longest"], now - last[0])
+        last[0] = now
+    beat.timeout.connect(on_beat)
+    beat.start()
+    gaps["timer"] = beat
+
 watch = app.watch_first_paint
 def watch_timed(viewport, result, when=None):
     class Seen(dict):
         def setdefault(self, key, value):
             if key == "painted" and key not in result:
                 note("painted")
+                heartbeat()
             return result.setdefault(key, value)
     return watch(viewport, Seen(), when)
 app.watch_first_paint = watch_timed
 
+import widgets.window.main_window as main_window
+init = main_window.MainWindow.__init__
+def init_timed(self, *args, **kwargs):
+    init(self, *args, **kwargs)
+    def shown(_tab):
+        if "timer" in gaps and "shown" not in gaps:
+            # (the stretch since the last beat counts too: all of it, when none came)
+            gaps["shown"] = max(gaps["longest"], time.perf_counter() - gaps["last"][0])
+            gaps["timer"].stop()
+            note("shown")
+    self.modelShown.connect(shown)
+main_window.MainWindow.__init__ = init_timed
+
 code = app.main([sys.argv[1], "--screenshot", sys.argv[3]])
-print("PHASES " + json.dumps({"code": code, "events": events}))
+print("PHASES " + json.dumps({"code": code, "events": events, "after": gaps.get("shown")}))
 """
 
 
@@ -112,7 +146,11 @@ def run_once(tree: Path, model: Path) -> dict:
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("PHASES ")), None)
     if line is None:
         raise SystemExit(f"{tree}: no result (exit {proc.returncode}): {proc.stderr[-2000:]}")
-    return phases(json.loads(line[len("PHASES "):])["events"])
+    got = json.loads(line[len("PHASES "):])
+    out = phases(got["events"])
+    if got.get("after") is not None:
+        out["after the paint: longest GUI gap until the model is shown (wall)"] = got["after"]
+    return out
 
 
 ONNX_LOAD = r"""
@@ -164,6 +202,8 @@ def phases(events: list) -> dict:
     if "painted" in first:
         out["process CPU at the first paint"] = first["painted"][1]
         out["painted, s after start (wall)"] = first["painted"][0]
+    if "shown" in first:
+        out["model shown (late docks installed, panels filled), s after start (wall)"] = first["shown"][0]
     return out
 
 

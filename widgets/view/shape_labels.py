@@ -75,7 +75,16 @@ class ShapeLabels(QObject):
         return self.live.table if self.live is not None else None
 
     def _start_late(self) -> None:
-        """The table deferred until the model's first picture (see :meth:`table`)."""
+        """The table deferred until the model's first picture (see :meth:`table`), and
+        until the window has finished starting up."""
+        window = self.tab.window()
+        if not getattr(window, "started_up", True):
+            # NOTE: the window installs its late docks after the first picture, ~100 module
+            # imports in a few passes of its event loop; with this worker computing, each
+            # import waits for the GIL at every file-system call (the window answered a click
+            # after 1.3 s instead of 0.7 s after the export's first picture)
+            window.when_started_up(self._start_late)
+            return
         if self.live is None and self.pending is None:
             self._start()
 
