@@ -10,18 +10,18 @@ divergence gets a thick outline and the label "first".
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QColor, QPainter, QPen
 
 from editor.debug import Comparison
 from editor.debug.shares import TITLE, node_shares, producer_of  # noqa: F401 - this module's facade (dock, diff view)
 from editor.node_data import by_box
-from widgets.overlays.box_overlay import BoxOverlay, BoxOverlayItem, group_index
+from widgets.overlays.box_overlay import BoxOverlay, BoxOverlayItem, badge_font, group_index, paint_badge
 from widgets.overlays.heatmap import heat_colour
 
 __all__ = ["ErrorHeatMap", "ErrorOverlay", "node_shares", "producer_of"]
 
 Z_ERRORS = 2.6  # just above the profile heat map
+FIRST = QColor(150, 0, 160)  # the first divergence's outline and badge
 
 
 class ErrorOverlay(BoxOverlayItem):
@@ -29,38 +29,25 @@ class ErrorOverlay(BoxOverlayItem):
 
     def __init__(self) -> None:
         super().__init__(Z_ERRORS)
-        self._font = QFont()
-        self._font.setPointSizeF(9.0)
-        self._font.setBold(True)
+        self._font = badge_font()
 
     def set_cells(self, scene, cells: dict[str, tuple[float, str, bool]]) -> None:  # noqa: ANN001
         self._place(scene, sorted(cells.items(), key=lambda kv: (kv[1][2], kv[1][0])), (-6, -18, 6, 6),
                     lambda rect, v: (rect, heat_colour(v[0]), v[1], v[2]))
 
-    def cell_count(self) -> int:
-        return len(self._cells)
-
     def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ANN001
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         exposed = option.exposedRect.adjusted(-6, -18, 6, 6)
-        fm = QFontMetricsF(self._font)
         for rect, colour, label, first in self._cells:
             if not rect.intersects(exposed):
                 continue
             fill = QColor(colour)
             fill.setAlpha(90)
             painter.setBrush(fill)
-            painter.setPen(QPen(QColor(150, 0, 160) if first else colour, (6.0 if first else 3.0) if lod >= 0.3 else 0.0))
+            painter.setPen(QPen(FIRST if first else colour, (6.0 if first else 3.0) if lod >= 0.3 else 0.0))
             painter.drawRoundedRect(rect.adjusted(-3, -3, 3, 3), 5, 5)
             if lod >= 0.45:
-                painter.setFont(self._font)
-                w = fm.horizontalAdvance(label) + 8
-                badge = QRectF(rect.right() - w + 2, rect.top() - fm.height() - 3, w, fm.height() + 2)
-                painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(QColor(150, 0, 160) if first else colour)
-                painter.drawRoundedRect(badge, 3, 3)
-                painter.setPen(QColor(255, 255, 255) if first or colour.lightness() <= 120 else QColor(40, 20, 0))
-                painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
+                paint_badge(painter, self._font, rect, label, FIRST if first else colour)
 
 
 class ErrorHeatMap(BoxOverlay):
@@ -84,7 +71,7 @@ class ErrorHeatMap(BoxOverlay):
 
     def legend(self) -> tuple[str, list[tuple[QColor, str]]]:
         return self.title, [(heat_colour(1.0), "1000x the tolerance or more"), (heat_colour(1 / 3), "10x the tolerance"),
-                            (heat_colour(0.05), "just beyond it"), (QColor(150, 0, 160), "first divergence")]
+                            (heat_colour(0.05), "just beyond it"), (FIRST, "first divergence")]
 
     def _rebuild(self) -> None:
         if not self._visible:

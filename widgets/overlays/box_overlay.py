@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QGraphicsItem
 
 
@@ -23,6 +23,28 @@ def group_index(items: dict[str, Any]) -> dict[str, str]:
     """Collapsed group path (trailing ``/`` dropped) -> its scene key (``g:<path>``)."""
     return {item.box.name.rstrip("/"): key for key, item in items.items()
             if key.startswith("g:") and item.box.name}
+
+
+def badge_font() -> QFont:
+    """The font of the labels the overlays put on boxes (a time, an error)."""
+    font = QFont()
+    font.setPointSizeF(9.0)
+    font.setBold(True)
+    return font
+
+
+def paint_badge(painter: QPainter, font: QFont, rect: QRectF, label: str, fill: QColor) -> None:
+    """``label`` on a rounded ``fill`` badge sitting on the top-right corner of ``rect``,
+    in dark text on a light fill and white on a dark one."""
+    fm = QFontMetricsF(font)
+    w = fm.horizontalAdvance(label) + 8
+    badge = QRectF(rect.right() - w + 2, rect.top() - fm.height() - 3, w, fm.height() + 2)
+    painter.setFont(font)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(fill)
+    painter.drawRoundedRect(badge, 3, 3)
+    painter.setPen(QColor(40, 20, 0) if fill.lightness() > 120 else QColor(255, 255, 255))
+    painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
 
 
 class BoxOverlayItem(QGraphicsItem):
@@ -56,6 +78,9 @@ class BoxOverlayItem(QGraphicsItem):
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return QRectF(self._bounds)
+
+    def cell_count(self) -> int:
+        return len(self._cells)
 
 
 class BoxOverlay:

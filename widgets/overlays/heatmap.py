@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QColor, QPainter, QPen
 
 from editor.node_data import by_box
-from widgets.overlays.box_overlay import BoxOverlay, BoxOverlayItem, group_index
+from widgets.overlays.box_overlay import BoxOverlay, BoxOverlayItem, badge_font, group_index, paint_badge
 
 Z_HEATMAP = 2.5  # above the box layers (2.0), below nothing that takes clicks
 
@@ -56,9 +55,7 @@ class HeatMapOverlay(BoxOverlayItem):
 
     def __init__(self) -> None:
         super().__init__(Z_HEATMAP)
-        self._font = QFont()
-        self._font.setPointSizeF(9.0)
-        self._font.setBold(True)
+        self._font = badge_font()
 
     def set_times(self, scene, times: dict[str, float], fmt=fmt_us, colour=None) -> None:
         """``times``: scene key -> microseconds (or any amount ``fmt`` labels). Boxes not in
@@ -69,13 +66,9 @@ class HeatMapOverlay(BoxOverlayItem):
         self._place(scene, sorted(times.items(), key=lambda kv: kv[1]), (-4, -18, 4, 4),
                     lambda rect, us: (rect, tint(us, peak), fmt(us)))
 
-    def cell_count(self) -> int:
-        return len(self._cells)
-
     def paint(self, painter: QPainter, option, widget=None) -> None:
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         exposed = option.exposedRect
-        fm = QFontMetricsF(self._font)
         for rect, colour, label in self._cells:
             if not rect.intersects(exposed.adjusted(-4, -18, 4, 4)):
                 continue
@@ -85,14 +78,7 @@ class HeatMapOverlay(BoxOverlayItem):
             painter.setPen(QPen(colour, 3.0 if lod >= 0.3 else 0.0))
             painter.drawRoundedRect(rect.adjusted(-2, -2, 2, 2), 5, 5)
             if lod >= 0.45:
-                painter.setFont(self._font)
-                w = fm.horizontalAdvance(label) + 8
-                badge = QRectF(rect.right() - w + 2, rect.top() - fm.height() - 3, w, fm.height() + 2)
-                painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(colour)
-                painter.drawRoundedRect(badge, 3, 3)
-                painter.setPen(QColor(40, 20, 0) if colour.lightness() > 120 else QColor(255, 255, 255))
-                painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
+                paint_badge(painter, self._font, rect, label, colour)
 
 
 class HeatMap(BoxOverlay):
