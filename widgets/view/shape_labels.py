@@ -78,7 +78,7 @@ class ShapeLabels(QObject):
         """The table deferred until the model's first picture (see :meth:`table`), and
         until the window has finished starting up."""
         window = self.tab.window()
-        if not getattr(window, "started_up", True):
+        if not getattr(window, "started_up", True):  # (a tab outside a main window starts at once)
             # NOTE: the window installs its late docks after the first picture, ~100 module
             # imports in a few passes of its event loop; with this worker computing, each
             # import waits for the GIL at every file-system call (the window answered a click
