@@ -202,6 +202,35 @@ def test_torch_dynamo_name_scopes_become_groups():
     assert scoped_name(plain) == "/x/y/Add"
 
 
+def test_name_scopes_are_found_wherever_each_node_keeps_them():
+    """scoped_name looks first where the last node had the scopes entry: a node with the
+    entry elsewhere, or with metadata and no entry, gets its own answer whatever came before."""
+    from editor.viewmodel.groups import TORCH_SCOPES_KEY, scoped_name
+
+    def node(name: str, props: list[tuple[str, str]]):
+        n = helper.make_node("Add", ["a", "b"], ["c"], name=name)
+        for key, value in props:
+            p = n.metadata_props.add()
+            p.key, p.value = key, value
+        return n
+
+    scopes = "['', 'model', 'model.layers.3', 'add_12']"
+    nodes = [
+        node("node_a", [("namespace", "x"), ("fx_node", "y"), (TORCH_SCOPES_KEY, scopes)]),
+        node("node_b", [(TORCH_SCOPES_KEY, "['', 'enc', 'enc.block', 'mul']")]),
+        node("node_c", [("namespace", "x"), ("fx_node", "y"), ("other", "z")]),
+        node("node_d", [("namespace", "x")]),
+        node("node_e", [("namespace", "x"), ("fx_node", "y"), (TORCH_SCOPES_KEY, scopes)]),
+        node("", [("namespace", "x"), ("fx_node", "y"), (TORCH_SCOPES_KEY, scopes)]),
+    ]
+    expected = ["/model/layers.3/node_a", "/enc/block/node_b", "node_c", "node_d", "/model/layers.3/node_e",
+                "/model/layers.3/node"]
+    for order in (nodes, nodes[::-1], nodes[1:] + nodes[:1]):
+        seen = {n.name: scoped_name(n) for n in order}
+        want = {n.name: e for n, e in zip(nodes, expected)}
+        assert seen == want, f"in the order {[n.name for n in order]}: expected {want}, got {seen}"
+
+
 def test_a_groups_inputs_from_one_box_follow_its_output_order():
     """A closed group's input order means nothing: the inputs that one box feeds sit in that
     box's output order, so they do not cross on the way (a DynamicQuantizeLinear's scale
