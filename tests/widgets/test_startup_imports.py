@@ -4,8 +4,10 @@ A window that opens a model and paints it has not imported onnxruntime, networkx
 reference evaluator: running a model, graph passes (topological sort, cycles) and the
 reference backend import them when first used (about 0.5 s of start-up CPU for networkx
 alone, issue 35's "painted <= 2 s"). Nor the modules of the docks the window installs after
-its first picture (Run, Diff, Compare Runs, Generate, Quantization: a third of a second). Runs in a fresh interpreter, since other tests import
-these modules into this one.
+its first picture (Run, Diff, Compare Runs, Generate, Quantization: a third of a second), nor
+the application-wide file-dialog filter (its first event made PySide6 build every type it had
+left for later: ~50 ms). Runs in a fresh interpreter, since other tests import these modules
+into this one.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 #: backend, and the docks the window installs after the first picture
 #: (``MainWindow.install_late_docks``: Run, Diff, Compare Runs, Generate, Quantization, with
 #: the core they drive: the debugger, the decoder, the quantizer; the passes and the runtime
-#: front end, which only dialogs, scripts and runs use)
+#: front end, which only dialogs, scripts and runs use), and the file-dialog filter
 DEFERRED = ("onnxruntime", "networkx", "onnx.reference", "widgets.run", "widgets.compare", "widgets.diffview",
             "widgets.numeric", "widgets.generate", "widgets.quantize", "editor.debug", "editor.decoder",
-            "editor.quantize", "editor.passes", "editor.runtime")
+            "editor.quantize", "editor.passes", "editor.runtime", "widgets.window.file_dialog_fit")
 
 PROBE = r"""
 import importlib.util, json, sys, tempfile

@@ -221,7 +221,16 @@ class MainWindow(QMainWindow):
 
             install_quantize(self)  # sets self.quantize_dock; Surgery ▸ Quantize… (registry action surgery.quantize)
 
-        return [run, compare, diff_view, numeric, generate, quantize, self._late_docks_placed]
+        def file_dialogs() -> None:
+            from widgets.window.file_dialog_fit import install_file_dialog_fit
+
+            # NOTE: after the first picture: an application-wide event filter brings every
+            # event's object into Python, and the first of a class private to Qt makes
+            # PySide6 build all of its types it had left for later (168 enum types, ~50 ms
+            # of GUI-thread CPU that the first picture of the 11.8k-node export waited for)
+            install_file_dialog_fit()
+
+        return [run, compare, diff_view, numeric, generate, quantize, file_dialogs, self._late_docks_placed]
 
     def _late_docks_placed(self) -> None:
         self._late_docks = "installed"
