@@ -63,6 +63,9 @@ def test_a_window_with_late_docks_ends_like_one_built_at_once(qtbot, qapp, setti
     late.show()
     assert "run_dock" not in late.__dict__ and late.findChild(QDockWidget, "run") is None, (
         "the Run dock was built before any picture")
+    for panel, dock in (("cost", "cost"), ("find_panel", "find")):
+        assert panel not in late.__dict__ and late.findChild(QDockWidget, dock) is not None, (
+            f"the {dock} panel was built before any picture, or its dock was not")
     tab = open_model(qtbot, late, sample_model_path())  # the first picture installs them, a dock per pass
     assert tab.is_ready and late.started_up and "run_dock" in late.__dict__, (
         "the late docks were not installed when the model was shown")

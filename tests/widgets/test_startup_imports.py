@@ -24,10 +24,13 @@ ROOT = Path(__file__).resolve().parents[2]
 #: backend, and the docks the window installs after the first picture
 #: (``MainWindow.install_late_docks``: Run, Diff, Compare Runs, Generate, Quantization, with
 #: the core they drive: the debugger, the decoder, the quantizer; the passes and the runtime
-#: front end, which only dialogs, scripts and runs use), and the file-dialog filter
+#: front end, which only dialogs, scripts and runs use), the file-dialog filter, and the Find
+#: and Cost panels with their query language and formulas (their docks are placed at start,
+#: the panels come after the picture)
 DEFERRED = ("onnxruntime", "networkx", "onnx.reference", "widgets.run", "widgets.compare", "widgets.diffview",
             "widgets.numeric", "widgets.generate", "widgets.quantize", "editor.debug", "editor.decoder",
-            "editor.quantize", "editor.passes", "editor.runtime", "widgets.window.file_dialog_fit")
+            "editor.quantize", "editor.passes", "editor.runtime", "widgets.window.file_dialog_fit", "widgets.panels.cost",
+            "editor.cost", "widgets.panels.find", "editor.find")
 
 PROBE = r"""
 import importlib.util, json, sys, tempfile

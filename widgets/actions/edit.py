@@ -26,9 +26,10 @@ def register(window) -> None:
         ActionSpec("edit.select_all", "Select &All", lambda: select_all(window), K.SelectAll, "Edit", "3_select",
                    enabled_when=has_tab),
         ActionSpec("edit.find", "&Find…", window.show_find, K.Find, "Edit", "3_select", enabled_when=has_tab),
-        ActionSpec("edit.find_next", "Find &Next", window.find_panel.next, K.FindNext, "Edit", "3_select"),
-        ActionSpec("edit.find_previous", "Find &Previous", window.find_panel.previous, K.FindPrevious, "Edit",
-                   "3_select"),
+        # (the Find panel comes after the first picture: asked for then)
+        ActionSpec("edit.find_next", "Find &Next", lambda: window.find_panel.next(), K.FindNext, "Edit", "3_select"),
+        ActionSpec("edit.find_previous", "Find &Previous", lambda: window.find_panel.previous(), K.FindPrevious,
+                   "Edit", "3_select"),
     ])
 
 

@@ -5,6 +5,7 @@ Public API:
   dragged down to its title and tab bar, and no content can widen the window: what does not
   fit scrolls), tabs the bottom docks together, and is called once the window has its docks.
 - :func:`install_late_docks` gives the same to docks added later (after the first picture).
+- :func:`set_dock_content` puts a panel built after its dock in it (framed like the others).
 - :func:`ensure_room` grows a dock the user asked to see (F5 shows the Run dock) to the room
   its content needs.
 - :mod:`widgets.docking.canvas_first`: the first-start layout (the canvas gets over 70% of
@@ -22,7 +23,8 @@ from widgets.docking.canvas_first import (
     hide_stray_tab_bars,
     install_canvas_first,
 )
-from widgets.docking.frame import DockFrame, dock_content, ensure_room, install_docking, install_late_docks
+from widgets.docking.frame import (DockFrame, dock_content, ensure_room, install_docking, install_late_docks,
+                                   set_dock_content)
 
 __all__ = ["DockFrame", "FocusMode", "ProblemsButton", "dock_content", "ensure_room", "first_start_layout", "hide_idle_docks", "hide_stray_tab_bars",
-           "install_canvas_first", "install_docking", "install_late_docks"]
+           "install_canvas_first", "install_docking", "install_late_docks", "set_dock_content"]

@@ -29,16 +29,23 @@ class DockFrame(QScrollArea):
 
     def __init__(self, content: QWidget, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setObjectName(f"{content.objectName() or type(content).__name__}_frame")
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setWidgetResizable(True)
-        self.setWidget(content)
         self.viewport().setAutoFillBackground(False)
-        content.setAutoFillBackground(False)
         #: (window, dock) while the frame fits its content (see the class docstring)
         self.fitting: tuple | None = None
         self.resizing = False  # ensure_room's own resize is under way
+        self.set_content(content)
+
+    def set_content(self, content: QWidget) -> None:
+        """Frame ``content`` instead of the content framed until now (deleted)."""
+        old = self.takeWidget()
+        self.setObjectName(f"{content.objectName() or type(content).__name__}_frame")
+        self.setWidget(content)
+        content.setAutoFillBackground(False)
         content.installEventFilter(self)
+        if old is not None:
+            old.deleteLater()
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802, ANN001
         if obj is self.widget() and event.type() == QEvent.Type.LayoutRequest and self.fitting is not None:
@@ -74,6 +81,18 @@ def frame_dock(dock: QDockWidget) -> DockFrame | None:
     frame = DockFrame(content, dock)
     dock.setWidget(frame)
     return frame
+
+
+def set_dock_content(dock: QDockWidget, content: QWidget) -> None:
+    """Put ``content`` in ``dock`` (in its frame, when it has one) instead of what it held
+    (a panel built after its dock: the dock's place and tab came first)."""
+    frame = dock.widget()
+    if isinstance(frame, DockFrame):
+        frame.set_content(content)
+        return
+    dock.setWidget(content)
+    if frame is not None:
+        frame.deleteLater()
 
 
 def dock_content(dock: QDockWidget) -> QWidget | None:

@@ -57,7 +57,11 @@ def create_application(argv: Sequence[str] = ()):
         from widgets.window.qt_startup import fatal_guard
 
         with fatal_guard():  # a missing display or library: one error line, not Qt's abort
-            app = QApplication(["onnx-studio", *argv])
+            # NOTE: Fusion from the start (Qt's -style option), so the theme need not set it:
+            # setStyle() hands the style to Python, and PySide6 then builds QStyle's twelve
+            # enum types (~10 ms of GUI-thread CPU before the first picture)
+            app = QApplication(["onnx-studio", "-style", "Fusion", *argv])
+        app._studio_style = "Fusion"  # (the mark ThemeManager reads)
     QGuiApplication.setApplicationDisplayName("ONNX Studio")
     QGuiApplication.setDesktopFileName("onnx-studio")
     try:

@@ -11,8 +11,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QLabel, QProgressBar, QPushButton, QWidget
 
 from widgets.common.formatting import human_bytes
-from widgets.panels.cost import CostPanel
-from widgets.panels.find import FindPanel
 from widgets.panels.op_docs import OpDocsPanel
 from widgets.panels.outline import OutlinePanel
 from widgets.panels.problems import ProblemsPanel
@@ -45,17 +43,18 @@ def build_docks(window) -> None:
     window.setCorner(Qt.Corner.BottomLeftCorner, left)
     window.setCorner(Qt.Corner.BottomRightCorner, right)
     window.outline = OutlinePanel(window)
-    window.find_panel = FindPanel(window)
     window.properties = PropertiesPanel(window)
     window.op_docs = OpDocsPanel(window)
     window.outline_dock = add_dock(window, "Outline", "outline", window.outline, left)
-    window.find_dock = add_dock(window, "Find", "find", window.find_panel, left)
+    # the Find and Cost panels come after the first picture (install_late_panels): their
+    # docks take their places, tabs and saved state now, empty until then
+    window.find_dock = add_dock(window, "Find", "find", QWidget(window), left)
     window.tabifyDockWidget(window.outline_dock, window.find_dock)
     window.outline_dock.raise_()
     window.properties_dock = add_dock(window, "Properties", "properties", window.properties, right)
     window.op_docs_dock = add_dock(window, "Operator", "op_docs", window.op_docs, right)
     window.splitDockWidget(window.properties_dock, window.op_docs_dock, Qt.Orientation.Vertical)
-    window.panels: list = [window.outline, window.find_panel, window.properties, window.op_docs]
+    window.panels: list = [window.outline, window.properties, window.op_docs]
     window.docks = [window.outline_dock, window.find_dock, window.properties_dock, window.op_docs_dock]
     window.problems = ProblemsPanel(window)
     window.problems_dock = add_dock(window, "Problems", "problems", window.problems, bottom)
@@ -63,19 +62,38 @@ def build_docks(window) -> None:
         lambda errors, total: window.problems_dock.setWindowTitle(f"Problems ({total})" if total else "Problems"))
     window.summary = SummaryPanel(window)
     window.summary_dock = add_dock(window, "Summary", "summary", window.summary, right)
-    window.cost = CostPanel(window)
-    window.cost_dock = add_dock(window, "Cost", "cost", window.cost, right)
+    window.cost_dock = add_dock(window, "Cost", "cost", QWidget(window), right)
     for dock in (window.summary_dock, window.cost_dock):
         window.tabifyDockWidget(window.properties_dock, dock)
     window.properties_dock.raise_()
-    from widgets.overlays.layer import clear_when_closed
-
-    clear_when_closed(window.cost_dock, lambda: [window.cost.heatmap] if window.cost.heatmap is not None else [])
-    window.panels += [window.problems, window.summary, window.cost]
+    window.panels += [window.problems, window.summary]
     window.docks += [window.problems_dock, window.summary_dock, window.cost_dock]
     window.weights = WeightsView(window)
     window.properties.set_weights_view(window.weights)
     window.properties.tensorShown.connect(window.show_weights)
+
+
+def install_late_panels(window) -> None:
+    """The Find and Cost panels (``window.find_panel``, ``window.cost``) in the docks
+    :func:`build_docks` left empty for them, listed among the panels where they were always
+    listed (after Outline, after Summary).
+
+    NOTE: after the first picture (a late step of the window): both docks are closed or
+    tabbed behind another on a first start, the Cost panel's figures are computed after the
+    picture anyway, and their modules (the query language, the cost formulas, the shape
+    engine, the heat map) and widgets cost ~60 ms of GUI-thread CPU before it."""
+    from widgets.docking import set_dock_content
+    from widgets.overlays.layer import clear_when_closed
+    from widgets.panels.cost import CostPanel
+    from widgets.panels.find import FindPanel
+
+    window.find_panel = FindPanel(window)
+    set_dock_content(window.find_dock, window.find_panel)
+    window.panels.insert(window.panels.index(window.outline) + 1, window.find_panel)
+    window.cost = CostPanel(window)
+    set_dock_content(window.cost_dock, window.cost)
+    clear_when_closed(window.cost_dock, lambda: [window.cost.heatmap] if window.cost.heatmap is not None else [])
+    window.panels.insert(window.panels.index(window.summary) + 1, window.cost)
 
 
 def default_dock_sizes(window) -> None:

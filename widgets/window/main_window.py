@@ -43,7 +43,7 @@ from widgets.settings.store import Settings
 BIG_MODEL_BYTES = 32 * 1024 * 1024
 
 #: what :meth:`MainWindow.install_late_docks` sets: asking for one of them installs them
-LATE_ATTRIBUTES = frozenset({"run_dock", "compare_dock", "diff_owner", "numeric_dock", "generate_dock",
+LATE_ATTRIBUTES = frozenset({"find_panel", "cost", "run_dock", "compare_dock", "diff_owner", "numeric_dock", "generate_dock",
                              "quantize_dock"})
 
 
@@ -63,7 +63,7 @@ class MainWindow(QMainWindow):
     def __init__(self, *, settings: Settings | None = None, theme=None, sample: Path | None = None,
                  recovery_store=None, defer_docks: bool = False) -> None:
         """``defer_docks``: the docks no first picture needs (Run, Diff, Compare Runs,
-        Generate, Quantization) and their modules come after the first model is painted
+        Generate, Quantization), the Find and Cost panels and their modules come after the first model is painted
         (:meth:`install_late_docks`), as the application starts; else at once."""
         super().__init__()
         self._late_docks = "waiting"  # -> "installing" -> "installed"
@@ -157,8 +157,9 @@ class MainWindow(QMainWindow):
 
     def install_late_docks(self) -> None:
         """The Run, Diff, Compare Runs, Generate and Quantization docks with their menus
-        (Run, Tools ▸ Compare…, Surgery ▸ Quantize…), all that is not installed yet, now.
-        They are hidden until used, and their modules (onnxruntime's front end, the
+        (Run, Tools ▸ Compare…, Surgery ▸ Quantize…), the Find and Cost panels (in their docks,
+        placed at start) and the file-dialog filter, all that is not installed yet, now.
+        The docks are hidden until used, and their modules (onnxruntime's front end, the
         debugger, the decoder, the quantizer) cost a third of a second of start-up CPU, so
         the application installs them after the first picture
         (:meth:`_install_late_docks_in_steps`); once installed the window is the same as
@@ -188,6 +189,9 @@ class MainWindow(QMainWindow):
         return True
 
     def _late_dock_steps(self) -> list:
+        def panels() -> None:
+            window_layout.install_late_panels(self)  # sets self.find_panel and self.cost, in docks placed at start
+
         def run() -> None:
             from widgets.run import install_run_dock
 
@@ -230,7 +234,7 @@ class MainWindow(QMainWindow):
             # of GUI-thread CPU that the first picture of the 11.8k-node export waited for)
             install_file_dialog_fit()
 
-        return [run, compare, diff_view, numeric, generate, quantize, file_dialogs, self._late_docks_placed]
+        return [panels, run, compare, diff_view, numeric, generate, quantize, file_dialogs, self._late_docks_placed]
 
     def _late_docks_placed(self) -> None:
         self._late_docks = "installed"
