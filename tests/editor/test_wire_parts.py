@@ -40,3 +40,28 @@ def test_the_graph_is_cut_per_node_and_weight() -> None:
     n = len(model.graph.node) + len(model.graph.initializer)
     assert len(pieces) >= n, f"{len(pieces)} pieces for {n} nodes and initializers"
     assert max(map(len, pieces)) < len(model.SerializeToString()) / 2
+
+
+def _big_weight_model(**extra) -> onnx.ModelProto:
+    import numpy as np
+
+    weight = onnx.numpy_helper.from_array(np.arange(1 << 20, dtype=np.float32), "w")
+    for name, value in extra.items():
+        setattr(weight, name, value)
+    weight.metadata_props.add(key="k", value="fields after raw_data come after its bytes")
+    node = onnx.helper.make_node("Identity", ["w"], ["y"], name="n")
+    graph = onnx.helper.make_graph([node], "g", [], [onnx.helper.make_tensor_value_info("y", 1, [1 << 20])],
+                                   initializer=[weight])
+    return onnx.helper.make_model(graph)
+
+
+@pytest.mark.parametrize("extra", [{}, {"doc_string": "after raw_data too"}, {"data_location": onnx.TensorProto.DEFAULT}])
+def test_a_large_weight_is_its_raw_bytes_alone(extra) -> None:
+    """A big weight's bytes are one piece of their own (copied once, not serialized whole),
+    and the pieces still join to the whole model."""
+    model = _big_weight_model(**extra)
+    raw = model.graph.initializer[0].raw_data
+    pieces = list(serialized_parts(model))
+    assert b"".join(pieces) == model.SerializeToString()
+    assert raw in pieces
+    assert max(len(p) for p in pieces if p != raw) < 1000

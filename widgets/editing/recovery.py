@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QLabel, QListWidget, QListWidgetItem,
                                QVBoxLayout, QWidget)
-
-import time
 
 from editor.io.wire_parts import serialized_parts
 from editor.recovery import RecoveryStore
@@ -36,8 +35,10 @@ _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recovery-write")
 
 #: milliseconds between the last edit and the recovery write
 DELAY_MS = 2000
-#: seconds of serializing per event-loop turn (well inside a frame)
-SLICE_S = 0.012
+#: seconds of serializing per event-loop turn. NOTE: the last piece of a turn may overrun
+#: it by what one piece costs (a big weight's bytes: 3-11 ms for 16 MB), and the window may
+#: repaint in the same gap between two ticks of its event loop: keep this small
+SLICE_S = 0.005
 
 
 class RecoveryWriter(QObject):
