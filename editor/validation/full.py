@@ -15,12 +15,11 @@ the live validator is the one that lists them all.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import re
 import threading
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -287,6 +286,11 @@ class BackgroundChecker:
         executor: Executor | None = None,
         deliver: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
+        # (here, not at the top: a full check runs on demand, and multiprocessing with the
+        # process pool is ~15 ms of the window's start-up before its first picture)
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         self.validator = validator
         self._own_executor = executor is None
         if executor is None:

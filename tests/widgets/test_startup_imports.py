@@ -26,11 +26,11 @@ ROOT = Path(__file__).resolve().parents[2]
 #: the core they drive: the debugger, the decoder, the quantizer; the passes and the runtime
 #: front end, which only dialogs, scripts and runs use), the file-dialog filter, and the Find
 #: and Cost panels with their query language and formulas (their docks are placed at start,
-#: the panels come after the picture)
+#: the panels come after the picture); multiprocessing is the on-demand full check's
 DEFERRED = ("onnxruntime", "networkx", "onnx.reference", "widgets.run", "widgets.compare", "widgets.diffview",
             "widgets.numeric", "widgets.generate", "widgets.quantize", "editor.debug", "editor.decoder",
             "editor.quantize", "editor.passes", "editor.runtime", "widgets.window.file_dialog_fit", "widgets.panels.cost",
-            "editor.cost", "widgets.panels.find", "editor.find")
+            "editor.cost", "widgets.panels.find", "editor.find", "multiprocessing")
 
 PROBE = r"""
 import importlib.util, json, sys, tempfile
