@@ -65,21 +65,15 @@ def scoped_name(node: onnx.NodeProto) -> str:
     # (0.1 s of the window's start-up on the GUI thread when every entry was read)
     at = _SCOPES_AT[0]
     if at < count and (prop := props[at]).key == TORCH_SCOPES_KEY:
-        return _with_scopes(name, prop.value)
-    for i, prop in enumerate(props):
-        if prop.key == TORCH_SCOPES_KEY:
-            _SCOPES_AT[0] = i
-            return _with_scopes(name, prop.value)
-    return name
-
-
-#: where the last node carried ``TORCH_SCOPES_KEY`` among its metadata_props (a hint only:
-#: a wrong one costs a scan, never a different answer)
-_SCOPES_AT = [0]
-
-
-def _with_scopes(name: str, value: str) -> str:
-    """``name`` under the scope path of a ``name_scopes`` entry's ``value``."""
+        value = prop.value
+    else:
+        for i, prop in enumerate(props):
+            if prop.key == TORCH_SCOPES_KEY:
+                _SCOPES_AT[0] = i
+                value = prop.value
+                break
+        else:
+            return name
     # the last entry is the node itself; nodes of one module share the rest
     cut = value.rfind(",")
     prefix = value[:cut] if cut > 0 else ""
@@ -91,6 +85,10 @@ def _with_scopes(name: str, value: str) -> str:
         _SCOPE_CACHE[prefix] = path
     return f"{path}/{name or 'node'}" if path else name
 
+
+#: where the last node carried ``TORCH_SCOPES_KEY`` among its metadata_props (a hint only:
+#: a wrong one costs a scan, never a different answer)
+_SCOPES_AT = [0]
 
 _SCOPE_CACHE: dict[str, str] = {}
 
