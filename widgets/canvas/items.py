@@ -23,6 +23,7 @@ from PySide6.QtGui import (
     QPainterPath,
     QPen,
     QStaticText,
+    QTransform,
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem
 
@@ -140,6 +141,8 @@ class NodeItem(QGraphicsRectItem):
         # the (never drawn) rect is the box plus the outline margin: boundingRect in C++
         self.setRect(QRectF(-_MARGIN, -_MARGIN, box.width + 2 * _MARGIN, box.height + 2 * _MARGIN))
         self._texts: list[tuple[int, QStaticText, QPointF]] | None = None
+        #: (texts, scale) that warm_text last laid out glyphs for (None: not warmed)
+        self._warmed: tuple[list, QTransform] | None = None
         #: the op name of the low-zoom level of detail: (room, text, width, height)
         self._op_name: tuple[int, QStaticText | None, float, float] | None = None
         #: free room beside the box (set_op_name_room), and how far the op name reaches into
@@ -403,9 +406,13 @@ class NodeItem(QGraphicsRectItem):
         painter.drawLine(QPointF(cx - 3.2, cy), QPointF(cx + 3.2, cy))
         painter.drawLine(QPointF(cx, cy - 3.2), QPointF(cx, cy + 3.2))
 
+    def _text_fonts(self) -> tuple:
+        style = self._style
+        return (style.header_font, style.body_font, style.name_font, style.body_font, style.header_font, style.name_font)
+
     def _paint_texts(self, painter: QPainter) -> None:
         style = self._style
-        fonts = (style.header_font, style.body_font, style.name_font, style.body_font, style.header_font, style.name_font)
+        fonts = self._text_fonts()
         pens = (style.header_text_pen, style.text_pen, style.muted_pen, style.muted_pen, style.text_pen, style.header_text_pen)
         current = -1
         for kind, text, point in self._texts or ():
@@ -418,6 +425,24 @@ class NodeItem(QGraphicsRectItem):
     # NOTE: text kinds (index into the font/pen tables of _paint_texts): 0 header (bold,
     # light on colour), 1 body (dark), 2 name (italic muted), 3 body muted (attribute values,
     # weight shapes), 4 group title (bold, dark), 5 node name in the header (italic, light).
+    def warm_text(self, scale: QTransform) -> bool:
+        """Lay out the texts (and a node's body shape) now and have Qt lay out their glyphs
+        for ``scale`` (the view's transform without its translation), as the first paint at
+        that zoom would: work done ahead of that paint (see :mod:`widgets.canvas.text_warmer`). False when it
+        was done already."""
+        warmed = self._warmed
+        if warmed is not None and warmed[0] is self._texts and warmed[1] == scale:
+            return False
+        if self._texts is None:
+            self._texts = self._layout_text()
+        if self.box.kind not in ("group", "input", "output"):
+            self._body_path()
+        fonts = self._text_fonts()
+        for kind, text, _point in self._texts:
+            text.prepare(scale, fonts[kind])
+        self._warmed = (self._texts, scale)
+        return True
+
     def _layout_text(self) -> list[tuple[int, QStaticText, QPointF]]:
         return [(kind, static_text(text), QPointF(x, y))
                 for kind, text, x, y in box_text_layout(self.box, self._style, self._show_names,

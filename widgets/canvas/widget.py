@@ -17,6 +17,7 @@ from widgets.canvas.busy import LayoutBusy
 from widgets.canvas.controller import GraphController
 from widgets.canvas.minimap import Minimap
 from widgets.canvas.scene import GraphScene
+from widgets.canvas.text_warmer import TextWarmer
 from widgets.canvas.view import GraphView
 
 MINIMAP_MARGIN = 12
@@ -40,6 +41,7 @@ class CanvasWidget(QWidget):
         self.controller = GraphController(self.scene, self)
         self.minimap = Minimap(self.view, self.view)
         self.busy = LayoutBusy(self.controller, self.view)
+        self.text_warmer = TextWarmer(self.view)
         self._minimap_enabled = True
         #: the minimap sits in a strip of its own beside the viewport (no corner was free)
         self._gutter = False

@@ -51,6 +51,12 @@ class RecoveryWriter(QObject):
         self.timer.setSingleShot(True)
         self.timer.setInterval(delay_ms)
         self.timer.timeout.connect(self._due)
+        # NOTE: the next slice comes from a timer, not a posted call (QTimer.singleShot(0)):
+        # posted calls ran back to back, two slices in one stretch, ahead of other timers
+        self._slice_timer = QTimer(self)
+        self._slice_timer.setSingleShot(True)
+        self._slice_timer.setInterval(0)
+        self._slice_timer.timeout.connect(self._serialize_slice)
         self.writes = 0  # copies on disk so far (counted when the background write ends)
         self.error = ""  # the last write's failure, if any (a full disk must not raise in the GUI)
         self._pieces = None  # the model's serialization under way (an iterator), else None
@@ -91,7 +97,7 @@ class RecoveryWriter(QObject):
             if piece:
                 self._taken.append(piece)
             if time.perf_counter() > deadline:
-                QTimer.singleShot(0, self, self._serialize_slice)
+                self._slice_timer.start()
                 return
         self._pieces = None
         self._submit(self.store.snapshot(self.doc, self._taken), wait=False)
