@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: the panels come after the picture); multiprocessing is the on-demand full check's
 DEFERRED = ("onnxruntime", "networkx", "onnx.reference", "widgets.run", "widgets.compare", "widgets.diffview",
             "widgets.numeric", "widgets.generate", "widgets.quantize", "editor.debug", "editor.decoder",
-            "editor.quantize", "editor.passes", "editor.runtime", "widgets.window.file_dialog_fit", "widgets.panels.cost",
-            "editor.cost", "widgets.panels.find", "editor.find", "multiprocessing")
+            "editor.quantize", "editor.passes", "editor.runtime", "widgets.window.file_dialog_fit",
+            "widgets.panels.cost", "editor.cost", "widgets.panels.find", "editor.find", "multiprocessing")
 
 PROBE = r"""
 import importlib.util, json, sys, tempfile

@@ -43,8 +43,8 @@ from widgets.settings.store import Settings
 BIG_MODEL_BYTES = 32 * 1024 * 1024
 
 #: what :meth:`MainWindow.install_late_docks` sets: asking for one of them installs them
-LATE_ATTRIBUTES = frozenset({"find_panel", "cost", "run_dock", "compare_dock", "diff_owner", "numeric_dock", "generate_dock",
-                             "quantize_dock"})
+LATE_ATTRIBUTES = frozenset({"find_panel", "cost", "run_dock", "compare_dock", "diff_owner", "numeric_dock",
+                             "generate_dock", "quantize_dock"})
 
 
 class MainWindow(QMainWindow):
