@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import onnx
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
+from PySide6.QtGui import QFont, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QHeaderView,
+    QMenu,
     QSplitter,
     QTreeWidget,
     QTreeWidgetItem,
@@ -31,6 +32,31 @@ SOURCE = "properties"
 TARGET_ROLE = Qt.ItemDataRole.UserRole + 1
 #: the :class:`_Row` an item shows
 _ROW_ROLE = Qt.ItemDataRole.UserRole + 2
+#: longer values are shown cut in their cell and tool tip (Copy Value copies them whole).
+#: NOTE: Qt measures a cell's whole text to elide it, on every paint: one 13 kB metadata
+#: value (an OCR model's character list, 6,600 lines) made each repaint of the panel 22 ms
+PREVIEW_CHARS = 200
+TIP_CHARS = 2000
+
+
+def _preview(text: str) -> str:
+    """``text`` for a cell: one line (line breaks shown as ↵), at most PREVIEW_CHARS
+    characters, and how long it is when cut."""
+    if len(text) <= PREVIEW_CHARS and "\n" not in text:
+        return text
+    flat = text[:PREVIEW_CHARS].replace("\r\n", "\n").replace("\n", " ↵ ")
+    if len(text) <= PREVIEW_CHARS and len(flat) <= PREVIEW_CHARS:
+        return flat
+    shown = flat[:PREVIEW_CHARS].rstrip(" ↵")
+    lines = text.count("\n") + 1
+    return f"{shown} … ({len(text):,} characters" + (f", {lines:,} lines)" if lines > 1 else ")")
+
+
+def _tip(text: str) -> str:
+    """``text`` for a tool tip: at most TIP_CHARS characters."""
+    if len(text) <= TIP_CHARS:
+        return text
+    return f"{text[:TIP_CHARS]}\n… ({len(text):,} characters in all: right-click, Copy Value)"
 
 
 @dataclass(eq=True)
@@ -44,6 +70,8 @@ class _Row:
     section: bool = False
     #: the Name row of a value or tensor (renamed in place)
     editable: bool = False
+    #: the whole value when ``text`` shows it cut (see _preview), else ""
+    value: str = ""
     children: list[_Row] = field(default_factory=list, compare=False)
 
 
@@ -87,6 +115,11 @@ class PropertiesPanel(QWidget):
         # only the value Name row edits in place, and only in its value column
         self.tree.setEditTriggers(QTreeWidget.EditTrigger.NoEditTriggers)
         self.tree.itemChanged.connect(self._on_item_changed)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
+        # Ctrl+C in the tree copies the current row's value, before the window's Edit > Copy
+        # (which copies nodes) can take the key: see eventFilter
+        self.tree.installEventFilter(self)
         self._name_item: QTreeWidgetItem | None = None
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.splitter.addWidget(self.tree)
@@ -171,8 +204,9 @@ class PropertiesPanel(QWidget):
 
     def _row(self, parent: _Row | None, key: str, value: object, target: Target | None = None,
              tip: str | None = None) -> _Row:
-        text = str(value)
-        row = _Row(key, text, target, tip or text)
+        full = str(value)
+        text = _preview(full)
+        row = _Row(key, text, target, _tip(tip or full), value=full if text != full else "")
         (parent.children if parent is not None else self._rows).append(row)
         return row
 
@@ -237,6 +271,43 @@ class PropertiesPanel(QWidget):
             flags = item.flags()
             item.setFlags(flags | Qt.ItemFlag.ItemIsEditable if row.editable else flags & ~Qt.ItemFlag.ItemIsEditable)
 
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        kind = event.type()
+        if (obj is self.tree and kind in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress)
+                and event.matches(QKeySequence.StandardKey.Copy)
+                and self.value_of(self.tree.currentItem()) is not None):
+            if kind == QEvent.Type.ShortcutOverride:
+                event.accept()  # the key comes to the tree as a key press
+                return False
+            return self.copy_value()
+        return super().eventFilter(obj, event)
+
+    def value_of(self, item: QTreeWidgetItem | None) -> str | None:
+        """The whole value a row shows (its cell may show it cut); None for a section."""
+        row: _Row | None = item.data(0, _ROW_ROLE) if item is not None else None
+        if row is None or row.section:
+            return None
+        return row.value or (item.text(1) if row.editable else row.text)
+
+    def copy_value(self) -> bool:
+        """Put the current row's whole value on the clipboard (Ctrl+C in the tree)."""
+        value = self.value_of(self.tree.currentItem())
+        if value is None:
+            return False
+        QGuiApplication.clipboard().setText(value)
+        return True
+
+    def _context_menu(self, pos: QPoint) -> None:
+        item = self.tree.itemAt(pos)
+        if self.value_of(item) is None:
+            return
+        self.tree.setCurrentItem(item)
+        menu = QMenu(self.tree)
+        menu.addAction("Copy Value", self.copy_value)
+        menu.addAction("Copy Property and Value",
+                       lambda: QGuiApplication.clipboard().setText(f"{item.text(0)}: {self.value_of(item)}"))
+        menu.exec(self.tree.viewport().mapToGlobal(pos))
+
     def _on_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         target = item.data(0, TARGET_ROLE)
         if target is not None and self._tab is not None:
@@ -259,6 +330,7 @@ class PropertiesPanel(QWidget):
         """The Name row of a value or tensor: double-click edits it in place (renames it)."""
         row = self._row(parent, "Name", name, tip=f"{name}\n(double-click to rename)")
         row.editable = True
+        row.text, row.value = name, ""  # edited in place: the whole name, never a preview
         return row
 
     def edit_name(self) -> bool:
@@ -359,7 +431,7 @@ class PropertiesPanel(QWidget):
         if m.model_version:
             self._row(sec, "Model version", m.model_version)
         if m.doc_string:
-            self._row(sec, "Doc string", m.doc_string.strip().splitlines()[0], tip=m.doc_string)
+            self._row(sec, "Doc string", m.doc_string.strip())
         ops = self._section("Opset imports")
         for imp in m.opset_import:
             self._row(ops, imp.domain or "ai.onnx", imp.version)
@@ -414,7 +486,7 @@ class PropertiesPanel(QWidget):
             self._row(sec, "Opset", version)
         self._row(sec, "Graph", doc.index.path(scope.id), Target("scope", scope.id))
         if node.doc_string:
-            self._row(sec, "Doc string", node.doc_string.strip().splitlines()[0], tip=node.doc_string)
+            self._row(sec, "Doc string", node.doc_string.strip())
         schema = _schema(node, version)
         ins = self._section(f"Inputs ({len(node.input)})")
         for i, name in enumerate(node.input):
