@@ -149,6 +149,25 @@ def test_problem_records_quote_names_and_paths(live: Validator) -> None:
     assert_exact(live)
 
 
+def test_renaming_an_owner_checks_its_bodies_again_only_where_they_read_it(live: Validator, monkeypatch) -> None:
+    """A rename leaves an If's bodies as they are: the nodes inside are not checked again
+    (silero VAD's If holds 224 of its 227 nodes: each rename of it re-checked them all)."""
+    doc = live.doc
+    checked: list[int] = []
+    real = Validator._check_node
+    monkeypatch.setattr(Validator, "_check_node", lambda self, nid: checked.append(nid) or real(self, nid))
+    doc.execute(SetNodeField(node_id(doc, "if1"), "name", "branch"))
+    assert node_id(doc, "inner") not in checked and node_id(doc, "inner2") not in checked
+    assert_exact(live)
+    # an edit of its attributes (a body replaced) re-reads them
+    checked.clear()
+    body = h.make_graph([h.make_node("Identity", ["a"], ["e"], name="inner3")], "then", [],
+                        [h.make_tensor_value_info("e", T.FLOAT, None)])
+    doc.execute(SetAttribute(node_id(doc, "branch"), "then_branch", body))
+    assert node_id(doc, "inner3") in checked
+    assert_exact(live)
+
+
 def test_deleting_a_node_clears_its_problems_and_rechecks_its_consumers(live: Validator) -> None:
     doc = live.doc
     r1, t1 = node_id(doc, "r1"), node_id(doc, "t1")
