@@ -126,3 +126,19 @@ def open_model(qtbot, win, path, **kwargs):
     with qtbot.waitSignal(win.modelShown, timeout=LOAD_TIMEOUT_MS) as blocker:
         win.open_path(path, **kwargs)
     return blocker.args[0]
+
+
+def show_panel(qtbot, panel) -> None:
+    """Bring the dock holding ``panel`` to the front, as a click on its tab does (panels
+    behind another tab wait until shown to fill in)."""
+    from PySide6.QtWidgets import QDockWidget
+
+    dock = panel
+    while dock is not None and not isinstance(dock, QDockWidget):
+        dock = dock.parentWidget()
+    assert dock is not None, f"{type(panel).__name__} is in no dock"
+    from widgets.common.seen import is_seen
+
+    dock.show()
+    dock.raise_()
+    qtbot.waitUntil(lambda: is_seen(panel), timeout=5000)

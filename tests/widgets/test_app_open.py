@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, corpus_models, real_models
-from tests.widgets.conftest import open_model
+from tests.widgets.conftest import open_model, show_panel
 
 
 @pytest.fixture(scope="module")
@@ -91,9 +91,10 @@ def test_open_model_shows_what_it_holds(qtbot, walk_window, path: Path):
     assert counts.get("Initializers", 0) == main_inits
     # status bar: main node count
     assert f"{expected['nodes']:,} nodes" in window.model_info.text()
-    # summary view: the same summary as the CLI
-    if window.summary is not None:
-        assert window.summary.summary.to_json() == expected
+    # summary view (made when shown): the same summary as the CLI
+    show_panel(qtbot, window.summary)
+    qtbot.waitUntil(lambda: window.summary.summary is not None, timeout=10_000)
+    assert window.summary.summary.to_json() == expected
     # properties default to the model
     rows = window.properties.rows()
     assert rows["Main graph/Nodes"] == str(expected["nodes"])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS
-from tests.widgets.conftest import open_model
+from tests.widgets.conftest import open_model, show_panel
 
 MAGIKA = CORPUS / "real" / "magika_standard_v3_3.onnx"
 
@@ -156,5 +156,7 @@ def test_summary_panel_shows_an_error_state(qtbot, monkeypatch, window) -> None:
     monkeypatch.setattr(editor.summary, "summarize", broken)
     open_model(qtbot, window, KALDI)  # would raise inside the panel without the error state
     panel = next(p for p in window.panels if type(p).__name__ == "SummaryPanel")
+    show_panel(qtbot, panel)
+    qtbot.waitUntil(lambda: "Cannot summarize" in panel.browser.toPlainText(), timeout=10_000)
     text = panel.browser.toPlainText()
     assert "Cannot summarize this model" in text and "w.bin" in text

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import CORPUS
-from tests.widgets.conftest import open_model
+from tests.widgets.conftest import open_model, show_panel
 from widgets.common.selection import Target
 
 #: the ONNX backend suite's SqueezeNet (it was the bundled sample; these tests know its nodes)
@@ -287,13 +287,13 @@ def test_display_box_size_matches_viewmodel():
     assert box_size("Relu", ()) == vm._box_size("Relu", ())  # noqa: SLF001
 
 
-@pytest.mark.skipif(__import__("importlib.util", fromlist=["find_spec"]).find_spec("editor.summary") is None,
-                    reason="editor.summary not merged yet")
 def test_summary_links_select(qtbot, window):
     from PySide6.QtCore import QUrl
 
     tab = open_model(qtbot, window, SQUEEZENET)
     doc = tab.doc
+    show_panel(qtbot, window.summary)
+    qtbot.waitUntil(lambda: window.summary.summary is not None, timeout=10_000)
     text = window.summary.browser.toPlainText()
     assert "Operators" in text and "Conv" in text and "Parameters" in text
     window.summary._on_link(QUrl("op:Relu"))
@@ -333,3 +333,26 @@ def test_outline_lists_constant_weights(qtbot, window):
     with qtbot.waitSignal(window.weights.statsReady, timeout=30_000):
         window.outline.select_index(index)
     assert window.weights.weight.node == nid
+
+
+def test_a_hidden_summary_waits_until_shown(qtbot, window, monkeypatch):
+    """The summary reads the whole model: behind another tab it is made when shown, once,
+    whatever the edits meanwhile."""
+    import editor.summary
+    from editor.commands import SetNodeField
+    from widgets.common.seen import is_seen
+
+    made = []
+    real = editor.summary.summarize
+    monkeypatch.setattr(editor.summary, "summarize", lambda doc: made.append(1) or real(doc))
+    panel = window.summary
+    tab = open_model(qtbot, window, SQUEEZENET)
+    assert not is_seen(panel) and not made  # a tab behind Properties
+    doc = tab.doc
+    for nid in list(doc.main.node_ids)[:3]:
+        doc.execute(SetNodeField(nid, "op_type", doc.node(nid).op_type))  # not a rename: the summary may change
+        qtbot.wait(300)
+    assert not made
+    show_panel(qtbot, panel)
+    qtbot.waitUntil(lambda: panel.summary is not None, timeout=10_000)
+    assert len(made) == 1
