@@ -35,10 +35,10 @@ _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recovery-write")
 
 #: milliseconds between the last edit and the recovery write
 DELAY_MS = 2000
-#: seconds of serializing per event-loop turn. NOTE: the last piece of a turn may overrun
-#: it by what one piece costs (a big weight's bytes: 3-11 ms for 16 MB), and the window may
-#: repaint in the same gap between two ticks of its event loop: keep this small
-SLICE_S = 0.005
+#: seconds of serializing per event-loop turn. NOTE: the last piece of a turn overruns it
+#: by what that piece costs (a big weight's bytes: 20-25 ms for 16 MB, mostly the page
+#: faults of the fresh copy), so the longest turn is this plus the biggest weight: small
+SLICE_S = 0.002
 
 
 class RecoveryWriter(QObject):
