@@ -75,6 +75,27 @@ class _Row:
     children: list[_Row] = field(default_factory=list, compare=False)
 
 
+#: graph lists whose elements hold weight values
+_TENSOR_LISTS = frozenset({"initializer", "sparse_initializer"})
+
+
+def _tensor_data_may_change(changes, shown) -> bool:
+    """Whether an edit can change the values of the weight ``shown`` (a Target): not a
+    rename, a rewiring, or another node's attributes (the weights view is filled again only
+    then: 10 ms an edit while a tensor was shown)."""
+    if shown is None or shown.kind != "tensor":
+        return False  # no weight shown: nothing to fill again
+    if changes.graph_replaced or changes.structure or changes.model_fields:
+        return True
+    if any(f in _TENSOR_LISTS for _sid, f in changes.scope_fields):
+        return True
+    edited = {nid for nid, f in changes.node_fields if f == "attribute"}
+    if not edited:
+        return False
+    # a Constant's value: the node that makes the tensor shown, when it is one
+    return shown.node is not None and shown.node in edited
+
+
 def _node_title(node) -> str:
     return f"<b>{_esc(node.op_type)}</b> &nbsp;{_esc(node.name)}"
 
@@ -164,8 +185,7 @@ class PropertiesPanel(QWidget):
         if shown is not None and shown.kind == "node" and changes.only_node_fields(("name",)):
             self._rename_shown_node()
             return
-        # a tensor's data may have changed with anything but a rename: show it again
-        self._tensor_stale = self._tensor_stale or not renamed
+        self._tensor_stale = self._tensor_stale or _tensor_data_may_change(changes, self._tensor_shown)
         self.show_target(self._shown)
 
     def _rename_shown_node(self) -> None:
