@@ -186,12 +186,22 @@ def test_recovery_copy_is_taken_between_events_and_an_edit_starts_it_over(qtbot,
     writer = editing.hooks_for(tab).recovery
     conv = first_node(tab.doc, "Conv")
     editing.rename_node(conv, "first_edit")
+    slices, dropped = [], []
+
+    def edit_mid_copy():  # runs after each slice, between events, as a user's edit would
+        slices.append(writer._pieces is not None)
+        if len(slices) == 3:
+            assert writer._pieces is not None, "the copy ended within three slices: nothing is sliced"
+            editing.rename_node(conv, "second_edit")
+            dropped.append(writer._pieces is None)
+
+    # (connected after the writer's own slot: it sees the state each slice leaves behind;
+    # polling from the test instead could miss the middle of a fast copy)
+    writer._slice_timer.timeout.connect(edit_mid_copy)
     writer.timer.setInterval(10)
     writer.timer.start()
-    qtbot.waitUntil(lambda: writer._pieces is not None and len(writer._taken) > 3, timeout=3000)
-    editing.rename_node(conv, "second_edit")  # mid-copy
-    assert writer._pieces is None, "an edit must drop the pieces of the model before it"
     qtbot.waitUntil(lambda: writer.writes == 1, timeout=5000)
+    assert dropped == [True], "an edit must drop the pieces of the model before it"
     (entry,) = editing.recovery_store.entries()
     names = [n.name for n in entry.open().model.graph.node]
     assert "second_edit" in names and "first_edit" not in names, names[:5]
