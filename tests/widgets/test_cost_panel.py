@@ -111,3 +111,35 @@ def test_an_edit_changes_only_the_rows_it_touches(qtbot, qtmodeltester, window) 
     qtbot.waitUntil(lambda: panel.cost is not first, timeout=10_000)
     assert signals == ["reset"], f"a new set of rows resets once: {signals}"
     qtmodeltester.check(model)
+
+
+def test_a_cost_panel_behind_a_tab_waits_unless_its_heat_map_is_on(qtbot, window) -> None:
+    """A dock tabbed behind another stays visible to Qt: the panel must not recompute the
+    whole model's cost for edits nobody sees, but it follows them at once when its tab is
+    chosen, and while its heat map is over the canvas."""
+    from editor.commands import SetNodeField
+    from widgets.common.seen import is_seen
+    from tests.widgets.conftest import show_panel
+
+    tab = _show_cost(qtbot, window, CORPUS / "onnx-backend" / "light" / "light_squeezenet.onnx")
+    panel, doc = window.cost, tab.doc
+    (front,) = [d for d in window.tabifiedDockWidgets(window.cost_dock) if d.isVisible()][:1]
+    front.raise_()
+    qtbot.waitUntil(lambda: not is_seen(panel), timeout=5_000)
+    assert panel.isVisible(), "the case this guards: Qt calls a tab behind another visible"
+    first = panel.cost
+    nid = next(n for n in doc.main.node_ids if doc.node(n).op_type == "Relu")
+    for op in ("Sigmoid", "Relu"):  # not a rename: the figures may change
+        doc.execute(SetNodeField(nid, "op_type", op))
+        qtbot.wait(400)  # past the panel's coalescing delay
+    assert panel.cost is first and not panel.computing(), "recomputed behind another tab"
+    show_panel(qtbot, panel)
+    qtbot.waitUntil(lambda: panel.cost is not first, timeout=10_000)
+    # the heat map follows the edits whatever is in front of the panel
+    panel.heat.setChecked(True)
+    assert panel.heatmap is not None and panel.heatmap.visible
+    front.raise_()
+    qtbot.waitUntil(lambda: not is_seen(panel), timeout=5_000)
+    second = panel.cost
+    doc.execute(SetNodeField(nid, "op_type", "Sigmoid"))
+    qtbot.waitUntil(lambda: panel.cost is not second, timeout=10_000)

@@ -2,8 +2,8 @@
 
 A dock tabbed behind another stays visible to Qt: ``isVisible()`` is true and choosing its
 tab sends its widgets no show event; only the dock's ``visibilityChanged`` says so, and the
-panel's visible region is empty meanwhile. Panels that read the whole model (the Summary)
-use this to do that work only for what the user can see.
+panel's visible region is empty meanwhile. Panels that read the whole model (the Summary,
+the Cost panel) use this to do that work only for what the user can see.
 """
 
 from __future__ import annotations

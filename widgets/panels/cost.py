@@ -5,8 +5,8 @@ formulas in the model's dynamic dims, evaluated with the values typed in the dim
 (``batch=1 height=640``); a dim left out is shown as its formula in the totals and counts
 as :data:`editor.cost.SAMPLE_DIM` when the table is sorted. Clicking a row selects the node;
 "Heat map" colours the canvas boxes by the chosen measure (collapsed groups sum their
-nodes). The cost is recomputed after edits, coalesced, only while the panel is shown, on a
-worker thread over a snapshot of the model's structure (weights left out), together with
+nodes). The cost is recomputed after edits, coalesced, only while the panel is on screen
+(not behind another dock's tab) or its heat map is shown, on a worker thread over a snapshot of the model's structure (weights left out), together with
 every row's evaluated cells, so a 10,000-node model never stalls the window; the table then
 changes only the rows whose figures changed (a node rename: its row alone, without a
 recomputation).
@@ -26,6 +26,7 @@ from editor.cost import SAMPLE_DIM
 from editor.shapes import evaluate, to_text
 from editor.shapes import symbolic as S
 from widgets.common.formatting import human_bytes, human_count
+from widgets.common.seen import SeenWatch, is_seen
 from widgets.overlays.heatmap import HeatMap, fmt_us
 from widgets.common.selection import Target
 from widgets.overlays.layer import untick
@@ -433,6 +434,8 @@ class CostPanel(QWidget):
         self._pool.setMaxThreadCount(1)
         #: the tab whose first picture the panel waits for (whole-model work comes after it)
         self._waiting = None
+        # a dock tabbed behind another stays isVisible(): the figures are made when seen
+        self._seen = SeenWatch(self, self._on_seen)
 
     # -- wiring ----------------------------------------------------------------------------
     def set_tab(self, tab) -> None:
@@ -453,19 +456,24 @@ class CostPanel(QWidget):
             if not tab.is_ready:
                 tab.ready.connect(self._on_tab_ready)
                 self._waiting = tab
+        self._seen.attach()
         self._stale = True
-        if self.isVisible():
+        if self._wanted():
             self.refresh()
+
+    def _wanted(self) -> bool:
+        """The figures are needed now: the panel is on screen, or its heat map is over the
+        canvas (it follows the edits whichever tab is in front of the panel)."""
+        return is_seen(self) or (self.heatmap is not None and self.heatmap.visible)
 
     def _on_tab_ready(self) -> None:
         if self._waiting is not None:
             self._waiting.ready.disconnect(self._on_tab_ready)
             self._waiting = None
-        if self._stale and self.isVisible():
+        if self._stale and self._wanted():
             self._timer.start(0)
 
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt API
-        super().showEvent(event)
+    def _on_seen(self) -> None:
         if self._stale:
             self._timer.start(0)
 
@@ -475,7 +483,7 @@ class CostPanel(QWidget):
             self._rename(changes.nodes_changed)
             return
         self._stale = True
-        if self.isVisible():
+        if self._wanted():
             self._timer.start()
 
     def _rename(self, node_ids) -> None:
