@@ -142,3 +142,9 @@ def show_panel(qtbot, panel) -> None:
     dock.show()
     dock.raise_()
     qtbot.waitUntil(lambda: is_seen(panel), timeout=5000)
+
+
+def show_outline(qtbot, window) -> None:
+    """Open the Outline (closed on a first start) and wait for its tree of the model."""
+    show_panel(qtbot, window.outline)
+    qtbot.waitUntil(lambda: not window.outline.model.stale, timeout=10_000)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, corpus_models, real_models
-from tests.widgets.conftest import open_model, show_panel
+from tests.widgets.conftest import open_model, show_outline, show_panel
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +77,7 @@ def test_open_model_shows_what_it_holds(qtbot, walk_window, path: Path):
     from editor.summary import summarize
 
     tab = open_model(qtbot, window, path)
+    show_outline(qtbot, window)
     assert window.tabs.count() == 1 and window.current_tab() is tab
     assert tab.is_ready and tab.canvas.scene.node_items(), "nothing drawn"
 
@@ -159,6 +160,7 @@ def test_backend_models_open_and_every_panel_follows(qtbot, walk_window, path: P
     window = walk_window
 
     tab = open_model(qtbot, window, path)
+    show_outline(qtbot, window)
     doc = tab.doc
     targets = [Target.model()]
     for scope in doc.index.scopes.values():

@@ -10,7 +10,7 @@ import onnx
 import pytest
 
 from tests.conftest import CORPUS
-from tests.widgets.conftest import open_model
+from tests.widgets.conftest import open_model, show_outline
 
 KALDI = CORPUS / "real" / "asr_prep_kaldi.onnx"
 MAGIKA = CORPUS / "real" / "magika_standard_v3_3.onnx"
@@ -54,6 +54,7 @@ def test_unknown_element_types(qtbot, window, tmp_path: Path, no_stray_exception
     path = tmp_path / "types.onnx"
     onnx.save(model, path)
     open_model(qtbot, window, path)
+    show_outline(qtbot, window)
     outline = window.outline
     texts = []
 

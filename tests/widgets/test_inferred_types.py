@@ -10,7 +10,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from tests.widgets.conftest import open_model
+from tests.widgets.conftest import open_model, show_outline
 
 
 @pytest.fixture
@@ -31,6 +31,7 @@ def test_properties_and_outline_show_the_engines_type_marked_inferred(qtbot, win
     from widgets.common.selection import Target
 
     tab = open_model(qtbot, window, model_path)
+    show_outline(qtbot, window)
     main = tab.doc.index.main
     tab.selection.select([Target.of_value(main, "c")], "test")
     rows = window.properties.rows()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import CORPUS
-from tests.widgets.conftest import open_model
+from tests.widgets.conftest import open_model, show_outline
 from widgets.common.selection import Target
 
 #: the ONNX backend suite's SqueezeNet (it was the bundled sample; these tests know its nodes)
@@ -25,6 +25,7 @@ def _wait_selected(qtbot, tab, key: str) -> None:
 
 def test_outline_click_selects_on_canvas(qtbot, window):
     tab = open_model(qtbot, window, SQUEEZENET)
+    show_outline(qtbot, window)
     doc = tab.doc
     nid = next(n for n in doc.main.node_ids if doc.node(n).op_type == "Conv")
     index = window.outline.model.index_for(Target.of_node(doc.index.main, nid))
@@ -42,6 +43,7 @@ def test_outline_click_selects_on_canvas(qtbot, window):
 
 def test_canvas_selection_shows_node_in_properties(qtbot, window):
     tab = open_model(qtbot, window, SQUEEZENET)
+    show_outline(qtbot, window)
     doc = tab.doc
     nid = next(n for n in doc.main.node_ids if doc.node(n).op_type == "Concat")
     node = doc.node(nid)
@@ -76,6 +78,7 @@ def test_properties_rows_navigate(qtbot, window):
 
 def test_node_in_closed_group_and_subgraph_is_revealed(qtbot, window):
     tab = open_model(qtbot, window, SILERO)
+    show_outline(qtbot, window)
     doc = tab.doc
     # a main-graph node that the first view does not draw (inside a closed group)
     hidden = [n for n in doc.main.node_ids if tab.canvas.scene.item_for(f"n:{n}") is None
