@@ -176,3 +176,44 @@ def test_the_window_answers_between_two_late_docks(qtbot, qapp, settings_dir, di
     assert between, f"no pass of the event loop between the first late dock and the last: {sorted(set(passes))}"
     misplaced = {bar for bar in menubars if bar and bar[-1] != "Help"}
     assert not misplaced, f"a late menu showed after Help for a moment: {misplaced}"
+
+
+def test_the_start_up_steps_let_the_windows_timers_run_between_them(qtbot, qapp, settings_dir, dialogs):
+    """The late docks and the calls waiting for them (:meth:`MainWindow.when_started_up`) run
+    a step per pass of the event loop, in order, and the window's timers fire between two
+    steps: chained as posted calls (``QTimer.singleShot(0)``), two steps ran back to back
+    ahead of every timer (the heartbeat of the export's start-up stopped for 0.3-0.4 s)."""
+    import time
+
+    from PySide6.QtCore import QTimer
+
+    from widgets.window.main_window import MainWindow
+
+    log: list[str] = []
+
+    def busy(what: str) -> None:  # a step long enough for a timer to fall due meanwhile
+        log.append(what)
+        end = time.perf_counter() + 0.01
+        while time.perf_counter() < end:
+            pass
+
+    step = MainWindow._next_late_step
+    win = _window(qtbot, qapp, defer=True)
+    win._next_late_step = lambda: (busy("step"), step(win))[1]
+    for name in ("first", "second", "third"):
+        win.when_started_up(lambda name=name: busy(name))
+    beat = QTimer(win)
+    beat.setInterval(2)
+    beat.timeout.connect(lambda: log.append("beat") if log and log[-1] != "beat" else None)
+    beat.start()
+    with qtbot.waitSignal(win.startupDone, timeout=10_000):
+        win.show()  # the start page: the late docks are installed once the event loop runs
+    qtbot.waitUntil(lambda: "third" in log, timeout=10_000)
+    beat.stop()
+    steps = [e for e in log if e != "beat"]
+    assert steps[-3:] == ["first", "second", "third"] and steps.count("step") >= 5, steps
+    run = log[log.index("step"):]
+    adjacent = [(a, b) for a, b in zip(run, run[1:]) if a != "beat" and b != "beat"]
+    assert not adjacent, f"steps ran back to back with no timer between them: {adjacent}"
+    win.when_started_up(lambda: log.append("now"))
+    assert log[-1] == "now", "once started up, a call runs at once"

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QLabel, 
 
 from editor.io.wire_parts import serialized_parts
 from editor.recovery import RecoveryStore
+from widgets.common.next_pass import pass_timer
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +52,8 @@ class RecoveryWriter(QObject):
         self.timer.setSingleShot(True)
         self.timer.setInterval(delay_ms)
         self.timer.timeout.connect(self._due)
-        # NOTE: the next slice comes from a timer, not a posted call (QTimer.singleShot(0)):
-        # posted calls ran back to back, two slices in one stretch, ahead of other timers
-        self._slice_timer = QTimer(self)
-        self._slice_timer.setSingleShot(True)
-        self._slice_timer.setInterval(0)
-        self._slice_timer.timeout.connect(self._serialize_slice)
+        # (the next slice comes from a timer, not a posted call: see widgets.common.next_pass)
+        self._slice_timer = pass_timer(self, self._serialize_slice)
         self.writes = 0  # copies on disk so far (counted when the background write ends)
         self.error = ""  # the last write's failure, if any (a full disk must not raise in the GUI)
         self._pieces = None  # the model's serialization under way (an iterator), else None

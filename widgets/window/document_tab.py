@@ -30,6 +30,7 @@ from editor.viewmodel import body_key, default_expanded, document_bodies, group_
 from widgets.canvas import CanvasWidget
 from widgets.view.display_options import DisplayOptions, apply_options
 from widgets.common.formatting import shown
+from widgets.common.next_pass import pass_timer
 from widgets.common.selection import SelectionModel, Target
 from widgets.view.shape_labels import ShapeLabels
 from widgets.window.live_checks import LiveChecks
@@ -92,6 +93,7 @@ class DocumentTab(QWidget):
         self._pending: list[str] | None = None
         self._first_view = True
         self._ready = False
+        self._link_timer = pass_timer(self, self._link_in_steps)
         #: node ids added or changed since the last layout, and whether an edit caused it
         self._touched: set[int] = set()
         self._after_edit = False
@@ -202,7 +204,7 @@ class DocumentTab(QWidget):
                 # a big model is checked once it is on screen (its steps start at the next
                 # event-loop turn, after the window has painted the picture)
                 self.live_checks.start_first_pass()
-            QTimer.singleShot(0, self, self._link_in_steps)
+            self._link_timer.start()
             self.ready.emit()
 
     def _link_in_steps(self) -> None:
@@ -210,7 +212,7 @@ class DocumentTab(QWidget):
         ``ModelIndex.link_some``), a few thousand per pass of the event loop, so the first
         edit does not pay for all of them (0.1 s in one piece on the 11.8k-node export)."""
         if self.doc.index.link_some(LINK_STEP):
-            QTimer.singleShot(0, self, self._link_in_steps)
+            self._link_timer.start()
 
     def _readable_first_view(self) -> None:
         """Netron-like first view: a graph that cannot be read whole opens at its inputs, at a

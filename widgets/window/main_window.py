@@ -29,6 +29,7 @@ from widgets.window.heap_freeze import freeze_when_settled
 from widgets.docking import install_docking
 from widgets.editing import install_editing
 from widgets.common.formatting import shown
+from widgets.common.next_pass import pass_timer
 from widgets.editing.save import holds_work
 from widgets.window.file_watch import install_file_watch
 from widgets.window.view_extras import install_view_extras
@@ -70,6 +71,11 @@ class MainWindow(QMainWindow):
         self._docking_installed = False
         #: the saved dock layout restored at start, kept until the late docks take their place in it
         self._restored_state = None
+        #: calls waiting for the late docks (:meth:`when_started_up`)
+        self._after_start_up: list = []
+        # (steps at later passes of the event loop: timers, see widgets.common.next_pass)
+        self._late_step_timer = pass_timer(self, self._install_late_docks_in_steps)
+        self._after_start_up_timer = pass_timer(self, self._run_after_start_up)
         self.settings = settings or Settings()
         self.theme = theme
         #: False in --screenshot mode: failures go to loadFailed only, no modal dialog
@@ -153,7 +159,7 @@ class MainWindow(QMainWindow):
     def _install_late_docks_unless_opening(self) -> None:
         """At the next event-loop pass, :meth:`install_late_docks` unless a model is being
         opened by then (its picture installs them)."""
-        QTimer.singleShot(0, self, lambda: None if self._opening() else self._install_late_docks_in_steps())
+        pass_timer(self, lambda: None if self._opening() else self._install_late_docks_in_steps()).start()
 
     def install_late_docks(self) -> None:
         """The Run, Diff, Compare Runs, Generate and Quantization docks with their menus
@@ -166,13 +172,15 @@ class MainWindow(QMainWindow):
         one that built them at once (a test compares the two)."""
         while self._next_late_step():
             pass
+        while self._after_start_up:  # asked for now: what waited for them runs now too
+            self._after_start_up.pop(0)()
 
     def _install_late_docks_in_steps(self) -> None:
         """:meth:`install_late_docks`, one dock per pass of the event loop: the window
         answers a click or a scroll between two (all at once froze it for a second and a
         half after the first picture of the 11.8k-node export)."""
         if self._next_late_step():
-            QTimer.singleShot(0, self, self._install_late_docks_in_steps)
+            self._late_step_timer.start()
 
     def _next_late_step(self) -> bool:
         """Install the next late dock; False once none is left."""
@@ -247,6 +255,17 @@ class MainWindow(QMainWindow):
         self._restored_state = None
         self.registry.order_menubar(self.MENU_ORDER)
         self.startupDone.emit()
+        if self._after_start_up:
+            self._after_start_up_timer.start()
+
+    def _run_after_start_up(self) -> None:
+        """The calls that waited for the late docks, one per pass of the event loop: the
+        shape engine's snapshot, the collector's return and the panels following the model
+        held the export's window 0.2 s in one piece."""
+        if self._after_start_up:
+            self._after_start_up.pop(0)()
+        if self._after_start_up:
+            self._after_start_up_timer.start()
 
     # -- construction ---------------------------------------------------------------------
     def _build_central(self, sample: Path | None) -> None:
@@ -438,16 +457,12 @@ class MainWindow(QMainWindow):
         self.when_started_up(lambda: self._model_shown(tab))
 
     def when_started_up(self, call) -> None:
-        """``call()`` once the late docks are installed (now, if they are)."""
-        if self.started_up:
+        """``call()`` once the late docks are installed (now, if they are and nothing
+        waits before it); the calls that waited run in order, one per event-loop pass."""
+        if self.started_up and not self._after_start_up:
             call()
             return
-
-        def once() -> None:
-            self.startupDone.disconnect(once)
-            call()
-
-        self.startupDone.connect(once)
+        self._after_start_up.append(call)
 
     def _model_shown(self, tab: DocumentTab) -> None:
         from editor.runtime.memory import freeze_heap
