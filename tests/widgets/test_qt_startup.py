@@ -149,3 +149,31 @@ def test_package_names_are_the_ones_that_ship_the_libraries():
         assert expected in packages or f"{expected}t64" in packages, (lib, packages)
         checked += 1
     assert checked >= 3
+
+
+def test_pysides_module_question_is_answered_from_namespaces_with_the_same_answer():
+    """PySide6 asks of each module imported after it whether it uses PySide6 (its answer:
+    the source file names it). The app answers from the module's namespace instead: the
+    same answer for every module of ours that imports Qt, and for the Qt-free core."""
+    import importlib
+    import pkgutil
+
+    import editor
+    import widgets
+
+    qt_startup.import_qt()
+    feature = sys.modules.get("shibokensupport.feature")
+    if feature is not None and hasattr(feature, "_mod_uses_pyside"):
+        assert feature._mod_uses_pyside is qt_startup.uses_pyside, "the app's answer was not installed"
+    checked = 0
+    for package, uses in ((widgets, True), (editor, False)):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if info.name.endswith("__main__"):
+                continue  # (runs the app when imported)
+            module = importlib.import_module(info.name)
+            source = Path(module.__file__).read_text(encoding="utf-8")
+            imports_qt = re.search(r"^(from|import) (PySide6|shiboken6)", source, re.M) is not None
+            if imports_qt or not uses:  # (a widgets module may import Qt only inside functions)
+                assert qt_startup.uses_pyside(module) is imports_qt, info.name
+                checked += 1
+    assert checked > 200
