@@ -261,6 +261,42 @@ def test_a_big_model_is_drawn_before_it_is_checked_and_its_shapes_inferred(qtbot
     qtbot.waitUntil(lambda: frozen(tab.validator.nodes) and frozen(labels.live.table.values), timeout=30_000)
 
 
+def test_a_big_models_whole_graph_work_is_done_off_the_gui_thread(qtbot, window, monkeypatch) -> None:
+    """Opening a big model, the GUI thread makes neither the main graph's name-scope groups
+    (the loader's worker does, with the document: 0.3 s on the 11.8k-node export) nor every
+    edge's shape label (the shape table's worker does: 0.3 s more), and the table's arrival
+    redraws the labels without making the groups again; the edges are labelled all the same."""
+    import threading
+
+    import editor.shapes.declare as declare
+    import editor.viewmodel as viewmodel
+    import widgets.view.shape_labels as shape_labels
+    import widgets.window.document_tab as document_tab
+    import widgets.window.loader as loader
+
+    monkeypatch.setattr(loader, "FIRST_PASS_ON_LOAD_MAX_NODES", 0)
+    monkeypatch.setattr(shape_labels, "SYNC_MAX_NODES", 10)  # silero (25 nodes) counts as big
+    on_gui: list[str] = []
+
+    def recorded(what: str, fn):  # noqa: ANN001, ANN202
+        def call(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            if threading.current_thread() is threading.main_thread():
+                on_gui.append(what)
+            return fn(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(viewmodel, "group_tree", recorded("groups", viewmodel.group_tree))
+    monkeypatch.setattr(document_tab, "group_tree", recorded("groups", document_tab.group_tree))
+    monkeypatch.setattr(declare, "label_value_info", recorded("labels", declare.label_value_info))
+    tab = open_model(qtbot, window, SILERO_V6)
+    labels = tab.shape_labels
+    qtbot.waitUntil(lambda: labels.live is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: opening_settled(window, tab), timeout=30_000)
+    drawn = labels.value_info(tab.doc.model.graph)
+    assert drawn and drawn == declare.label_value_info(tab.doc.model.graph, labels.live.table)
+    assert on_gui == ["labels"], f"whole-graph work on the GUI thread: {on_gui}"  # (the check above)
+
+
 def test_a_big_model_whose_first_layout_fails_is_still_checked(qtbot, window, monkeypatch) -> None:
     """The first validation and the shape table wait for the first picture; a first layout
     that fails (no picture ever) starts them all the same."""

@@ -100,6 +100,7 @@ class ShapeLabels(QObject):
     def _start(self) -> None:
         """Compute a whole table off the GUI thread on a snapshot of the document."""
         from editor.shapes import infer_model
+        from editor.shapes.declare import label_value_info
         from editor.shapes.engine import structure_snapshot
 
         snapshot = structure_snapshot(self.doc.model)
@@ -111,6 +112,13 @@ class ShapeLabels(QObject):
                 box["table"] = infer_model(snapshot)
             except Exception:  # noqa: BLE001 - no table: the file's own labels stay
                 box["table"] = None
+                return
+            try:
+                # the edges' labels too: the snapshot has the graph's values and declarations,
+                # and on the GUI thread they held the window 0.3 s on the 11.8k-node export
+                box["labels"] = label_value_info(snapshot.graph, box["table"])
+            except Exception:  # noqa: BLE001 - made (or given up) on the GUI thread when asked
+                box["labels"] = None
 
         def poll() -> None:
             if self.pending is not None and self.pending.is_alive():
@@ -122,6 +130,8 @@ class ShapeLabels(QObject):
                 return
             if box.get("table") is not None:
                 self._make_live(box["table"])
+                if self.live is not None:
+                    self._labels = box.get("labels")
                 self.ready.emit()
 
         self.pending = threading.Thread(target=work, name="shape-labels", daemon=True)

@@ -74,7 +74,10 @@ class DocumentTab(QWidget):
     scopeChanged = Signal(int)
 
     def __init__(self, doc: Document, parent: QWidget | None = None, *, dark: bool = False,
-                 show_names: bool = False, validator=None, options: DisplayOptions | None = None) -> None:
+                 show_names: bool = False, validator=None, options: DisplayOptions | None = None,
+                 groups=None) -> None:
+        """``groups``: the main graph's group tree, made with the document off the GUI
+        thread (:func:`editor.viewmodel.group_tree`); else the tab makes it."""
         super().__init__(parent)
         self.doc = doc
         #: live editor.validation.Validator of this document (None without the module)
@@ -90,6 +93,8 @@ class DocumentTab(QWidget):
         self._scope_id = doc.index.main
         self._graph: onnx.GraphProto | None = None
         self._trees: dict[int, object] = {}
+        #: group trees made before the tab (the loader's), used once by the first view
+        self._made_trees: dict[int, object] = {doc.index.main: groups} if groups is not None else {}
         self._pending: list[str] | None = None
         self._first_view = True
         self._ready = False
@@ -184,7 +189,7 @@ class DocumentTab(QWidget):
         tree = self._trees.get(self._scope_id)
         if tree is None:
             # the same grouping the view model draws (scoped names, weight Constants left out)
-            tree = group_tree(self._graph)
+            tree = self._made_trees.pop(self._scope_id, None) or group_tree(self._graph)
             self._trees[self._scope_id] = tree
         return tree
 
@@ -244,6 +249,7 @@ class DocumentTab(QWidget):
         # the boxes an edit (or its undo/redo) brought back or changed: see _keep_view_on_edit
         self._touched |= set(changes.nodes_added) | set(changes.nodes_changed)
         self._after_edit = True
+        self._made_trees.clear()
         # NOTE: rebuilding the display model of a 10k-node graph takes a few hundred ms.
         # Coalesce: quick successive edits (typing, scripts) rebuild once, and the cheap views
         # (problem badges, the problems panel) update first, within the edit's own signal.
@@ -281,7 +287,8 @@ class DocumentTab(QWidget):
         return self._rebuild_timer.isActive()
 
     def _rebuild_display(self) -> None:
-        self._trees.clear()
+        # (the group trees stand: an edit cleared them; new shapes or a run's sizes change
+        # the edges' labels only, and the export's tree took 0.25 s to make again)
         if self._scope_id not in self.doc.index.scopes:
             self._scope_id = self.doc.index.main
         scope = self.doc.scope(self._scope_id)

@@ -413,7 +413,7 @@ class MainWindow(QMainWindow):
     def _on_loaded(self, request: LoadRequest, doc) -> None:
         tab = DocumentTab(doc, self.tabs, dark=bool(self.theme and self.theme.dark),
                           show_names=self.registry.action("view.names").isChecked(), validator=request.validator,
-                          options=self.display_options())
+                          options=self.display_options(), groups=request.groups)
         tab.ready.connect(lambda t=tab: self._on_tab_ready(t))
         tab.busyChanged.connect(self._on_tab_busy)
         tab.progress.connect(lambda f, t=tab: self._on_tab_progress(t, f))
