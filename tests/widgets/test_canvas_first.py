@@ -36,9 +36,20 @@ def test_the_canvas_gets_most_of_the_window_at_first_start(qtbot, first_start):
     elsewhere = [d.objectName() for d in window.findChildren(QDockWidget)
                  if not d.isHidden() and window.dockWidgetArea(d) != Qt.DockWidgetArea.RightDockWidgetArea]
     assert elsewhere == [], f"open beside or under the canvas at first start: {elsewhere}"
-    # Ctrl+F still finds: the Find panel opens
+    # Ctrl+F still finds: the Find panel opens, in a column wide enough to read (it opened
+    # at 137 pixels, the Outline's section names cut to "Ou…ts"), once: a column the user
+    # narrows afterwards stays narrow
+    from widgets.docking.canvas_first import LEFT_WIDTH
+
     window.show_find()
     assert window.find_dock.isVisible()
+    qtbot.waitUntil(lambda: window.find_dock.width() >= LEFT_WIDTH - 10, timeout=5000)
+    window.resizeDocks([window.find_dock], [LEFT_WIDTH // 2], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: window.find_dock.width() < LEFT_WIDTH - 40)
+    window.find_dock.hide()
+    window.outline_dock.show()
+    qtbot.wait(50)
+    assert window.outline_dock.width() < LEFT_WIDTH - 40, "the column was widened again"
 
 
 def test_empty_panels_wait_behind_a_tab_and_problems_count(qtbot, window, tmp_path):

@@ -2,7 +2,8 @@
 
 - :func:`first_start_layout`: with no saved layout, one column of panels on the right
   (Properties, Summary, Cost and History in one tab group, the operator's documentation
-  under them) and nothing else: Outline and Find open on Ctrl+F or from View ▸ Panels, the
+  under them) and nothing else: Outline and Find open on Ctrl+F or from View ▸ Panels (their
+  column :data:`LEFT_WIDTH` wide the first time), the
   docks under the canvas when they are used (F5, Problems). The canvas gets over 70% of a
   1,600 x 1,000 window (it had 45%).
 - Badges: an empty panel says nothing and takes no room; Problems' tab says how many
@@ -15,13 +16,17 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QToolButton
 
 from widgets.actions.registry import ActionSpec
 
 #: the first-start width of the panel column on the right, and the operator doc's share of it
 RIGHT_WIDTH = 340
+#: the first-start width of the column on the left (Outline, Find) when first opened: Qt
+#: gave it the width of the docks' first layout, 137 pixels, and the Outline's section names
+#: were cut to "Ou…ts"
+LEFT_WIDTH = 280
 OPERATOR_SHARE = 0.38
 
 
@@ -62,6 +67,25 @@ def first_start_layout(window: QMainWindow) -> None:
     column = max(window.properties_dock.height() + window.op_docs_dock.height(), 1)
     window.resizeDocks([window.properties_dock, window.op_docs_dock],
                        [int(column * (1 - OPERATOR_SHARE)), int(column * OPERATOR_SHARE)], Qt.Orientation.Vertical)
+    widen_left_column_when_opened(window)
+
+
+def widen_left_column_when_opened(window: QMainWindow) -> None:
+    """The first time Outline or Find is shown, their column gets :data:`LEFT_WIDTH` (a
+    first start only: a saved layout keeps the width the user gave it)."""
+    docks = (window.outline_dock, window.find_dock)
+
+    def shown(visible: bool) -> None:
+        if not visible:
+            return
+        for dock in docks:
+            dock.visibilityChanged.disconnect(shown)
+        # (from the event loop: the dock's area has its first size then)
+        QTimer.singleShot(0, window, lambda: window.resizeDocks(
+            [d for d in docks if d.isVisible()][:1], [LEFT_WIDTH], Qt.Orientation.Horizontal))
+
+    for dock in docks:
+        dock.visibilityChanged.connect(shown)
 
 
 def group_history(window: QMainWindow) -> None:
