@@ -2,10 +2,10 @@
 
 - :func:`first_start_layout`: with no saved layout, one column of panels on the right
   (Properties, Summary, Cost and History in one tab group, the operator's documentation
-  under them) and nothing else: Outline and Find open on Ctrl+F or from View ▸ Panels (their
-  column :data:`LEFT_WIDTH` wide the first time), the
-  docks under the canvas when they are used (F5, Problems). The canvas gets over 70% of a
-  1,600 x 1,000 window (it had 45%).
+  under them) and nothing else: Outline and Find open on Ctrl+F or from View ▸ Panels
+  (their column :data:`LEFT_WIDTH` wide the first time), the docks under the canvas when
+  they are used (F5, Problems). The canvas gets over 70% of a 1,600 x 1,000 window (it
+  had 45%).
 - Badges: an empty panel says nothing and takes no room; Problems' tab says how many
   ("Problems (2)"), and the status bar's problems button opens it. History's tab has no
   count: a dock title that changes relayouts the whole main window (every dock, an
