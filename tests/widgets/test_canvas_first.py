@@ -46,9 +46,11 @@ def test_the_canvas_gets_most_of_the_window_at_first_start(qtbot, first_start):
     qtbot.waitUntil(lambda: window.find_dock.width() >= LEFT_WIDTH - 10, timeout=5000)
     window.resizeDocks([window.find_dock], [LEFT_WIDTH // 2], Qt.Orientation.Horizontal)
     qtbot.waitUntil(lambda: window.find_dock.width() < LEFT_WIDTH - 40)
-    window.find_dock.hide()
-    window.outline_dock.show()
-    qtbot.wait(50)
+    # View ▸ Panels ▸ Outline: shown in front of Find (it opened behind Find's tab)
+    from widgets.common.seen import is_seen
+
+    window.registry.action("view.panel.outline").trigger()
+    qtbot.waitUntil(lambda: is_seen(window.outline), timeout=5000)
     assert window.outline_dock.width() < LEFT_WIDTH - 40, "the column was widened again"
 
 

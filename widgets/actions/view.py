@@ -63,6 +63,8 @@ def register_dock(window, dock, section: str = "1") -> None:
                                    section=section, tip=f"Show or hide the {title} panel",
                                    keywords="panel dock"),
                         action=dock.toggleViewAction())
+    # a panel asked for comes to the front of its tab group (it opened behind Find's tab)
+    dock.toggleViewAction().triggered.connect(lambda shown: dock.raise_() if shown else None)
 
 
 def show_plumbing(window, on: bool) -> None:
