@@ -31,35 +31,25 @@ DEFAULT_MODEL = Path("/tmp/onnx-large/llama_200x128/model.onnx")
 CHILD = r"""
 import json, sys, time
 from pathlib import Path
-from PySide6.QtCore import QTimer
 from tests.benchmarks.bench_soak import drive, make_window, open_tab
 from tests.benchmarks.bench_window_edits import BusyMeter, settle
 
 app, win = make_window()
-gaps, last, marks = [], [0.0], {}
-
-def beat():
-    now = time.perf_counter()
-    gaps.append(now - last[0])
-    last[0] = now
-
-heartbeat = QTimer()
-heartbeat.setInterval(5)
-heartbeat.timeout.connect(beat)
+meter, marks = BusyMeter(), {}
 
 def script():
     yield 1.0  # the window's own start-up is not measured
-    last[0] = marks["open"] = time.perf_counter()
-    heartbeat.start()
+    marks["open"] = time.perf_counter()
+    meter.start_beat()
     win.modelShown.connect(lambda _tab: marks.setdefault("shown", time.perf_counter()))
     tab = yield from open_tab(win, Path(sys.argv[1]))
-    yield from settle(win, tab, BusyMeter(), at_least=1.0)
-    heartbeat.stop()
+    yield from settle(win, tab, meter, at_least=1.0)
+    meter.stop_beat()
     marks["settled"] = time.perf_counter() - 1.0
     tab.doc.stack.set_clean()
 
 drive(app, script())
-top = sorted(gaps, reverse=True)[:3]
+top = sorted(meter.gaps, reverse=True)[:3]
 print("STALLS " + json.dumps({"gaps_ms": [round(g * 1000, 1) for g in top],
                               "shown_s": marks["shown"] - marks["open"],
                               "settled_s": marks["settled"] - marks["open"]}))

@@ -36,29 +36,17 @@ def main() -> int:
     if not args.model.is_file():
         raise SystemExit(f"no model at {args.model} (../shared/corpus/make_large_models.py makes the export)")
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QTimer
-
     from editor.commands.nodes import DeleteNodes, SetNodeField
     from tests.benchmarks.bench_soak import drive, make_window, open_tab
     from tests.benchmarks.bench_window_edits import BusyMeter, settle
 
     app, win = make_window()
-    gaps: list[float] = []
-    last = [0.0]
-
-    def beat() -> None:
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    heartbeat = QTimer()
-    heartbeat.setInterval(5)
-    heartbeat.timeout.connect(beat)
+    meter = BusyMeter()
     got: dict[str, list[tuple[float, float]]] = {kind: [] for kind in KINDS}
 
     def script():  # noqa: ANN202
         tab = yield from open_tab(win, args.model)
-        yield from settle(win, tab, BusyMeter(), at_least=1.0)
+        yield from settle(win, tab, meter, at_least=1.0)
         doc = tab.doc
         ids = list(doc.main.node_ids)
         picks = [ids[len(ids) * k // (args.picks + 2)] for k in range(1, args.picks + 1)]
@@ -68,14 +56,13 @@ def main() -> int:
                  "undo the change": lambda _nid: doc.undo()}
         for kind in KINDS:
             for nid in picks:
-                del gaps[:]
-                last[0] = start = time.perf_counter()
-                heartbeat.start()
+                meter.start_beat()
+                start = time.perf_counter()
                 edits[kind](nid)
                 took = time.perf_counter() - start
                 yield 1.0
-                heartbeat.stop()
-                got[kind].append((took, max(gaps + [time.perf_counter() - last[0]])))
+                meter.stop_beat()
+                got[kind].append((took, meter.max_gap))
         doc.stack.set_clean()
 
     drive(app, script())

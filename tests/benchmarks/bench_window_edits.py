@@ -124,6 +124,8 @@ class BusyMeter:
         self.last_beat = time.perf_counter()
         self.last_beat_cpu = time.thread_time()
         self.max_gap = 0.0
+        #: every gap between two beats since start_beat (seconds)
+        self.gaps: list[float] = []
         #: the most GUI-thread CPU between two beats: the stall that is our own work, not the
         #: machine's other load keeping the thread off a core
         self.max_busy_gap = 0.0
@@ -133,16 +135,21 @@ class BusyMeter:
     def _on_beat(self) -> None:
         now, cpu = time.perf_counter(), time.thread_time()
         self.max_gap = max(self.max_gap, now - self.last_beat)
+        self.gaps.append(now - self.last_beat)
         self.max_busy_gap = max(self.max_busy_gap, cpu - self.last_beat_cpu)
         self.last_beat, self.last_beat_cpu = now, cpu
 
     def start_beat(self) -> None:
         self.last_beat, self.last_beat_cpu = time.perf_counter(), time.thread_time()
         self.max_gap = self.max_busy_gap = 0.0
+        self.gaps = []
         self.beat.start()
 
     def stop_beat(self) -> None:
         self.beat.stop()
+        # (the stretch since the last beat counts too: all of it, when none came)
+        self.gaps.append(time.perf_counter() - self.last_beat)
+        self.max_gap = max(self.max_gap, self.gaps[-1])
 
     @staticmethod
     def cpu() -> float:
