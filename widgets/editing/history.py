@@ -34,6 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.common.next_pass import pass_timer
+
 
 ORIGINAL = "<original model>"
 #: role with the number of commands applied at a row (the row number itself)
@@ -54,10 +56,7 @@ class HistoryModel(QAbstractListModel):
         # NOTE: rows whose look changed are told to the views once per event-loop pass,
         # after the edit: QListView's dataChanged cost grows with the rows (5 ms at 600)
         self._dirty: tuple[int, int] | None = None
-        self._dirty_timer = QTimer(self)
-        self._dirty_timer.setSingleShot(True)
-        self._dirty_timer.setInterval(0)
-        self._dirty_timer.timeout.connect(self._emit_dirty)
+        self._dirty_timer = pass_timer(self, self._emit_dirty)
         self._pending = 0
         self._bold = QFont()
         self._bold.setBold(True)
