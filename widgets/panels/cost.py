@@ -6,10 +6,10 @@ formulas in the model's dynamic dims, evaluated with the values typed in the dim
 as :data:`editor.cost.SAMPLE_DIM` when the table is sorted. Clicking a row selects the node;
 "Heat map" colours the canvas boxes by the chosen measure (collapsed groups sum their
 nodes). The cost is recomputed after edits, coalesced, only while the panel is on screen
-(not behind another dock's tab) or its heat map is shown, on a worker thread over a snapshot of the model's structure (weights left out), together with
-every row's evaluated cells, so a 10,000-node model never stalls the window; the table then
-changes only the rows whose figures changed (a node rename: its row alone, without a
-recomputation).
+(not behind another dock's tab) or its heat map is shown, on a worker thread over a
+snapshot of the model's structure (weights left out), together with every row's evaluated
+cells, so a 10,000-node model never stalls the window; the table then changes only the rows
+whose figures changed (a node rename: its row alone, without a recomputation).
 """
 
 from __future__ import annotations

@@ -64,8 +64,9 @@ class MainWindow(QMainWindow):
     def __init__(self, *, settings: Settings | None = None, theme=None, sample: Path | None = None,
                  recovery_store=None, defer_docks: bool = False) -> None:
         """``defer_docks``: the docks no first picture needs (Run, Diff, Compare Runs,
-        Generate, Quantization), the Find and Cost panels and their modules come after the first model is painted
-        (:meth:`install_late_docks`), as the application starts; else at once."""
+        Generate, Quantization), the Find and Cost panels and their modules come after the
+        first model is painted (:meth:`install_late_docks`), as the application starts; else
+        at once."""
         super().__init__()
         self._late_docks = "waiting"  # -> "installing" -> "installed"
         self._docking_installed = False
